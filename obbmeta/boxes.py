@@ -1,0 +1,332 @@
+"""OrientedBoxes: the one type that flows through obbmeta (decode -> suppress -> write meta -> draw)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+import torch
+
+from . import conventions
+from .letterbox import Letterbox
+from .ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
+
+ArrayLike = Union[torch.Tensor, np.ndarray, Sequence]
+
+
+class OrientedBoxesArrays(NamedTuple):
+    """NumPy view of an :class:`OrientedBoxes` (``boxes.numpy()``)."""
+
+    xywhr: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+
+
+def _tensor(name: str, value, device=None) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value if device is None else value.to(device)
+    try:
+        return torch.as_tensor(np.asarray(value), device=device)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a torch.Tensor or array-like, got {type(value).__name__}") from exc
+
+
+@dataclass(frozen=True, eq=False)
+class OrientedBoxes:
+    """N oriented boxes with scores and class labels, as torch tensors on one device (CPU or CUDA).
+
+    Attributes:
+        xywhr: (N, 5) float32 [cx, cy, w, h, angle]. Angle in radians, positive = clockwise on screen (image
+            y axis down): the width axis is (cos a, sin a). (w, h, a), (w, h, a + pi) and (h, w, a + pi/2)
+            are the same rectangle; obbmeta never normalises silently (see :mod:`obbmeta.conventions`).
+        scores: (N,) float32.
+        labels: (N,) int64 class indices.
+
+    Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
+    ``labels`` to int64). Values are not inspected here, because that would force a GPU sync; the ops and the
+    metadata writer reject NaN/inf. Methods return new objects and never modify this one.
+    """
+
+    xywhr: torch.Tensor
+    scores: torch.Tensor
+    labels: torch.Tensor
+
+    def __post_init__(self):
+        xywhr = _tensor("xywhr", self.xywhr)
+        device = xywhr.device
+        scores = _tensor("scores", self.scores, device if not isinstance(self.scores, torch.Tensor) else None)
+        labels = _tensor("labels", self.labels, device if not isinstance(self.labels, torch.Tensor) else None)
+        if xywhr.dim() != 2 or xywhr.shape[1] != 5:
+            raise ValueError(f"xywhr must have shape (N, 5) [cx, cy, w, h, angle], got {tuple(xywhr.shape)}")
+        if not xywhr.is_floating_point():
+            raise TypeError(f"xywhr must be a floating-point tensor, got {xywhr.dtype}")
+        n = xywhr.shape[0]
+        for name, t in (("scores", scores), ("labels", labels)):
+            if t.shape != (n,):
+                raise ValueError(f"{name} must have shape ({n},) to match xywhr, got {tuple(t.shape)}")
+            if t.device != device:
+                raise ValueError(f"{name} is on {t.device} but xywhr is on {device}; put them on one device")
+        if not scores.is_floating_point():
+            raise TypeError(f"scores must be a floating-point tensor, got {scores.dtype}")
+        if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+            raise TypeError(f"labels must be an integer tensor, got {labels.dtype}")
+        object.__setattr__(self, "xywhr", xywhr.to(torch.float32))
+        object.__setattr__(self, "scores", scores.to(torch.float32))
+        object.__setattr__(self, "labels", labels.to(torch.int64))
+
+    # --- array-like behaviour -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.xywhr.shape[0]
+
+    def __getitem__(self, index) -> "OrientedBoxes":
+        """Select by int, slice, index tensor/list or boolean mask; always returns OrientedBoxes."""
+        if isinstance(index, int):
+            index = slice(index, index + 1 if index != -1 else None)
+        elif isinstance(index, (list, tuple, np.ndarray)):
+            index = torch.as_tensor(np.asarray(index), device=self.device)
+        if isinstance(index, torch.Tensor) and index.dtype == torch.bool and index.shape != (len(self),):
+            raise IndexError(f"a boolean mask must have shape ({len(self)},), got {tuple(index.shape)}")
+        return OrientedBoxes(self.xywhr[index], self.scores[index], self.labels[index])
+
+    def __repr__(self) -> str:
+        return f"OrientedBoxes(n={len(self)}, device={self.device})"
+
+    @property
+    def device(self) -> torch.device:
+        return self.xywhr.device
+
+    @classmethod
+    def empty(cls, device: Union[str, torch.device] = "cpu") -> "OrientedBoxes":
+        return cls(
+            torch.zeros((0, 5), device=device), torch.zeros(0, device=device),
+            torch.zeros(0, dtype=torch.int64, device=device),
+        )
+
+    @classmethod
+    def cat(cls, items: Iterable["OrientedBoxes"]) -> "OrientedBoxes":
+        """Concatenate; an empty list gives :meth:`empty`. All items must be on one device."""
+        items = list(items)
+        if not items:
+            return cls.empty()
+        for i, item in enumerate(items):
+            if not isinstance(item, OrientedBoxes):
+                raise TypeError(f"items[{i}] must be OrientedBoxes, got {type(item).__name__}")
+        return cls(
+            torch.cat([b.xywhr for b in items]), torch.cat([b.scores for b in items]),
+            torch.cat([b.labels for b in items]),
+        )
+
+    # --- conversions ----------------------------------------------------------------------------------------
+    def polygons(self) -> torch.Tensor:
+        """(N, 4, 2) corners, top-left of the un-rotated box first, clockwise on screen."""
+        return obb_to_polygons(self.xywhr)
+
+    def aabb(self) -> torch.Tensor:
+        """(N, 4) [x1, y1, x2, y2]: the tight axis-aligned box around each polygon."""
+        return obb_to_aabb(self.xywhr)
+
+    def area(self) -> torch.Tensor:
+        return self.xywhr[:, 2] * self.xywhr[:, 3]
+
+    def nonempty(self, min_size: float = 0.0) -> torch.Tensor:
+        """Boolean mask of boxes whose w and h are both > min_size."""
+        return (self.xywhr[:, 2] > min_size) & (self.xywhr[:, 3] > min_size)
+
+    def to(self, device: Union[str, torch.device]) -> "OrientedBoxes":
+        return OrientedBoxes(self.xywhr.to(device), self.scores.to(device), self.labels.to(device))
+
+    def numpy(self) -> OrientedBoxesArrays:
+        return OrientedBoxesArrays(
+            self.xywhr.detach().cpu().numpy(), self.scores.detach().cpu().numpy(), self.labels.detach().cpu().numpy()
+        )
+
+    def rescale(self, letterbox: Letterbox) -> "OrientedBoxes":
+        """Map boxes from the model input back to the source frame: ``source = (input - pad) / scale``."""
+        if not isinstance(letterbox, Letterbox):
+            raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
+        cx, cy, w, h, a = self.xywhr.unbind(-1)
+        s = letterbox.scale
+        xywhr = torch.stack(((cx - letterbox.pad_x) / s, (cy - letterbox.pad_y) / s, w / s, h / s, a), dim=-1)
+        return OrientedBoxes(xywhr, self.scores, self.labels)
+
+    def clip(self, width: float, height: float) -> "OrientedBoxes":
+        """Replace each box by the minimum-area rectangle around its part inside the frame [0, W] x [0, H].
+
+        Boxes inside the frame are unchanged; an axis-aligned box is clipped like an ordinary box; a box
+        entirely outside becomes w = h = 0 (drop those with ``boxes[boxes.nonempty()]``). The intersection of
+        a rectangle with the frame is convex and its edges run along the box's axes or the frame's, so the
+        minimum-area rectangle around it is aligned with one of those two directions; both are tried.
+        """
+        for name, v in (("width", width), ("height", height)):
+            if not isinstance(v, (int, float)) or not (v > 0) or not math.isfinite(v):
+                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+        if len(self) == 0:
+            return self
+        pts, ok = _frame_intersection_points(self.xywhr.to(torch.float64), float(width), float(height))
+        inside = ok.any(dim=1)
+        best = None
+        for angle in (self.xywhr[:, 4].to(torch.float64), torch.zeros_like(pts[:, 0, 0])):
+            u = torch.stack((torch.cos(angle), torch.sin(angle)), dim=-1)
+            v = torch.stack((-u[:, 1], u[:, 0]), dim=-1)
+            pu = (pts * u[:, None]).sum(-1)
+            pv = (pts * v[:, None]).sum(-1)
+            big = torch.finfo(torch.float64).max
+            umin = torch.where(ok, pu, big).amin(1)
+            umax = torch.where(ok, pu, -big).amax(1)
+            vmin = torch.where(ok, pv, big).amin(1)
+            vmax = torch.where(ok, pv, -big).amax(1)
+            w, h = umax - umin, vmax - vmin
+            c = 0.5 * (umin + umax)[:, None] * u + 0.5 * (vmin + vmax)[:, None] * v
+            cand = torch.stack((c[:, 0], c[:, 1], w, h, angle), dim=-1)
+            if best is None:
+                best = cand
+            else:
+                smaller = (cand[:, 2] * cand[:, 3]) < (best[:, 2] * best[:, 3]) - 1e-9 * best[:, 2] * best[:, 3]
+                best = torch.where(smaller[:, None], cand, best)
+        original = self.xywhr.to(torch.float64)
+        best = torch.where(inside[:, None], best, torch.cat((original[:, :2], torch.zeros_like(original[:, 2:4]), original[:, 4:]), 1))
+        # Boxes already inside keep their exact parameters (no round trip through projections).
+        aabb = self.aabb().to(torch.float64)
+        fully = (aabb[:, 0] >= 0) & (aabb[:, 1] >= 0) & (aabb[:, 2] <= width) & (aabb[:, 3] <= height)
+        best = torch.where(fully[:, None], original, best)
+        return OrientedBoxes(best.to(torch.float32), self.scores, self.labels)
+
+    # --- constructors ---------------------------------------------------------------------------------------
+    @classmethod
+    def from_polygons(cls, polygons: ArrayLike, scores: Optional[ArrayLike] = None,
+                      labels: Optional[ArrayLike] = None) -> "OrientedBoxes":
+        """Minimum-area rectangles around (N, 4, 2) or (N, 8) polygons (e.g. DOTA labels).
+
+        >>> OrientedBoxes.from_polygons([[0, 0, 4, 0, 4, 2, 0, 2]]).xywhr
+        tensor([[2., 1., 4., 2., 0.]])
+        """
+        polygons = _tensor("polygons", polygons)
+        if not polygons.is_floating_point():
+            polygons = polygons.to(torch.float32)
+        xywhr = polygons_to_obb(polygons)
+        return cls(xywhr, *_scores_labels(len(xywhr), scores, labels, xywhr.device))
+
+    @classmethod
+    def from_ultralytics(cls, obb) -> "OrientedBoxes":
+        """From an Ultralytics result: a ``Results`` (uses ``.obb``), its ``OBB`` object (``.xywhr``, ``.conf``,
+        ``.cls``) or that object's ``data`` tensor, (N, 7) ``[cx, cy, w, h, angle, conf, cls]`` or (N, 8) with a
+        track id before conf. Ultralytics uses the same angle convention (radians, clockwise on screen).
+
+        >>> from ultralytics import YOLO                                   # doctest: +SKIP
+        >>> dets = OrientedBoxes.from_ultralytics(YOLO("yolo11n-obb.pt")("img.jpg")[0])  # doctest: +SKIP
+        """
+        if hasattr(obb, "obb") and not hasattr(obb, "xywhr"):
+            obb = obb.obb
+            if obb is None:
+                raise ValueError("this Ultralytics result has no oriented boxes (result.obb is None)")
+        if hasattr(obb, "xywhr") and hasattr(obb, "conf") and hasattr(obb, "cls"):
+            xywhr, conf, cls_ = (_tensor(n, getattr(obb, n)) for n in ("xywhr", "conf", "cls"))
+            return cls(xywhr.float(), conf.float(), cls_.to(torch.int64))
+        data = _tensor("obb", obb)
+        if data.dim() != 2 or data.shape[1] not in (7, 8):
+            raise ValueError(
+                "obb must be an Ultralytics Results/OBB object or an (N, 7) [cx, cy, w, h, angle, conf, cls] / "
+                f"(N, 8) [cx, cy, w, h, angle, track_id, conf, cls] tensor, got shape {tuple(data.shape)}"
+            )
+        return cls(data[:, :5].float(), data[:, -2].float(), data[:, -1].to(torch.int64))
+
+    @classmethod
+    def from_mmrotate(cls, result, score_thr: float = 0.0) -> "OrientedBoxes":
+        """From mmrotate output (duck-typed, mmrotate need not be installed):
+
+        * 1.x: a ``DetDataSample`` (uses ``.pred_instances``) or an ``InstanceData`` with ``bboxes``
+          (``RotatedBoxes`` or an (n, 5) tensor), ``scores`` and ``labels``;
+        * 0.x: the per-class list of (n, 6) arrays ``[cx, cy, w, h, angle, score]`` that ``inference_detector``
+          returns (the list index is the label).
+
+        mmrotate's angles are radians, clockwise on screen, like obbmeta's: only the range differs by
+        ``angle_version``, never the rectangle. Boxes with score <= ``score_thr`` are dropped (default keeps all).
+        """
+        if hasattr(result, "pred_instances"):
+            result = result.pred_instances
+        if hasattr(result, "bboxes") and hasattr(result, "scores") and hasattr(result, "labels"):
+            bboxes = result.bboxes
+            bboxes = getattr(bboxes, "tensor", bboxes)
+            xywhr = _tensor("bboxes", bboxes)
+            if xywhr.dim() != 2 or xywhr.shape[-1] != 5:
+                raise ValueError(f"mmrotate bboxes must be (n, 5) rotated boxes, got {tuple(xywhr.shape)}")
+            boxes = cls(xywhr.float(), _tensor("scores", result.scores).float(),
+                        _tensor("labels", result.labels).to(torch.int64))
+        elif isinstance(result, (list, tuple)):
+            parts = []
+            for label, arr in enumerate(result):
+                arr = _tensor(f"result[{label}]", arr)
+                if arr.numel() == 0:
+                    continue
+                if arr.dim() != 2 or arr.shape[1] != 6:
+                    raise ValueError(
+                        f"result[{label}] must be an (n, 6) [cx, cy, w, h, angle, score] array, got {tuple(arr.shape)}"
+                    )
+                parts.append(cls(arr[:, :5].float(), arr[:, 5].float(),
+                                 torch.full((arr.shape[0],), label, dtype=torch.int64, device=arr.device)))
+            boxes = cls.cat(parts)
+        else:
+            raise TypeError(
+                "result must be an mmrotate 1.x DetDataSample / InstanceData or the mmrotate 0.x per-class list of "
+                f"(n, 6) arrays, got {type(result).__name__}"
+            )
+        return boxes[boxes.scores > score_thr] if score_thr > 0 else boxes
+
+    @classmethod
+    def from_deepstream9(cls, rects: ArrayLike, scores: Optional[ArrayLike] = None,
+                         labels: Optional[ArrayLike] = None) -> "OrientedBoxes":
+        """From DeepStream 9 ``NvOSD_RectParams`` values: (N, 5) [left, top, width, height, rotation_angle],
+        where left/top/width/height describe the un-rotated box centred on the OBB centre and the angle is
+        in degrees (clockwise on screen)."""
+        rects = _tensor("rects", rects)
+        if not rects.is_floating_point():
+            rects = rects.to(torch.float32)
+        xywhr = conventions.from_deepstream9(rects).to(torch.float32)
+        return cls(xywhr, *_scores_labels(len(xywhr), scores, labels, xywhr.device))
+
+
+def _scores_labels(n, scores, labels, device):
+    scores = torch.ones(n, device=device) if scores is None else _tensor("scores", scores, device).float()
+    labels = torch.zeros(n, dtype=torch.int64, device=device) if labels is None else _tensor("labels", labels, device)
+    return scores, labels
+
+
+def _frame_intersection_points(xywhr: torch.Tensor, width: float, height: float):
+    """Candidate vertices of (box ∩ frame): box corners in the frame, frame corners in the box, and edge
+    crossings. Returns points (N, 24, 2) and a validity mask (N, 24)."""
+    n = xywhr.shape[0]
+    cx, cy, w, h, a = xywhr.unbind(-1)
+    c, s = torch.cos(a)[:, None], torch.sin(a)[:, None]
+    sx = xywhr.new_tensor((-0.5, 0.5, 0.5, -0.5))
+    sy = xywhr.new_tensor((-0.5, -0.5, 0.5, 0.5))
+    lx, ly = w[:, None] * sx, h[:, None] * sy
+    corners = torch.stack((cx[:, None] + c * lx - s * ly, cy[:, None] + s * lx + c * ly), dim=-1)
+    tol = 1e-9 * max(width, height)
+    frame = xywhr.new_tensor([[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]])
+    frame_pts = frame[None].expand(n, 4, 2)
+    in_frame = ((corners[..., 0] >= -tol) & (corners[..., 0] <= width + tol)
+                & (corners[..., 1] >= -tol) & (corners[..., 1] <= height + tol))
+    # Frame corners inside the box: project onto the box axes.
+    d = frame_pts - torch.stack((cx, cy), -1)[:, None]
+    du = d[..., 0] * c + d[..., 1] * s
+    dv = -d[..., 0] * s + d[..., 1] * c
+    btol = 1e-9 * (w + h)[:, None]
+    in_box = (du.abs() <= 0.5 * w[:, None] + btol) & (dv.abs() <= 0.5 * h[:, None] + btol)
+    # Box edges (4) x frame edges (4) crossings.
+    p = corners[:, :, None, :]  # (N,4,1,2)
+    r = (corners.roll(-1, dims=1) - corners)[:, :, None, :]
+    q = frame[None, None]  # (1,1,4,2)
+    sv = (frame.roll(-1, dims=0) - frame)[None, None]
+    cross = lambda a_, b_: a_[..., 0] * b_[..., 1] - a_[..., 1] * b_[..., 0]  # noqa: E731
+    denom = cross(r, sv)
+    qp = q - p
+    par = denom.abs() < 1e-12
+    safe = torch.where(par, torch.ones_like(denom), denom)
+    t = cross(qp, sv) / safe
+    uu = cross(qp, r) / safe
+    hit = (~par) & (t >= -1e-12) & (t <= 1 + 1e-12) & (uu >= -1e-12) & (uu <= 1 + 1e-12)
+    xpts = (p + t[..., None] * r).reshape(n, 16, 2)
+    pts = torch.cat((corners, frame_pts, xpts), dim=1)
+    ok = torch.cat((in_frame, in_box, hit.reshape(n, 16)), dim=1)
+    return pts, ok

@@ -1,0 +1,49 @@
+"""mmrotate outputs (0.x per-class arrays, 1.x DetDataSample / InstanceData)."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import torch
+
+from ..boxes import OrientedBoxes
+from ..ops import nms_rotated
+from ..ops._validate import as_threshold
+
+
+def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_det: Optional[int] = None
+             ) -> List[OrientedBoxes]:
+    """Convert mmrotate results for a batch of images into one :class:`OrientedBoxes` each.
+
+    Args:
+        results: a list with one entry per image: an mmrotate 1.x ``DetDataSample`` / ``InstanceData``, or the
+            mmrotate 0.x per-class list of (n, 6) ``[cx, cy, w, h, angle, score]`` arrays. A single image's
+            result (a DetDataSample, or a 0.x per-class list of arrays) is also accepted.
+        score_thr: drop boxes with score <= score_thr.
+        iou: optionally run class-aware greedy rotated NMS again (mmrotate already ran its own).
+        max_det: keep at most this many boxes per image, by score.
+
+    mmrotate boxes are already in source-image pixels (its pipeline rescales), in obbmeta's angle direction.
+    """
+    score_thr = as_threshold("score_thr", score_thr)
+    if iou is not None:
+        iou = as_threshold("iou", iou)
+    if _is_single(results):
+        results = [results]
+    out = []
+    for r in results:
+        boxes = OrientedBoxes.from_mmrotate(r, score_thr=score_thr)
+        if iou is not None and len(boxes):
+            boxes = boxes[nms_rotated(boxes.xywhr, boxes.scores, iou, labels=boxes.labels)]
+        else:
+            boxes = boxes[torch.argsort(boxes.scores, descending=True, stable=True)]
+        if max_det is not None:
+            boxes = boxes[:max_det]
+        out.append(boxes)
+    return out
+
+
+def _is_single(results) -> bool:
+    if hasattr(results, "pred_instances") or hasattr(results, "bboxes"):
+        return True
+    # A 0.x single-image result is a list of 2-d arrays; a batch is a list of lists / samples.
+    return isinstance(results, (list, tuple)) and len(results) > 0 and hasattr(results[0], "shape")

@@ -1,0 +1,57 @@
+"""The letterbox transform between a source frame and a detector's input (uniform scale + padding)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+
+@dataclass(frozen=True)
+class Letterbox:
+    """``input = source * scale + (pad_x, pad_y)`` in pixels.
+
+    A uniform scale keeps rectangles rectangular and angles unchanged, which is why only that is supported;
+    stretch-resizing (different x and y scales) would turn an oriented box into a parallelogram.
+    """
+
+    scale: float
+    pad_x: float = 0.0
+    pad_y: float = 0.0
+
+    def __post_init__(self):
+        for name in ("scale", "pad_x", "pad_y"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"Letterbox.{name} must be a finite number, got {value!r}")
+        if self.scale <= 0:
+            raise ValueError(f"Letterbox.scale must be > 0, got {self.scale}")
+
+    @classmethod
+    def fit(cls, source_size, input_size, center: bool = True) -> "Letterbox":
+        """The letterbox Ultralytics' ``LetterBox`` (auto=False) applies: scale = min(input/source), the
+        resized image rounded to whole pixels, the rest padded (split evenly when ``center``).
+
+        Args:
+            source_size: (width, height) of the source frame.
+            input_size: (width, height) of the model input.
+        """
+        (sw, sh), (iw, ih) = _size("source_size", source_size), _size("input_size", input_size)
+        scale = min(iw / sw, ih / sh)
+        new_w, new_h = round(sw * scale), round(sh * scale)
+        pad_x, pad_y = (iw - new_w), (ih - new_h)
+        if center:
+            # Ultralytics rounds the left/top pad as round(pad/2 - 0.1).
+            pad_x, pad_y = round(pad_x / 2 - 0.1), round(pad_y / 2 - 0.1)
+        else:
+            pad_x, pad_y = 0, 0
+        return cls(float(scale), float(pad_x), float(pad_y))
+
+
+def _size(name, size):
+    try:
+        w, h = size
+        w, h = float(w), float(h)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a (width, height) pair, got {size!r}") from None
+    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
+        raise ValueError(f"{name} must be positive and finite, got {size!r}")
+    return w, h

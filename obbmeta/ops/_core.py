@@ -1,0 +1,98 @@
+"""The C geometry core registered as torch operators (``torch.ops.obbmeta.*``).
+
+One operator schema per op, like torchvision: the CPU kernel calls the host build of kernels/obb_geometry.h
+through ctypes on the tensors' own memory (no copies). CUDA tensors are served by the same C code on a host
+copy of the inputs (one device-to-host copy, result returned on the input's device) until CUDA kernels built
+from the same header are registered for the "cuda" key.
+"""
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+from typing import Optional
+
+import torch
+
+from .._native import load_library
+
+_p = ctypes.c_void_p
+_i64 = ctypes.c_int64
+
+
+@lru_cache(maxsize=None)
+def _lib() -> ctypes.CDLL:
+    lib = load_library("_geometry")
+    lib.obbmeta_geometry_abi_version.restype = ctypes.c_int
+    if lib.obbmeta_geometry_abi_version() != 1:
+        raise ImportError("obbmeta's compiled geometry core is out of date; rebuild it with `pip install -e .`")
+    lib.obbmeta_iou_matrix.argtypes = [_p, _i64, _p, _i64, _p]
+    lib.obbmeta_iou_matrix.restype = None
+    lib.obbmeta_iou_aligned.argtypes = [_p, _p, _i64, _p]
+    lib.obbmeta_iou_aligned.restype = None
+    lib.obbmeta_nms.argtypes = [_p, _p, _p, _i64, ctypes.c_double, _p]
+    lib.obbmeta_nms.restype = _i64
+    return lib
+
+
+def _require_host(t: torch.Tensor) -> None:
+    if t.device.type != "cpu":
+        raise NotImplementedError(f"obbmeta's geometry ops run on CPU and CUDA tensors, not on {t.device}")
+
+
+def _ptr(t: Optional[torch.Tensor]):
+    return None if t is None else ctypes.c_void_p(t.data_ptr())
+
+
+@torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
+def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
+    _require_host(boxes1)
+    n, m = boxes1.shape[0], boxes2.shape[0]
+    if aligned:
+        out = torch.empty(n, dtype=torch.float32)
+        if n:
+            _lib().obbmeta_iou_aligned(_ptr(boxes1), _ptr(boxes2), n, _ptr(out))
+    else:
+        out = torch.empty((n, m), dtype=torch.float32)
+        if n and m:
+            _lib().obbmeta_iou_matrix(_ptr(boxes1), n, _ptr(boxes2), m, _ptr(out))
+    return out
+
+
+@box_iou_rotated_op.register_fake
+def _(boxes1, boxes2, aligned):
+    shape = (boxes1.shape[0],) if aligned else (boxes1.shape[0], boxes2.shape[0])
+    return boxes1.new_empty(shape)
+
+
+@torch.library.custom_op("obbmeta::nms_rotated", mutates_args=())
+def nms_rotated_op(
+    boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
+) -> torch.Tensor:
+    _require_host(boxes)
+    n = boxes.shape[0]
+    keep = torch.empty(n, dtype=torch.int64)
+    count = _lib().obbmeta_nms(_ptr(boxes), _ptr(scores), _ptr(labels), n, iou_threshold, _ptr(keep)) if n else 0
+    if count < 0:
+        raise MemoryError(f"nms_rotated could not allocate its work buffers for {n} boxes")
+    return keep[:count].clone()
+
+
+@nms_rotated_op.register_fake
+def _(boxes, scores, labels, iou_threshold):
+    count = torch.library.get_ctx().new_dynamic_size()
+    return boxes.new_empty((count,), dtype=torch.int64)
+
+
+def _on_host(op):
+    """Run `op`'s CPU kernel on host copies of CUDA inputs and return the result on the input device."""
+
+    def kernel(*args):
+        device = args[0].device
+        host = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
+        return op(*host).to(device)
+
+    return kernel
+
+
+box_iou_rotated_op.register_kernel("cuda", _on_host(box_iou_rotated_op))
+nms_rotated_op.register_kernel("cuda", _on_host(nms_rotated_op))

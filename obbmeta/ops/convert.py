@@ -1,0 +1,92 @@
+"""Conversions between oriented boxes, their polygons and their axis-aligned bounds (any device, vectorised).
+
+Corner order (the same as kernels/obb_geometry.h): c + R(angle) * (sx * w/2, sy * h/2) for
+(sx, sy) = (-,-), (+,-), (+,+), (-,+): the top-left corner of the un-rotated box first, then clockwise on screen.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..conventions import to_le90
+from ._validate import as_boxes
+
+_SX = (-0.5, 0.5, 0.5, -0.5)
+_SY = (-0.5, -0.5, 0.5, 0.5)
+
+
+def obb_to_polygons(boxes: torch.Tensor) -> torch.Tensor:
+    """(N, 5) [cx, cy, w, h, angle] -> (N, 4, 2) corners in the documented order."""
+    boxes = as_boxes("boxes", boxes)
+    cx, cy, w, h, a = boxes.unbind(-1)
+    c, s = torch.cos(a)[:, None], torch.sin(a)[:, None]
+    sx = boxes.new_tensor(_SX)
+    sy = boxes.new_tensor(_SY)
+    lx, ly = w[:, None] * sx, h[:, None] * sy
+    x = cx[:, None] + c * lx - s * ly
+    y = cy[:, None] + s * lx + c * ly
+    return torch.stack((x, y), dim=-1)
+
+
+def obb_to_aabb(boxes: torch.Tensor) -> torch.Tensor:
+    """(N, 5) -> (N, 4) [x1, y1, x2, y2]: the tight axis-aligned box around each polygon."""
+    boxes = as_boxes("boxes", boxes)
+    cx, cy, w, h, a = boxes.unbind(-1)
+    c, s = torch.cos(a).abs(), torch.sin(a).abs()
+    ex = 0.5 * (c * w + s * h)
+    ey = 0.5 * (s * w + c * h)
+    return torch.stack((cx - ex, cy - ey, cx + ex, cy + ey), dim=-1)
+
+
+def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
+    """Minimum-area rectangle around each point set: (N, K, 2) or (N, 2K) -> (N, 5) [cx, cy, w, h, angle].
+
+    Typically K = 4 (DOTA-style quadrilaterals, or the output of :func:`obb_to_polygons`). Vectorised for any
+    device: the minimum-area rectangle has a side parallel to a convex-hull edge, and every hull edge joins two
+    of the points, so trying the K(K-1)/2 directions between pairs of points and keeping the smallest area
+    finds it without a per-box loop (the other directions only give larger enclosing rectangles).
+
+    The result is canonical: w >= h and angle in [-pi/2, pi/2) (the mmrotate ``le90`` form). Collinear points
+    give h = 0; coincident points give w = h = 0 and angle 0. Computed in float64, returned as float32.
+    """
+    if not isinstance(polygons, torch.Tensor):
+        raise TypeError(f"polygons must be a torch.Tensor of shape (N, K, 2) or (N, 2K), got {type(polygons).__name__}")
+    if polygons.dim() == 2 and polygons.shape[1] % 2 == 0 and polygons.shape[1] >= 4:
+        polygons = polygons.reshape(polygons.shape[0], -1, 2)
+    if polygons.dim() != 3 or polygons.shape[2] != 2 or polygons.shape[1] < 2:
+        raise ValueError(f"polygons must have shape (N, K, 2) or (N, 2K) with K >= 2, got {tuple(polygons.shape)}")
+    if not polygons.is_floating_point():
+        raise TypeError(f"polygons must be a floating-point tensor, got {polygons.dtype}")
+    if polygons.numel() and not bool(torch.isfinite(polygons).all()):
+        raise ValueError("polygons contains NaN or inf")
+    n, k = polygons.shape[:2]
+    p = polygons.to(torch.float64)
+    if n == 0:
+        return polygons.new_zeros((0, 5), dtype=torch.float32)
+    p = p - p.mean(dim=1, keepdim=True)  # centre for precision; added back below
+    i, j = torch.triu_indices(k, k, offset=1, device=p.device)
+    d = p[:, j] - p[:, i]  # (N, P, 2) candidate directions
+    length = torch.linalg.vector_norm(d, dim=-1, keepdim=True)
+    usable = length[..., 0] > 0
+    u = torch.where(usable[..., None], d / length.clamp_min(1e-300), torch.tensor([1.0, 0.0], dtype=p.dtype, device=p.device))
+    v = torch.stack((-u[..., 1], u[..., 0]), dim=-1)
+    pu = torch.einsum("nkc,npc->npk", p, u)  # (N, P, K) projections on each direction
+    pv = torch.einsum("nkc,npc->npk", p, v)
+    umin, umax = pu.amin(-1), pu.amax(-1)
+    vmin, vmax = pv.amin(-1), pv.amax(-1)
+    area = (umax - umin) * (vmax - vmin)
+    area = torch.where(usable, area, torch.full_like(area, math.inf))
+    best = area.argmin(dim=1)  # all unusable (coincident points): index 0 with the fallback direction (1, 0)
+    take = lambda t: t.gather(1, best[:, None]).squeeze(1)  # noqa: E731
+    ub = u.gather(1, best[:, None, None].expand(-1, 1, 2)).squeeze(1)
+    vb = torch.stack((-ub[:, 1], ub[:, 0]), dim=-1)
+    mu = 0.5 * (take(umin) + take(umax))
+    mv = 0.5 * (take(vmin) + take(vmax))
+    centre = polygons.to(torch.float64).mean(dim=1) + mu[:, None] * ub + mv[:, None] * vb
+    w = take(umax) - take(umin)
+    h = take(vmax) - take(vmin)
+    angle = torch.atan2(ub[:, 1], ub[:, 0])
+    out = torch.stack((centre[:, 0], centre[:, 1], w, h, angle), dim=-1)
+    # Regularise after the cast so the half-open range also holds in float32.
+    return to_le90(out.to(torch.float32))

@@ -1,0 +1,30 @@
+"""Exact IoU of oriented boxes (polygon intersection, not a Gaussian approximation)."""
+from __future__ import annotations
+
+import torch
+
+from ._core import box_iou_rotated_op
+from ._validate import as_boxes
+
+
+def box_iou_rotated(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool = False) -> torch.Tensor:
+    """Exact intersection-over-union of oriented boxes.
+
+    Args:
+        boxes1: (N, 5) [cx, cy, w, h, angle] (radians, clockwise on screen).
+        boxes2: (M, 5), same format and device.
+        aligned: if True, N must equal M and the result is the (N,) IoU of each pair (i, i).
+
+    Returns:
+        float32 (N, M) matrix, or (N,) when ``aligned``, every value in [0, 1] (never NaN). A box with
+        w <= 0 or h <= 0 has IoU 0 with everything, itself included. NaN/inf inputs raise ValueError.
+    """
+    boxes1 = as_boxes("boxes1", boxes1)
+    boxes2 = as_boxes("boxes2", boxes2)
+    if boxes1.device != boxes2.device:
+        raise ValueError(f"boxes1 is on {boxes1.device} but boxes2 is on {boxes2.device}; put them on one device")
+    if aligned and boxes1.shape[0] != boxes2.shape[0]:
+        raise ValueError(
+            f"aligned=True needs boxes1 and boxes2 of equal length, got {boxes1.shape[0]} and {boxes2.shape[0]}"
+        )
+    return box_iou_rotated_op(boxes1, boxes2, bool(aligned))

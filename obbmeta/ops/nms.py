@@ -1,0 +1,39 @@
+"""Greedy non-maximum suppression of oriented boxes with exact polygon IoU."""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from ._core import nms_rotated_op
+from ._validate import as_boxes, as_threshold, as_vector
+
+
+def nms_rotated(
+    boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float, labels: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """Greedy rotated NMS.
+
+    Boxes are visited by descending score (equal scores: lower index first). A box is kept unless its exact
+    IoU with an already kept box is strictly greater than ``iou_threshold``. With ``labels``, suppression
+    happens only within a class (never across classes; no coordinate-offset trick, so it is exact at any
+    coordinate range). This is classic greedy NMS, not Ultralytics' Fast-NMS: in a chain A-B-C where A
+    suppresses B and B overlaps C but A does not, C is kept.
+
+    Args:
+        boxes: (N, 5) [cx, cy, w, h, angle] float tensor (radians, clockwise on screen).
+        scores: (N,) float tensor on the same device.
+        iou_threshold: in [0, 1].
+        labels: optional (N,) integer tensor on the same device.
+
+    Returns:
+        int64 tensor of the kept indices, sorted by descending score, on the boxes' device. Boxes with
+        w <= 0 or h <= 0 overlap nothing: they are kept (in score order) and suppress nothing.
+    """
+    boxes = as_boxes("boxes", boxes)
+    n = boxes.shape[0]
+    scores = as_vector("scores", scores, n, boxes.device, floating=True)
+    if labels is not None:
+        labels = as_vector("labels", labels, n, boxes.device, floating=False)
+    iou_threshold = as_threshold("iou_threshold", iou_threshold)
+    return nms_rotated_op(boxes, scores, labels, iou_threshold)

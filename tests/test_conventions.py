@@ -1,0 +1,121 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st
+from shapely.geometry import Point, Polygon
+
+import reference
+from obbmeta import conventions as cv
+
+coord = st.floats(-1e3, 1e3, allow_nan=False, width=32)
+side = st.floats(1.0, 500.0, allow_nan=False, width=32)
+angle = st.floats(-12.5, 12.5, allow_nan=False, width=32)
+box = st.tuples(coord, coord, side, side, angle)
+
+HALF_PI = math.pi / 2
+
+
+def same_rectangle(a, b, tol=1e-3):
+    pa, pb = reference.rect(*a), reference.rect(*b)
+    return pa.symmetric_difference(pb).area <= tol * pa.area
+
+
+def t(b):
+    return torch.tensor([b], dtype=torch.float64)
+
+
+# (converter, check of the canonical range on one output row)
+RANGES = {
+    "le90": (cv.to_le90, lambda w, h, a: w >= h and -HALF_PI <= a < HALF_PI),
+    "le135": (cv.to_le135, lambda w, h, a: w >= h and -math.pi / 4 <= a < 3 * math.pi / 4),
+    "oc": (cv.to_mmrotate_oc, lambda w, h, a: 0 < a <= HALF_PI),
+    "oc_mmrotate1": (cv.to_mmrotate1_oc, lambda w, h, a: -HALF_PI <= a < 0),
+    "ultralytics": (cv.ultralytics_regularize, lambda w, h, a: 0 <= a < HALF_PI),
+    "ultralytics_legacy": (cv.ultralytics_regularize_legacy, lambda w, h, a: w >= h and 0 <= a < math.pi),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+@given(b=box)
+def test_regularizer_keeps_the_rectangle_and_lands_in_its_range(name, b):
+    convert, in_range = RANGES[name]
+    out = convert(t(b))[0].tolist()
+    assert same_rectangle(b, out)
+    assert in_range(out[2], out[3], out[4]), out
+    assert out[:2] == list(t(b)[0, :2].tolist())  # centre untouched
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+@given(b=box)
+def test_regularizer_is_idempotent(name, b):
+    convert, _ = RANGES[name]
+    once = convert(t(b))
+    assert torch.allclose(convert(once), once, atol=1e-9)
+
+
+def test_registry_lists_every_regularizer():
+    assert set(cv.REGULARIZERS) == set(RANGES)
+
+
+def test_ultralytics_8_4_regularize_matches_the_documented_example():
+    # Ultralytics 8.4.190: angle -0.7 with (w=40, h=10) -> (w=10, h=40, angle=0.871), w may be < h.
+    out = cv.ultralytics_regularize(t([0, 0, 40, 10, -0.7]))[0]
+    assert out[2].item() == 10 and out[3].item() == 40
+    assert out[4].item() == pytest.approx(-0.7 + math.pi / 2, abs=1e-9)
+
+
+def test_mmrotate_oc_writes_axis_aligned_boxes_at_90_degrees():
+    out = cv.to_mmrotate_oc(t([0, 0, 40, 10, 0.0]))[0].tolist()
+    assert out[2:] == pytest.approx([10, 40, HALF_PI])
+
+
+@given(b=box)
+def test_deepstream9_round_trip_and_unrotated_box(b):
+    ds = cv.to_deepstream9(t(b))[0].tolist()
+    left, top, w, h, deg = ds
+    # left/top/width/height are the un-rotated box centred on the OBB centre (not the AABB).
+    assert left + w / 2 == pytest.approx(b[0], abs=1e-6) and top + h / 2 == pytest.approx(b[1], abs=1e-6)
+    assert deg == pytest.approx(math.degrees(b[4]), abs=1e-9)
+    assert torch.allclose(cv.from_deepstream9(torch.tensor([ds], dtype=torch.float64)), t(b), atol=1e-9)
+
+
+@given(b=box)
+def test_detectron2_is_counter_clockwise_degrees(b):
+    d2 = cv.to_detectron2(t(b))[0].tolist()
+    # detectron2's first vertex: (xc + sin*h/2 + cos*w/2, yc + cos*h/2 - sin*w/2) with its angle in degrees CCW.
+    th = math.radians(d2[4])
+    xc, yc, w, h = d2[:4]
+    v = (xc + math.sin(th) * h / 2 + math.cos(th) * w / 2, yc + math.cos(th) * h / 2 - math.sin(th) * w / 2)
+    ours = reference.rect(*b)
+    assert ours.exterior.distance(Point(v)) <= 1e-6 * (1 + abs(xc) + abs(yc))
+    assert torch.allclose(cv.from_detectron2(torch.tensor([d2], dtype=torch.float64)), t(b), atol=1e-9)
+
+
+@given(b=box)
+def test_opencv_range_and_round_trip(b):
+    rect = cv.to_opencv(t(b))[0].tolist()
+    assert 0 < rect[4] <= 90
+    assert same_rectangle(b, cv.from_opencv(torch.tensor([rect], dtype=torch.float64))[0].tolist())
+
+
+def test_opencv_box_points_agree_with_the_rectangle_when_cv2_is_installed():
+    cv2 = pytest.importorskip("cv2")
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        b = [*rng.uniform(-200, 200, 2), *rng.uniform(1, 80, 2), rng.uniform(-4, 4)]
+        cx, cy, w, h, deg = cv.to_opencv(t(b))[0].tolist()
+        pts = cv2.boxPoints(((cx, cy), (w, h), deg))
+        assert reference.rect(*b).symmetric_difference(Polygon(pts)).area < 1e-3 * w * h
+        (mx, my), (mw, mh), mdeg = cv2.minAreaRect(pts.astype(np.float32))
+        assert same_rectangle(b, cv.from_opencv(torch.tensor([[mx, my, mw, mh, mdeg]], dtype=torch.float64))[0].tolist())
+
+
+def test_converters_reject_wrong_shapes():
+    with pytest.raises(ValueError, match=r"xywhr must have shape \(N, 5\)"):
+        cv.to_le90(torch.zeros(3, 4))
+    with pytest.raises(TypeError, match="floating-point"):
+        cv.to_le90(torch.zeros(3, 5, dtype=torch.int64))
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        cv.to_deepstream9([[0, 0, 1, 1, 0]])
