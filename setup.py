@@ -16,5 +16,12 @@ setup(
             extra_compile_args=CFLAGS,
             libraries=["m"],
         ),
+        Extension(
+            "obbmeta.nvds._nvdsmeta",
+            sources=["kernels/nvds_meta.c"],
+            include_dirs=["kernels"],
+            extra_compile_args=CFLAGS,
+            libraries=["m"],
+        ),
     ],
 )

@@ -1,0 +1,461 @@
+/* obbmeta: bulk writer / reader of oriented boxes in NVIDIA DeepStream metadata, and the C copy / release
+ * functions of the OBB object user meta.
+ *
+ * How NVIDIA's and glib's functions are reached: through a function table (obbmeta_nvds_api) that Python fills
+ * once from the ctypes handles of the libnvds_meta.so / libglib-2.0 that obbmeta's loader chose
+ * (obbmeta/nvds/_library.py). Why not link or dlsym: linking needs DeepStream at build time (it is not
+ * installable on most build machines), and dlsym(RTLD_DEFAULT) could silently bind to a different copy of
+ * libnvds_meta than the one the loader reports; the table makes "which library" one explicit decision.
+ *
+ * Layouts: every function takes the layout id detected at run time (OBBMETA_LAYOUT_*); the struct definitions
+ * are ours (nvds_meta.h), written from NVIDIA's headers.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "nvds_meta.h"
+#include "obb_geometry.h"
+
+#define OBB_EXPORT __attribute__((visibility("default")))
+
+#define OBBMETA_PI 3.14159265358979323846
+#define OBBMETA_NVDS_USER_META 7 /* NvDsMetaType NVDS_USER_META: what the user-meta pool stamps on elements */
+
+static obbmeta_nvds_api g_api;
+static int g_ready = 0;
+static int32_t g_obb_meta_type = -1;
+/* Fonts are not freed by DeepStream and are copied by pointer: a literal that lives as long as the process. */
+static char g_font_name[] = "Serif";
+
+enum {
+    OBBMETA_OK = 0,
+    OBBMETA_ERR_NOT_READY = -1,
+    OBBMETA_ERR_LAYOUT = -2,
+    OBBMETA_ERR_INVALID_BOX = -3,
+    OBBMETA_ERR_POOL_MISMATCH = -4,
+    OBBMETA_ERR_LABEL = -5,
+    OBBMETA_ERR_ARGUMENT = -6,
+};
+
+/* ---------------------------------------------------------------- user meta copy / release (DeepStream calls
+ * both with the NvDsUserMeta* as `data`, never with the payload). */
+
+OBB_EXPORT void *obbmeta_obb_meta_copy(void *data, void *user_data)
+{
+    (void)user_data;
+    const obbmeta_user_meta *src = (const obbmeta_user_meta *)data;
+    if (!src || !src->user_meta_data || !g_ready) return NULL;
+    obbmeta_obb_v1 *copy = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
+    memcpy(copy, src->user_meta_data, sizeof(obbmeta_obb_v1));
+    return copy;
+}
+
+OBB_EXPORT void obbmeta_obb_meta_release(void *data, void *user_data)
+{
+    (void)user_data;
+    obbmeta_user_meta *um = (obbmeta_user_meta *)data;
+    if (!um) return;
+    if (um->user_meta_data && g_ready) g_api.g_free(um->user_meta_data);
+    /* The user-meta pool has no release function of its own and hands elements out again without clearing
+     * them: leave nothing of ours behind that a later owner could call or free. */
+    um->user_meta_data = NULL;
+    um->base.copy_func = NULL;
+    um->base.release_func = NULL;
+    um->base.meta_type = OBBMETA_NVDS_USER_META;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+OBB_EXPORT int32_t obbmeta_nvds_init(const obbmeta_nvds_api *api)
+{
+    if (!api || !api->acquire_obj_meta || !api->add_obj_meta_to_frame || !api->acquire_user_meta ||
+        !api->add_user_meta_to_obj || !api->acquire_meta_lock || !api->release_meta_lock ||
+        !api->get_user_meta_type || !api->g_malloc || !api->g_free)
+        return OBBMETA_ERR_ARGUMENT;
+    g_api = *api;
+    /* nvds_get_user_meta_type interns the descriptor with g_quark_from_static_string: it must outlive the
+     * process, hence a string literal here and never a caller's temporary buffer. */
+    g_obb_meta_type = g_api.get_user_meta_type((char *)OBBMETA_USER_META_DESCRIPTOR);
+    g_ready = 1;
+    return g_obb_meta_type;
+}
+
+OBB_EXPORT int32_t obbmeta_nvds_obb_meta_type(void) { return g_obb_meta_type; }
+
+OBB_EXPORT const char *obbmeta_nvds_obb_meta_descriptor(void) { return OBBMETA_USER_META_DESCRIPTOR; }
+
+/* sizeof / offsetof of what we write, so Python can check its ctypes mirror against the C compiler. */
+#define OBBMETA_LAYOUT_FIELDS(T)                                                                               \
+    out[0] = sizeof(T);                                                                                        \
+    out[1] = offsetof(T, parent);                                                                              \
+    out[2] = offsetof(T, unique_component_id);                                                                 \
+    out[3] = offsetof(T, class_id);                                                                            \
+    out[4] = offsetof(T, object_id);                                                                           \
+    out[5] = offsetof(T, detector_bbox);                                                                       \
+    out[6] = offsetof(T, confidence);                                                                          \
+    out[7] = offsetof(T, rect_params);                                                                         \
+    out[8] = offsetof(T, rect_params.border_width);                                                            \
+    out[9] = offsetof(T, rect_params.border_color);                                                            \
+    out[10] = offsetof(T, mask_params);                                                                        \
+    out[11] = offsetof(T, text_params);                                                                        \
+    out[12] = offsetof(T, obj_label);                                                                          \
+    out[13] = offsetof(T, classifier_meta_list);                                                               \
+    out[14] = offsetof(T, obj_user_meta_list);                                                                 \
+    out[15] = offsetof(T, misc_obj_info);
+
+OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
+{
+    if (n < 20) return OBBMETA_ERR_ARGUMENT;
+    if (layout == OBBMETA_LAYOUT_DS9) {
+        OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds9)
+        out[16] = offsetof(obbmeta_object_meta_ds9, rect_params.rotation_angle);
+    } else if (layout == OBBMETA_LAYOUT_DS6_8) {
+        OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds6_8)
+        out[16] = -1;
+    } else {
+        return OBBMETA_ERR_LAYOUT;
+    }
+    out[17] = sizeof(obbmeta_frame_meta_head);
+    out[18] = sizeof(obbmeta_user_meta);
+    out[19] = sizeof(obbmeta_obb_v1);
+    return OBBMETA_OK;
+}
+
+/* ---------------------------------------------------------------- geometry helpers (box facts come from
+ * obb_geometry.h; these only decide frame visibility). */
+
+/* True when the oriented box and the frame [0,W]x[0,H] share interior: separating-axis test on the frame's
+ * axes (the tight AABB) and on the box's two axes. Touching counts as outside. */
+static int obbmeta_box_meets_frame(const float b[5], const double aabb[4], double fw, double fh)
+{
+    if (aabb[2] <= 0.0 || aabb[3] <= 0.0 || aabb[0] >= fw || aabb[1] >= fh) return 0;
+    const double c = cos((double)b[4]), s = sin((double)b[4]);
+    const double axes[2][2] = {{c, s}, {-s, c}};
+    const double half[2] = {0.5 * (double)b[2], 0.5 * (double)b[3]};
+    const double fx[4] = {0.0, fw, fw, 0.0}, fy[4] = {0.0, 0.0, fh, fh};
+    for (int k = 0; k < 2; ++k) {
+        const double centre = (double)b[0] * axes[k][0] + (double)b[1] * axes[k][1];
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < 4; ++i) {
+            const double p = fx[i] * axes[k][0] + fy[i] * axes[k][1];
+            lo = p < lo ? p : lo;
+            hi = p > hi ? p : hi;
+        }
+        if (hi <= centre - half[k] || lo >= centre + half[k]) return 0;
+    }
+    return 1;
+}
+
+static void obbmeta_set_color(obbmeta_color *c, const double *rgba)
+{
+    c->red = rgba[0];
+    c->green = rgba[1];
+    c->blue = rgba[2];
+    c->alpha = rgba[3];
+}
+
+static char *obbmeta_strdup(const char *s)
+{
+    const size_t n = strlen(s);
+    char *d = (char *)g_api.g_malloc(n + 1);
+    memcpy(d, s, n + 1);
+    return d;
+}
+
+/* Fills one object meta of either layout; RECT_ROTATION(obj, deg) writes rotation_angle where it exists. */
+#define OBBMETA_DEFINE_FILL(SUFFIX, OBJ_T, SET_ROTATION)                                                       \
+    static void obbmeta_fill_##SUFFIX(OBJ_T *o, const float b[5], const double aabb[4], const double rect[4],  \
+                                      int clipped, float score, int32_t class_id, const char *label,            \
+                                      const obbmeta_write_params *p)                                            \
+    {                                                                                                           \
+        o->parent = NULL;                                                                                       \
+        o->unique_component_id = p->component_id;                                                              \
+        o->class_id = class_id;                                                                                 \
+        o->object_id = OBBMETA_UNTRACKED_OBJECT_ID;                                                             \
+        o->detector_bbox.left = (float)aabb[0];                                                                 \
+        o->detector_bbox.top = (float)aabb[1];                                                                  \
+        o->detector_bbox.width = (float)(aabb[2] - aabb[0]);                                                    \
+        o->detector_bbox.height = (float)(aabb[3] - aabb[1]);                                                   \
+        o->confidence = score;                                                                                  \
+        o->rect_params.left = (float)rect[0];                                                                   \
+        o->rect_params.top = (float)rect[1];                                                                    \
+        o->rect_params.width = (float)rect[2];                                                                  \
+        o->rect_params.height = (float)rect[3];                                                                 \
+        o->rect_params.border_width = p->border_width;                                                          \
+        obbmeta_set_color(&o->rect_params.border_color,                                                         \
+                          p->palette + 4 * (class_id % (p->num_colors > 0 ? p->num_colors : 1)));              \
+        o->rect_params.has_bg_color = 0;                                                                        \
+        o->rect_params.has_color_info = 0;                                                                      \
+        o->rect_params.color_id = 0;                                                                            \
+        SET_ROTATION                                                                                            \
+        (void)clipped;                                                                                          \
+        (void)b;                                                                                                \
+        strncpy(o->obj_label, label, OBBMETA_MAX_LABEL - 1);                                                    \
+        o->obj_label[OBBMETA_MAX_LABEL - 1] = '\0';                                                             \
+        if (p->flags & OBBMETA_WRITE_TEXT) {                                                                    \
+            if (o->text_params.display_text) g_api.g_free(o->text_params.display_text);                        \
+            o->text_params.display_text = obbmeta_strdup(o->obj_label);                                        \
+            o->text_params.x_offset = rect[0] > 0.0 ? (uint32_t)rect[0] : 0u;                                   \
+            o->text_params.y_offset = rect[1] > 10.0 ? (uint32_t)(rect[1] - 10.0) : 0u;                         \
+            o->text_params.font.font_name = g_font_name;                                                        \
+            o->text_params.font.font_size = 10;                                                                 \
+            o->text_params.font.font_color.red = 1.0;                                                           \
+            o->text_params.font.font_color.green = 1.0;                                                         \
+            o->text_params.font.font_color.blue = 1.0;                                                          \
+            o->text_params.font.font_color.alpha = 1.0;                                                         \
+            o->text_params.set_bg_color = 1;                                                                    \
+            o->text_params.bg_color.red = 0.0;                                                                  \
+            o->text_params.bg_color.green = 0.0;                                                                \
+            o->text_params.bg_color.blue = 0.0;                                                                 \
+            o->text_params.bg_color.alpha = 1.0;                                                                \
+        }                                                                                                       \
+    }
+
+OBBMETA_DEFINE_FILL(ds6_8, obbmeta_object_meta_ds6_8, )
+OBBMETA_DEFINE_FILL(ds9, obbmeta_object_meta_ds9,
+                    o->rect_params.rotation_angle =
+                        (p->flags & OBBMETA_WRITE_ROTATION) ? (float)((double)b[4] * (180.0 / OBBMETA_PI)) : 0.0f;)
+
+/* Writes the objects of one frame; the caller holds the batch lock. */
+static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const obbmeta_write_params *p,
+                                   int64_t begin, int64_t end, double fw, double fh, uint8_t *written_mask,
+                                   int64_t *n_filtered)
+{
+    int64_t written = 0;
+    char number[32];
+    for (int64_t i = begin; i < end; ++i) {
+        const float *b = p->xywhr + 5 * i;
+        const int64_t cls = p->labels[i];
+
+        double aabb[4];
+        obb_aabb(b, aabb);
+        if (!obbmeta_box_meets_frame(b, aabb, fw, fh)) {
+            if (written_mask) written_mask[i] = 0;
+            ++*n_filtered;
+            continue;
+        }
+        double rect[4];
+        int clipped = 0;
+        if (p->flags & OBBMETA_WRITE_ROTATION) {
+            /* nvdsosd rotates rect_params around its centre by rotation_angle: the un-rotated box, unclipped
+             * (clipping it would move the centre of the drawn box). */
+            rect[0] = (double)b[0] - 0.5 * (double)b[2];
+            rect[1] = (double)b[1] - 0.5 * (double)b[3];
+            rect[2] = (double)b[2];
+            rect[3] = (double)b[3];
+        } else {
+            const double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;
+            const double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;
+            clipped = x1 != aabb[0] || y1 != aabb[1] || x2 != aabb[2] || y2 != aabb[3];
+            rect[0] = x1;
+            rect[1] = y1;
+            rect[2] = x2 - x1;
+            rect[3] = y2 - y1;
+        }
+        const char *label;
+        if (p->label_text) {
+            label = p->label_text[cls];
+        } else {
+            /* no class names: the class id in decimal, like nvinfer without a labels file */
+            int k = 0;
+            char rev[24];
+            int64_t v = cls;
+            do {
+                rev[k++] = (char)('0' + (v % 10));
+                v /= 10;
+            } while (v && k < 23);
+            for (int j = 0; j < k; ++j) number[j] = rev[k - 1 - j];
+            number[k] = '\0';
+            label = number;
+        }
+
+        void *obj = g_api.acquire_obj_meta(batch);
+        if (layout == OBBMETA_LAYOUT_DS9)
+            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, clipped, p->scores[i], (int32_t)cls,
+                             label, p);
+        else
+            obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, clipped, p->scores[i],
+                               (int32_t)cls, label, p);
+
+        obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
+        double corners[8];
+        obb_corners(b, corners);
+        obb->version = OBBMETA_OBB_VERSION;
+        obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);
+        obb->cx = b[0];
+        obb->cy = b[1];
+        obb->w = b[2];
+        obb->h = b[3];
+        obb->angle = b[4];
+        for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];
+        obb->flags = (clipped ? OBBMETA_OBB_RECT_CLIPPED : 0u) |
+                     ((p->flags & OBBMETA_WRITE_ROTATION) ? OBBMETA_OBB_RECT_ROTATED : 0u);
+
+        /* Pool elements come back dirty: set all four fields on every acquire. */
+        obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);
+        um->user_meta_data = obb;
+        um->base.meta_type = g_obb_meta_type;
+        um->base.copy_func = obbmeta_obb_meta_copy;
+        um->base.release_func = obbmeta_obb_meta_release;
+        um->base.user_context = NULL;
+        g_api.add_user_meta_to_obj(obj, um);
+        g_api.add_obj_meta_to_frame(frame, obj, NULL);
+        if (written_mask) written_mask[i] = 1;
+        ++written;
+    }
+    /* Detection ran on this frame even when it found nothing: nvtracker reads this flag. */
+    ((obbmeta_frame_meta_head *)frame)->infer_done = 1;
+    return written;
+}
+
+static int obbmeta_pool_matches(int layout, void *batch)
+{
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    if (!bm->obj_meta_pool || !bm->user_meta_pool) return 0;
+    const uint32_t want = layout == OBBMETA_LAYOUT_DS9 ? (uint32_t)sizeof(obbmeta_object_meta_ds9)
+                                                       : (uint32_t)sizeof(obbmeta_object_meta_ds6_8);
+    return bm->obj_meta_pool->element_size == want &&
+           bm->user_meta_pool->element_size == (uint32_t)sizeof(obbmeta_user_meta);
+}
+
+/* Writes the boxes [offsets[f], offsets[f+1]) into frames[f] for every f, under one batch lock.
+ * frame_sizes holds (width, height) per frame. Returns the number written, or a negative OBBMETA_ERR_*;
+ * on error nothing is written and *bad_index names the first offending object (or -1). */
+OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, void *const *frames, const int64_t *offsets,
+                                       int64_t num_frames, const double *frame_sizes,
+                                       const obbmeta_write_params *p, uint8_t *written_mask,
+                                       int64_t *n_filtered, int64_t *bad_index)
+{
+    if (!g_ready) return OBBMETA_ERR_NOT_READY;
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!batch || !frames || !offsets || !p || !n_filtered || !bad_index || !p->palette || p->num_colors <= 0)
+        return OBBMETA_ERR_ARGUMENT;
+    if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_WRITE_ROTATION)) return OBBMETA_ERR_LAYOUT;
+    if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
+    /* Validate everything before writing anything: an error never leaves a half-written frame. */
+    *bad_index = -1;
+    if (num_frames < 0 || offsets[0] != 0 || offsets[num_frames] != p->n) return OBBMETA_ERR_ARGUMENT;
+    for (int64_t f = 0; f < num_frames; ++f) {
+        if (!frames[f] || offsets[f] > offsets[f + 1] || !(frame_sizes[2 * f] > 0.0) ||
+            !(frame_sizes[2 * f + 1] > 0.0))
+            return OBBMETA_ERR_ARGUMENT;
+    }
+    for (int64_t i = 0; i < p->n; ++i) {
+        if (!obb_is_valid(p->xywhr + 5 * i) || !isfinite(p->scores[i])) {
+            *bad_index = i;
+            return OBBMETA_ERR_INVALID_BOX;
+        }
+        const int64_t cls = p->labels[i];
+        if (cls < 0 || cls > INT32_MAX || (p->label_text && cls >= p->num_labels)) {
+            *bad_index = i;
+            return OBBMETA_ERR_LABEL;
+        }
+    }
+    *n_filtered = 0;
+    int64_t total = 0;
+    g_api.acquire_meta_lock(batch);
+    for (int64_t f = 0; f < num_frames; ++f) {
+        const int64_t r = obbmeta_write_frame(layout, batch, frames[f], p, offsets[f], offsets[f + 1],
+                                              frame_sizes[2 * f], frame_sizes[2 * f + 1], written_mask,
+                                              n_filtered);
+        if (r < 0) {
+            total = r;
+            break;
+        }
+        total += r;
+    }
+    g_api.release_meta_lock(batch);
+    return total;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+OBB_EXPORT int64_t obbmeta_nvds_count_objects(void *frame)
+{
+    int64_t n = 0;
+    for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) ++n;
+    return n;
+}
+
+#define OBBMETA_DEFINE_READ(SUFFIX, OBJ_T, GET_ROTATION)                                                       \
+    static void obbmeta_read_##SUFFIX(const OBJ_T *o, obbmeta_read_row *r)                                      \
+    {                                                                                                           \
+        r->address = (uint64_t)(uintptr_t)o;                                                                    \
+        r->object_id = o->object_id;                                                                            \
+        r->class_id = o->class_id;                                                                              \
+        r->component_id = o->unique_component_id;                                                               \
+        r->confidence = o->confidence;                                                                          \
+        r->tracker_confidence = o->tracker_confidence;                                                          \
+        r->rect[0] = o->rect_params.left;                                                                       \
+        r->rect[1] = o->rect_params.top;                                                                        \
+        r->rect[2] = o->rect_params.width;                                                                      \
+        r->rect[3] = o->rect_params.height;                                                                     \
+        r->detector_bbox[0] = o->detector_bbox.left;                                                            \
+        r->detector_bbox[1] = o->detector_bbox.top;                                                             \
+        r->detector_bbox[2] = o->detector_bbox.width;                                                           \
+        r->detector_bbox[3] = o->detector_bbox.height;                                                          \
+        r->rotation_angle = GET_ROTATION;                                                                       \
+        memcpy(r->label, o->obj_label, OBBMETA_MAX_LABEL);                                                      \
+        r->label[OBBMETA_MAX_LABEL - 1] = '\0';                                                                 \
+        const obbmeta_obb_v1 *found = NULL;                                                                     \
+        int32_t count = 0;                                                                                      \
+        for (const obbmeta_glist *l = o->obj_user_meta_list; l; l = l->next) {                                  \
+            const obbmeta_user_meta *um = (const obbmeta_user_meta *)l->data;                                   \
+            ++count;                                                                                            \
+            if (!found && um && um->base.meta_type == g_obb_meta_type && um->user_meta_data) {                  \
+                const obbmeta_obb_v1 *c = (const obbmeta_obb_v1 *)um->user_meta_data;                           \
+                if (c->version >= OBBMETA_OBB_VERSION && c->struct_size >= sizeof(obbmeta_obb_v1)) found = c;   \
+            }                                                                                                   \
+        }                                                                                                       \
+        r->num_user_meta = count;                                                                               \
+        float b[5];                                                                                             \
+        if (found) {                                                                                            \
+            r->source = OBBMETA_SOURCE_USER_META;                                                               \
+            b[0] = found->cx;                                                                                   \
+            b[1] = found->cy;                                                                                   \
+            b[2] = found->w;                                                                                    \
+            b[3] = found->h;                                                                                    \
+            b[4] = found->angle;                                                                                \
+            r->obb_flags = found->flags;                                                                        \
+        } else {                                                                                                \
+            const int rotated = fabsf(r->rotation_angle) > 1e-3f;                                               \
+            r->source = rotated ? OBBMETA_SOURCE_ROTATION : OBBMETA_SOURCE_AABB;                                \
+            b[0] = r->rect[0] + 0.5f * r->rect[2];                                                              \
+            b[1] = r->rect[1] + 0.5f * r->rect[3];                                                              \
+            b[2] = r->rect[2];                                                                                  \
+            b[3] = r->rect[3];                                                                                  \
+            b[4] = rotated ? (float)((double)r->rotation_angle * (OBBMETA_PI / 180.0)) : 0.0f;                        \
+            r->obb_flags = rotated ? OBBMETA_OBB_RECT_ROTATED : 0u;                                             \
+        }                                                                                                       \
+        memcpy(r->xywhr, b, sizeof b);                                                                          \
+        if (found) {                                                                                            \
+            memcpy(r->corners, found->corners, sizeof r->corners);                                              \
+        } else {                                                                                                \
+            double c8[8];                                                                                       \
+            obb_corners(b, c8);                                                                                 \
+            for (int k = 0; k < 8; ++k) r->corners[k] = (float)c8[k];                                           \
+        }                                                                                                       \
+    }
+
+OBBMETA_DEFINE_READ(ds6_8, obbmeta_object_meta_ds6_8, 0.0f)
+OBBMETA_DEFINE_READ(ds9, obbmeta_object_meta_ds9, o->rect_params.rotation_angle)
+
+/* Fills up to `capacity` rows in obj_meta_list order; returns the number of objects in the frame. */
+OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *batch, void *frame, obbmeta_read_row *rows,
+                                     int64_t capacity)
+{
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!frame) return OBBMETA_ERR_ARGUMENT;
+    if (batch) g_api.acquire_meta_lock(batch);
+    int64_t n = 0;
+    for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next, ++n) {
+        if (n >= capacity) continue;
+        memset(&rows[n], 0, sizeof(obbmeta_read_row));
+        if (layout == OBBMETA_LAYOUT_DS9)
+            obbmeta_read_ds9((const obbmeta_object_meta_ds9 *)l->data, &rows[n]);
+        else
+            obbmeta_read_ds6_8((const obbmeta_object_meta_ds6_8 *)l->data, &rows[n]);
+    }
+    if (batch) g_api.release_meta_lock(batch);
+    return n;
+}

@@ -1,0 +1,249 @@
+/* obbmeta: our own definitions of the parts of NVIDIA DeepStream's metadata that the OBB writer touches.
+ *
+ * Written from the facts in NVIDIA's public headers (DeepStream 9.1 `nvdsmeta.h`, `nvll_osd_struct.h`), in our
+ * words, for x86_64 / aarch64 (LP64). Nothing here includes a DeepStream or glib header: the build needs neither.
+ *
+ * Two layouts exist:
+ *   - OBBMETA_LAYOUT_DS6_8: DeepStream 6.x - 8.0, NvOSD_RectParams ends with `int color_id` (104 bytes),
+ *     NvDsObjectMeta is 544 bytes;
+ *   - OBBMETA_LAYOUT_DS9:   DeepStream 9.x appended `float rotation_angle` (degrees) to NvOSD_RectParams
+ *     (112 bytes with padding), which moves every later field of NvDsObjectMeta (552 bytes) and NvDsDisplayMeta.
+ * The layout in use is detected at run time (obbmeta/nvds/layouts.py) from the pools' element_size.
+ */
+#ifndef OBBMETA_NVDS_META_H
+#define OBBMETA_NVDS_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OBBMETA_LAYOUT_DS6_8 1
+#define OBBMETA_LAYOUT_DS9 2
+
+#define OBBMETA_MAX_LABEL 128
+#define OBBMETA_UNTRACKED_OBJECT_ID 0xFFFFFFFFFFFFFFFFull
+#define OBBMETA_USER_META_DESCRIPTOR "OBBMETA.OBB.V1"
+
+typedef void *(*obbmeta_copy_fn)(void *data, void *user_data);
+typedef void (*obbmeta_release_fn)(void *data, void *user_data);
+
+/* glib's doubly linked list node (GList). */
+typedef struct obbmeta_glist {
+    void *data;
+    struct obbmeta_glist *next;
+    struct obbmeta_glist *prev;
+} obbmeta_glist;
+
+/* NvDsBaseMeta: first member of every metadata element. */
+typedef struct {
+    void *batch_meta;
+    int32_t meta_type;
+    void *user_context;
+    obbmeta_copy_fn copy_func;
+    obbmeta_release_fn release_func;
+} obbmeta_base_meta;
+
+/* NvDsMetaPool. */
+typedef struct {
+    int32_t meta_type;
+    uint32_t max_elements_in_pool;
+    uint32_t element_size;
+    uint32_t num_empty_elements;
+    uint32_t num_full_elements;
+    obbmeta_glist *empty_list;
+    obbmeta_glist *full_list;
+    obbmeta_copy_fn copy_func;
+    obbmeta_release_fn release_func;
+} obbmeta_meta_pool;
+
+/* NvDsBatchMeta, up to the lists (the GRecMutex and what follows are never touched directly). */
+typedef struct {
+    obbmeta_base_meta base;
+    uint32_t max_frames_in_batch;
+    uint32_t num_frames_in_batch;
+    obbmeta_meta_pool *frame_meta_pool;
+    obbmeta_meta_pool *obj_meta_pool;
+    obbmeta_meta_pool *classifier_meta_pool;
+    obbmeta_meta_pool *display_meta_pool;
+    obbmeta_meta_pool *user_meta_pool;
+    obbmeta_meta_pool *label_info_meta_pool;
+    obbmeta_glist *frame_meta_list;
+    obbmeta_glist *batch_user_meta_list;
+} obbmeta_batch_meta_head;
+
+/* NvDsFrameMeta up to misc_frame_info: identical in every layout we support. */
+typedef struct {
+    obbmeta_base_meta base;
+    uint32_t pad_index;
+    uint32_t batch_id;
+    int32_t frame_num;
+    uint64_t buf_pts;
+    uint64_t ntp_timestamp;
+    uint32_t source_id;
+    int32_t num_surfaces_per_frame;
+    uint32_t source_frame_width;
+    uint32_t source_frame_height;
+    uint32_t surface_type;
+    uint32_t surface_index;
+    uint32_t num_obj_meta;
+    int32_t infer_done; /* gboolean bInferDone */
+    obbmeta_glist *obj_meta_list;
+    obbmeta_glist *display_meta_list;
+    obbmeta_glist *frame_user_meta_list;
+    int64_t misc_frame_info[4];
+    uint32_t pipeline_width;
+    uint32_t pipeline_height;
+} obbmeta_frame_meta_head;
+
+typedef struct {
+    double red, green, blue, alpha;
+} obbmeta_color;
+
+typedef struct {
+    float left, top, width, height;
+} obbmeta_bbox;
+
+typedef struct {
+    char *font_name;
+    uint32_t font_size;
+    obbmeta_color font_color;
+} obbmeta_font;
+
+typedef struct {
+    char *display_text; /* g_malloc'd: DeepStream frees it with g_free */
+    uint32_t x_offset;
+    uint32_t y_offset;
+    obbmeta_font font;
+    int32_t set_bg_color;
+    obbmeta_color bg_color;
+} obbmeta_text_params;
+
+typedef struct {
+    float *data;
+    uint32_t size;
+    float threshold;
+    uint32_t width;
+    uint32_t height;
+} obbmeta_mask_params;
+
+/* NvOSD_RectParams up to color_id (all layouts). */
+#define OBBMETA_RECT_COMMON                                                                                   \
+    float left, top, width, height;                                                                            \
+    uint32_t border_width;                                                                                     \
+    obbmeta_color border_color;                                                                                \
+    uint32_t has_bg_color;                                                                                     \
+    uint32_t reserved;                                                                                         \
+    obbmeta_color bg_color;                                                                                    \
+    int32_t has_color_info;                                                                                    \
+    int32_t color_id;
+
+typedef struct {
+    OBBMETA_RECT_COMMON
+} obbmeta_rect_ds6_8;
+
+typedef struct {
+    OBBMETA_RECT_COMMON
+    float rotation_angle; /* degrees, clockwise on screen, around the rect's centre */
+} obbmeta_rect_ds9;
+
+/* NvDsObjectMeta, generated once per rect layout. */
+#define OBBMETA_OBJECT_META(NAME, RECT)                                                                        \
+    typedef struct {                                                                                           \
+        obbmeta_base_meta base;                                                                                \
+        void *parent;                                                                                          \
+        int32_t unique_component_id;                                                                           \
+        int32_t class_id;                                                                                      \
+        uint64_t object_id;                                                                                    \
+        obbmeta_bbox detector_bbox;                                                                            \
+        obbmeta_bbox tracker_bbox;                                                                             \
+        float confidence;                                                                                      \
+        float tracker_confidence;                                                                              \
+        RECT rect_params;                                                                                      \
+        obbmeta_mask_params mask_params;                                                                       \
+        obbmeta_text_params text_params;                                                                       \
+        char obj_label[OBBMETA_MAX_LABEL];                                                                     \
+        obbmeta_glist *classifier_meta_list;                                                                   \
+        obbmeta_glist *obj_user_meta_list;                                                                     \
+        int64_t misc_obj_info[4];                                                                              \
+        int64_t reserved[4];                                                                                   \
+    } NAME;
+
+OBBMETA_OBJECT_META(obbmeta_object_meta_ds6_8, obbmeta_rect_ds6_8)
+OBBMETA_OBJECT_META(obbmeta_object_meta_ds9, obbmeta_rect_ds9)
+
+/* NvDsUserMeta. */
+typedef struct {
+    obbmeta_base_meta base;
+    void *user_meta_data;
+} obbmeta_user_meta;
+
+/* ---- The OBB payload carried as object user meta (documented in docs/nvds.md for C readers). ---- */
+
+#define OBBMETA_OBB_VERSION 1u
+/* flags */
+#define OBBMETA_OBB_RECT_CLIPPED 1u  /* rect_params was clipped to the frame */
+#define OBBMETA_OBB_RECT_ROTATED 2u  /* DS 9 mode: rect_params is the un-rotated box + rotation_angle */
+
+typedef struct {
+    uint32_t version;     /* OBBMETA_OBB_VERSION */
+    uint32_t struct_size; /* sizeof(obbmeta_obb_v1) = 64; readers accept >= 64 (later versions only append) */
+    float cx, cy, w, h;   /* centre and size, pixels of the batched surface (same space as rect_params) */
+    float angle;          /* radians, positive = clockwise on screen (y down) */
+    float corners[8];     /* x0,y0 .. x3,y3: starts at the un-rotated top-left, runs clockwise on screen */
+    uint32_t flags;       /* OBBMETA_OBB_* */
+} obbmeta_obb_v1;
+
+/* ---- Functions we call, resolved at run time (see nvds_meta.c for why). ---- */
+typedef struct {
+    void *(*acquire_obj_meta)(void *batch);
+    void (*add_obj_meta_to_frame)(void *frame, void *obj, void *parent);
+    void *(*acquire_user_meta)(void *batch);
+    void (*add_user_meta_to_obj)(void *obj, void *user);
+    void (*acquire_meta_lock)(void *batch);
+    void (*release_meta_lock)(void *batch);
+    int32_t (*get_user_meta_type)(char *descriptor);
+    void *(*g_malloc)(size_t n);
+    void (*g_free)(void *p);
+} obbmeta_nvds_api;
+
+/* ---- Writer input (one call for one frame or for all frames of a batch). ---- */
+#define OBBMETA_WRITE_ROTATION 1 /* DS 9: rect_params = un-rotated box + rotation_angle (degrees) */
+#define OBBMETA_WRITE_TEXT 2     /* set text_params.display_text (a g_malloc'd copy of the label) */
+
+typedef struct {
+    const float *xywhr;            /* n x 5 */
+    const float *scores;           /* n */
+    const int64_t *labels;         /* n */
+    int64_t n;
+    const char *const *label_text; /* num_labels entries, each <= 127 bytes + NUL; NULL: decimal class id */
+    int64_t num_labels;
+    const double *palette;         /* num_colors x 4 (r, g, b, a in 0..1) */
+    int64_t num_colors;
+    int32_t component_id;
+    uint32_t border_width;
+    int32_t flags;                 /* OBBMETA_WRITE_* */
+} obbmeta_write_params;
+
+/* One row per object of a frame, for read_obbs. */
+#define OBBMETA_SOURCE_USER_META 0
+#define OBBMETA_SOURCE_ROTATION 1
+#define OBBMETA_SOURCE_AABB 2
+
+typedef struct {
+    uint64_t address;     /* NvDsObjectMeta* */
+    uint64_t object_id;
+    int32_t class_id;
+    int32_t component_id;
+    float confidence;
+    float tracker_confidence;
+    float rect[4];        /* rect_params left, top, width, height */
+    float detector_bbox[4];
+    float rotation_angle; /* degrees (DS 9 layout), 0 otherwise */
+    int32_t source;       /* OBBMETA_SOURCE_* */
+    float xywhr[5];
+    float corners[8];
+    uint32_t obb_flags;
+    int32_t num_user_meta; /* all user metas on the object */
+    char label[OBBMETA_MAX_LABEL];
+} obbmeta_read_row;
+
+#endif /* OBBMETA_NVDS_META_H */

@@ -1,0 +1,65 @@
+"""obbmeta.nvds: oriented boxes as native DeepStream metadata, on NVIDIA's real libnvds_meta.
+
+Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
+:func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
+:func:`describe`, :func:`obb_meta_type`. NVIDIA's library is loaded on first use (not at import), from
+``$OBBMETA_NVDS_LIB_DIR``, a copy already loaded in the process, ``/opt/nvidia/deepstream/deepstream/lib`` or the
+``nvidia-deepstream-videodecode-cu13`` wheel, in that order. No GStreamer import here.
+"""
+from __future__ import annotations
+
+from ._library import ENV_VAR, NvdsUnavailableError
+from .batch import BatchMeta, FrameMeta
+from .layouts import UNTRACKED_OBJECT_ID, LayoutError
+from .obbs import (PALETTE, AttachResult, Obb, ObjectInfo, attach_obbs, attach_obbs_batch, cut_label, read_obbs,
+                   read_obbs_arrays)
+
+OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
+
+__all__ = [
+    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_obbs", "read_obbs_arrays", "AttachResult",
+    "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "ENV_VAR", "OBB_META_DESCRIPTOR",
+    "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label",
+]
+
+
+def obb_meta_type() -> int:
+    """The NvDsMetaType of obbmeta's OBB object user meta: ``nvds_get_user_meta_type("OBBMETA.OBB.V1")``."""
+    from . import _core
+
+    return _core.get().obb_meta_type
+
+
+def available() -> bool:
+    """True when NVIDIA's libnvds_meta was found and its layout recognised."""
+    from . import _core
+
+    try:
+        _core.get()
+        return True
+    except (ImportError, LayoutError):
+        return False
+
+
+def describe() -> str:
+    """A report for ``obbmeta doctor``: where obbmeta looked, what it loaded, the detected layout, or why not."""
+    from . import _core, _library
+
+    lines = ["obbmeta.nvds (DeepStream metadata)"]
+    for c in _library.candidates():
+        mark = "found" if c.found else "-"
+        lines.append(f"  [{mark:5}] {c.source}: {c.folder if c.found else c.note}")
+    try:
+        core = _core.get()
+    except (ImportError, LayoutError, OSError) as exc:
+        lines.append(f"  unavailable: {exc}")
+        return "\n".join(lines)
+    libs = core.libs
+    lines.append(f"  libnvds_meta:    {libs.meta_path} (from {libs.source})")
+    lines.append(f"  libnvdsgst_meta: {libs.gst_meta_path or 'not loaded: ' + libs.gst_meta_error}")
+    sizes = core.evidence.get("element_size", {})
+    lines.append(f"  layout:          {core.layout.name}")
+    lines.append("  pool element sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))
+    lines.append(f"  OBB user meta:   type {core.obb_meta_type} = nvds_get_user_meta_type(\"{OBB_META_DESCRIPTOR}\")")
+    lines.append(f"  rotation_angle mode: {'available' if core.layout.has_rotation_angle else 'not in this layout'}")
+    return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""The run-time state of obbmeta.nvds: NVIDIA's libraries, the detected layout, and our C writer wired to them."""
+from __future__ import annotations
+
+import ctypes
+import threading
+from ctypes import POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_uint32
+from ctypes import c_uint64, c_uint8, c_void_p
+from dataclasses import dataclass
+
+from . import _library, layouts
+
+
+class ApiTable(Structure):
+    """``obbmeta_nvds_api`` (kernels/nvds_meta.h): addresses of NVIDIA's and glib's functions."""
+    _fields_ = [(name, c_void_p) for name in (
+        "acquire_obj_meta", "add_obj_meta_to_frame", "acquire_user_meta", "add_user_meta_to_obj",
+        "acquire_meta_lock", "release_meta_lock", "get_user_meta_type", "g_malloc", "g_free")]
+
+
+class WriteParams(Structure):
+    _fields_ = [("xywhr", c_void_p), ("scores", c_void_p), ("labels", c_void_p), ("n", c_int64),
+                ("label_text", POINTER(c_char_p)), ("num_labels", c_int64), ("palette", POINTER(c_double)),
+                ("num_colors", c_int64), ("component_id", c_int32), ("border_width", c_uint32),
+                ("flags", c_int32)]
+
+
+class ReadRow(Structure):
+    _fields_ = [("address", c_uint64), ("object_id", c_uint64), ("class_id", c_int32), ("component_id", c_int32),
+                ("confidence", c_float), ("tracker_confidence", c_float), ("rect", c_float * 4),
+                ("detector_bbox", c_float * 4), ("rotation_angle", c_float), ("source", c_int32),
+                ("xywhr", c_float * 5), ("corners", c_float * 8), ("obb_flags", c_uint32),
+                ("num_user_meta", c_int32), ("label", c_char * layouts.MAX_LABEL_SIZE)]
+
+
+WRITE_ROTATION = 1
+WRITE_TEXT = 2
+ERRORS = {-1: "the C writer is not initialised", -2: "unknown layout, or rotation mode on a layout without "
+          "rotation_angle", -3: "a box is not finite or has w <= 0 or h <= 0", -4: "the batch's pools do not "
+          "hold elements of the detected layout (a batch from another DeepStream version?)",
+          -5: "a label is negative or has no class name", -6: "bad argument"}
+
+
+@dataclass
+class Core:
+    libs: _library.Libraries
+    layout: layouts.Layout
+    evidence: dict
+    c: ctypes.CDLL
+    obb_meta_type: int
+    api: ApiTable
+
+
+_lock = threading.Lock()
+_core: Core | None = None
+
+
+def _declare(c: ctypes.CDLL) -> None:
+    vp = c_void_p
+    c.obbmeta_nvds_init.argtypes, c.obbmeta_nvds_init.restype = [POINTER(ApiTable)], c_int32
+    c.obbmeta_nvds_obb_meta_type.argtypes, c.obbmeta_nvds_obb_meta_type.restype = [], c_int32
+    c.obbmeta_nvds_layout_info.argtypes = [c_int, POINTER(c_int64), c_int]
+    c.obbmeta_nvds_layout_info.restype = c_int
+    c.obbmeta_nvds_attach.argtypes = [c_int, vp, POINTER(c_void_p), POINTER(c_int64), c_int64, POINTER(c_double),
+                                      POINTER(WriteParams), POINTER(c_uint8), POINTER(c_int64),
+                                      POINTER(c_int64)]
+    c.obbmeta_nvds_attach.restype = c_int64
+    c.obbmeta_nvds_count_objects.argtypes, c.obbmeta_nvds_count_objects.restype = [vp], c_int64
+    c.obbmeta_nvds_read.argtypes = [c_int, vp, vp, POINTER(ReadRow), c_int64]
+    c.obbmeta_nvds_read.restype = c_int64
+
+
+def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
+    """The ctypes mirror and the C compiler must agree on every offset the writer uses."""
+    out = (c_int64 * 20)()
+    if c.obbmeta_nvds_layout_info(layout.id, out, 20) != 0:
+        raise layouts.LayoutError(f"the C writer does not know layout {layout.name}")
+    t = layout.object_meta
+    want = [ctypes.sizeof(t)] + [getattr(t, f).offset for f in (
+        "parent", "unique_component_id", "class_id", "object_id", "detector_bbox_info", "confidence",
+        "rect_params")]
+    want += [t.rect_params.offset + layout.rect_params.border_width.offset,
+             t.rect_params.offset + layout.rect_params.border_color.offset]
+    want += [getattr(t, f).offset for f in ("mask_params", "text_params", "obj_label", "classifier_meta_list",
+                                            "obj_user_meta_list", "misc_obj_info")]
+    want += [t.rect_params.offset + layout.rect_params.rotation_angle.offset if layout.has_rotation_angle else -1]
+    want += [ctypes.sizeof(layouts.FrameMetaHead), ctypes.sizeof(layouts.UserMeta),
+             ctypes.sizeof(layouts.ObbPayloadV1)]
+    got = list(out)
+    if got != want:
+        raise layouts.LayoutError(f"C and ctypes disagree on layout {layout.name}: C {got}, ctypes {want}")
+
+
+def get() -> Core:
+    """Load everything once (raises NvdsUnavailableError / LayoutError with the reason)."""
+    global _core
+    with _lock:
+        if _core is not None:
+            return _core
+        libs = _library.load()
+        layout, evidence = layouts.detect(libs.meta)
+        from .._native import load_library
+
+        c = load_library("nvds._nvdsmeta")
+        _declare(c)
+        check_layout_against_c(c, layout)
+        addr = lambda lib, name: ctypes.cast(getattr(lib, name), c_void_p).value  # noqa: E731
+        m = libs.meta
+        api = ApiTable(
+            addr(m, "nvds_acquire_obj_meta_from_pool"), addr(m, "nvds_add_obj_meta_to_frame"),
+            addr(m, "nvds_acquire_user_meta_from_pool"), addr(m, "nvds_add_user_meta_to_obj"),
+            addr(m, "nvds_acquire_meta_lock"), addr(m, "nvds_release_meta_lock"),
+            addr(m, "nvds_get_user_meta_type"), addr(libs.glib, "g_malloc"), addr(libs.glib, "g_free"))
+        meta_type = c.obbmeta_nvds_init(ctypes.byref(api))
+        if meta_type < layouts.NVDS_START_USER_META:
+            raise layouts.LayoutError(f"nvds_get_user_meta_type returned {meta_type}, below NVDS_START_USER_META")
+        _core = Core(libs, layout, evidence, c, meta_type, api)
+        return _core

@@ -1,0 +1,395 @@
+"""attach_obbs / read_obbs: oriented boxes in and out of a real NvDsBatchMeta, one call into C per batch.
+
+Per object ``attach_obbs`` writes what nvinfer writes for a detection, plus the OBB as object user meta:
+
+* ``rect_params``: the tight axis-aligned box around the polygon, clipped to the frame (what nvtracker reads);
+  in DS 9 rotation mode instead the un-rotated box with ``rotation_angle`` in degrees (nvdsosd draws it rotated;
+  nvtracker then tracks the un-rotated box, the trade-off documented in docs/nvds.md);
+* ``detector_bbox_info``: the same tight box, unclipped; ``object_id = UNTRACKED_OBJECT_ID``; ``class_id``,
+  ``confidence``, ``unique_component_id``; ``obj_label`` (<= 127 bytes, cut on a UTF-8 boundary);
+  ``text_params.display_text`` (g_malloc'd; DeepStream frees it); border width and a per-class colour;
+* one user meta of type ``nvds_get_user_meta_type("OBBMETA.OBB.V1")`` with the ``obbmeta_obb_v1`` payload and
+  C copy / release functions; and ``frame_meta->bInferDone = TRUE``.
+
+Objects whose polygon lies fully outside the frame are not written; they are counted in the result.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _core, layouts
+from .batch import BatchMeta, FrameMeta
+
+DEFAULT_COMPONENT_ID = 1
+DEFAULT_BORDER_WIDTH = 3
+
+# A per-class palette (RGBA in 0..1): colour of class k is PALETTE[k % len(PALETTE)].
+PALETTE: tuple[tuple[float, float, float, float], ...] = (
+    (1.0, 0.22, 0.22, 1.0), (0.22, 0.78, 1.0, 1.0), (1.0, 0.78, 0.0, 1.0), (0.44, 1.0, 0.32, 1.0),
+    (1.0, 0.35, 0.85, 1.0), (0.0, 0.55, 1.0, 1.0), (1.0, 0.55, 0.2, 1.0), (0.62, 0.42, 1.0, 1.0),
+    (0.2, 1.0, 0.75, 1.0), (0.85, 0.85, 0.85, 1.0), (0.6, 0.85, 0.2, 1.0), (1.0, 0.4, 0.5, 1.0),
+    (0.3, 0.5, 0.8, 1.0), (0.9, 0.7, 0.5, 1.0), (0.5, 0.9, 0.9, 1.0), (0.8, 0.3, 0.3, 1.0),
+)
+
+SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb"}
+
+
+@dataclass(frozen=True)
+class AttachResult:
+    """What ``attach_obbs`` did: ``written + filtered == number of boxes``; nothing is dropped silently."""
+    written: int
+    filtered: int
+    written_mask: np.ndarray  # (N,) bool, in input order
+    per_frame: tuple[int, ...] = ()  # objects written per frame (batch form)
+
+    @property
+    def filtered_indices(self) -> np.ndarray:
+        """Indices (input order) of the boxes not written because they lie fully outside their frame."""
+        return np.flatnonzero(~self.written_mask)
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """The NvDsObjectMeta fields of one object, as read (copies; safe to keep)."""
+    address: int
+    object_id: int
+    class_id: int
+    component_id: int
+    confidence: float
+    tracker_confidence: float
+    label: str
+    rect: tuple[float, float, float, float]          # rect_params left, top, width, height
+    detector_bbox: tuple[float, float, float, float]  # detector_bbox_info left, top, width, height
+    rotation_angle: float                             # degrees (DS 9 layout), else 0
+    num_user_meta: int
+
+    @property
+    def tracked(self) -> bool:
+        return self.object_id != layouts.UNTRACKED_OBJECT_ID
+
+
+@dataclass(frozen=True)
+class Obb:
+    """The oriented box of one object: cx, cy, w, h, angle (radians, clockwise on screen) and its 4 corners.
+
+    ``source`` says where it came from: ``"user_meta"`` (obbmeta's payload), ``"rotation_angle"`` (DS 9
+    rect_params rotation, e.g. written by nvinfer) or ``"aabb"`` (last resort: rect_params as a 0-degree box).
+    """
+    xywhr: tuple[float, float, float, float, float]
+    corners: tuple[tuple[float, float], ...]
+    source: str
+    flags: int
+
+    @property
+    def exact(self) -> bool:
+        return self.source == "user_meta"
+
+
+# ---------------------------------------------------------------- input normalisation
+
+def _to_numpy(value: Any, name: str) -> np.ndarray:
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor, without importing torch
+        value = value.detach().cpu().numpy()
+    elif not isinstance(value, np.ndarray):
+        try:
+            value = np.asarray(value)
+        except Exception as exc:  # noqa: BLE001
+            raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}") from exc
+    return value
+
+
+def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if boxes is not None:
+        if xywhr is not None or scores is not None or labels is not None:
+            raise TypeError("pass either boxes (OrientedBoxes) or xywhr=/scores=/labels=, not both")
+        if not all(hasattr(boxes, a) for a in ("xywhr", "scores", "labels")):
+            raise TypeError("boxes must be an OrientedBoxes (with .xywhr, .scores, .labels); for plain arrays use "
+                            "xywhr=(N,5), scores=(N,), labels=(N,)")
+        xywhr, scores, labels = boxes.xywhr, boxes.scores, boxes.labels
+    if xywhr is None:
+        raise TypeError("no boxes given: pass an OrientedBoxes or xywhr=(N,5) float32")
+    x = _to_numpy(xywhr, "xywhr")
+    if x.ndim != 2 or x.shape[1] != 5:
+        raise ValueError(f"xywhr must have shape (N, 5) = cx, cy, w, h, angle (radians); got {tuple(x.shape)}")
+    if x.dtype.kind != "f":
+        raise TypeError(f"xywhr must be a floating-point array (float32), got dtype {x.dtype}")
+    n = x.shape[0]
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if scores is None:
+        s = np.ones(n, dtype=np.float32)
+    else:
+        s = _to_numpy(scores, "scores")
+        if s.shape != (n,):
+            raise ValueError(f"scores must have shape (N,) = ({n},) to match xywhr; got {tuple(s.shape)}")
+        if s.dtype.kind != "f":
+            raise TypeError(f"scores must be a floating-point array (float32), got dtype {s.dtype}")
+        s = np.ascontiguousarray(s, dtype=np.float32)
+    if labels is None:
+        lab = np.zeros(n, dtype=np.int64)
+    else:
+        lab = _to_numpy(labels, "labels")
+        if lab.shape != (n,):
+            raise ValueError(f"labels must have shape (N,) = ({n},) to match xywhr; got {tuple(lab.shape)}")
+        if lab.dtype.kind not in "iu":
+            raise TypeError(f"labels must be an integer array (int64 class ids), got dtype {lab.dtype}")
+        lab = np.ascontiguousarray(lab, dtype=np.int64)
+    return x, s, lab
+
+
+def cut_label(name: str) -> bytes:
+    """``name`` as UTF-8, cut to at most 127 bytes on a character boundary (obj_label holds 128 with the NUL)."""
+    if not isinstance(name, str):
+        raise TypeError(f"class names must be str, got {type(name).__name__}")
+    if "\x00" in name:
+        raise ValueError(f"class name {name!r} contains a NUL character")
+    raw = name.encode("utf-8")
+    if len(raw) <= layouts.MAX_LABEL_SIZE - 1:
+        return raw
+    return raw[: layouts.MAX_LABEL_SIZE - 1].decode("utf-8", "ignore").encode("utf-8")
+
+
+@lru_cache(maxsize=64)
+def _label_table(names: tuple[str, ...]) -> tuple[Any, int, tuple[bytes, ...]]:
+    encoded = tuple(cut_label(n) for n in names)
+    table = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
+    return table, len(encoded), encoded  # keep the bytes alive with the table
+
+
+@lru_cache(maxsize=64)
+def _palette_table(palette: tuple[tuple[float, ...], ...]) -> tuple[Any, int]:
+    flat = []
+    for k, colour in enumerate(palette):
+        if len(colour) != 4 or not all(0.0 <= float(v) <= 1.0 for v in colour):
+            raise ValueError(f"palette[{k}] must be (r, g, b, a) with values in 0..1, got {colour!r}")
+        flat.extend(float(v) for v in colour)
+    if not flat:
+        raise ValueError("palette must hold at least one (r, g, b, a) colour")
+    return (ctypes.c_double * len(flat))(*flat), len(palette)
+
+
+def _batch_of(batch: Any) -> BatchMeta:
+    if isinstance(batch, BatchMeta):
+        return batch
+    if isinstance(batch, int) and not isinstance(batch, bool):
+        return BatchMeta.from_address(batch)
+    raise TypeError(f"batch must be an obbmeta.nvds.BatchMeta or an NvDsBatchMeta* int, got {type(batch).__name__}")
+
+
+def _frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
+    if isinstance(frame, FrameMeta):
+        return frame
+    if isinstance(frame, int) and not isinstance(frame, bool):
+        return FrameMeta(frame, batch)
+    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
+
+
+def _frame_size(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
+    if frame_size is None:
+        size = frame.size
+        if size is None:
+            raise ValueError("the frame meta has neither pipeline_width/height nor source_frame_width/height set; "
+                             "pass frame_size=(width, height) of the batched surface")
+        return float(size[0]), float(size[1])
+    try:
+        w, h = (float(v) for v in frame_size)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"frame_size must be (width, height), got {frame_size!r}") from exc
+    if not (w > 0 and h > 0 and np.isfinite(w) and np.isfinite(h)):
+        raise ValueError(f"frame_size must be two positive finite numbers, got {frame_size!r}")
+    return w, h
+
+
+def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
+    if code == -3 and bad >= 0:
+        row = x[bad]
+        if not np.isfinite(row).all():
+            return ValueError(f"xywhr[{bad}] = {row.tolist()} is not finite (NaN or inf); boxes must be finite")
+        if not np.isfinite(s[bad]):
+            return ValueError(f"scores[{bad}] = {float(s[bad])} is not finite")
+        return ValueError(f"xywhr[{bad}] = {row.tolist()} has w <= 0 or h <= 0; widths and heights must be > 0")
+    if code == -5 and bad >= 0:
+        if lab[bad] < 0 or lab[bad] > 2**31 - 1:
+            return ValueError(f"labels[{bad}] = {int(lab[bad])}: class ids must be in 0..2**31-1")
+        return ValueError(f"labels[{bad}] = {int(lab[bad])} has no entry in class_names (len {n_names})")
+    if code == -2:
+        return ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
+                          f"the loaded library has {_core.get().layout.name}")
+    return RuntimeError(f"obbmeta's C writer failed: {_core.ERRORS.get(code, code)}")
+
+
+# ---------------------------------------------------------------- attach
+
+def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
+            x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
+            border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
+            ) -> AttachResult:
+    core = batch._core
+    if not isinstance(component_id, int) or isinstance(component_id, bool) or not 0 <= component_id < 2**31:
+        raise ValueError(f"component_id must be an int in 0..2**31-1, got {component_id!r}")
+    if not isinstance(border_width, int) or isinstance(border_width, bool) or not 0 <= border_width < 2**31:
+        raise ValueError(f"border_width must be an int >= 0, got {border_width!r}")
+    if rotation_angle and not core.layout.has_rotation_angle:
+        raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
+                         f"the loaded library has {core.layout.name}")
+    n = x.shape[0]
+    params = _core.WriteParams()
+    params.xywhr, params.scores, params.labels, params.n = x.ctypes.data, s.ctypes.data, lab.ctypes.data, n
+    n_names = None
+    if class_names is not None:
+        if isinstance(class_names, (str, bytes)):
+            raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
+        table, n_names, _keep = _label_table(tuple(class_names))
+        params.label_text, params.num_labels = table, n_names
+    pal, n_colors = _palette_table(tuple(tuple(c) for c in palette))
+    params.palette, params.num_colors = pal, n_colors
+    params.component_id, params.border_width = component_id, border_width
+    params.flags = (_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
+
+    nf = len(frames)
+    frame_arr = (ctypes.c_void_p * max(nf, 1))(*[f.address for f in frames])
+    offsets = np.zeros(nf + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    size_arr = np.ascontiguousarray(sizes, dtype=np.float64).reshape(-1)
+    mask = np.zeros(max(n, 1), dtype=np.uint8)
+    n_filtered, bad = ctypes.c_int64(0), ctypes.c_int64(-1)
+    written = core.c.obbmeta_nvds_attach(
+        core.layout.id, batch.address, frame_arr, offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), nf,
+        size_arr.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ctypes.byref(params),
+        mask.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), ctypes.byref(n_filtered), ctypes.byref(bad))
+    if written < 0:
+        raise _explain(written, bad.value, x, s, lab, n_names)
+    written_mask = mask[:n].astype(bool)
+    per_frame = tuple(int(written_mask[offsets[i]:offsets[i + 1]].sum()) for i in range(nf)) if nf > 1 else (written,)
+    return AttachResult(int(written), int(n_filtered.value), written_mask, per_frame)
+
+
+def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence[str] | None = None,
+                component_id: int = DEFAULT_COMPONENT_ID, *, xywhr: Any = None, scores: Any = None,
+                labels: Any = None, frame_size: tuple[float, float] | None = None,
+                border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
+                rotation_angle: bool = False, display_text: bool = True) -> AttachResult:
+    """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
+
+    Args:
+        batch: a :class:`BatchMeta` or an ``NvDsBatchMeta*`` int (pyds: ``hash(batch_meta)`` is not it; use
+            ``BatchMeta.from_gst_buffer(hash(gst_buffer))``).
+        frame: a :class:`FrameMeta` of that batch, or an ``NvDsFrameMeta*`` int.
+        boxes: an ``OrientedBoxes`` (``.xywhr`` (N,5) float32 cx, cy, w, h, angle in radians clockwise on screen;
+            ``.scores`` (N,); ``.labels`` (N,) int64), CPU or CUDA; or pass ``xywhr=``/``scores=``/``labels=``.
+            Coordinates are pixels of the batched surface (nvstreammux output).
+        class_names: ``class_names[label]`` becomes ``obj_label`` (cut to 127 bytes); None: the class id.
+        component_id: ``unique_component_id`` of every object (what nvinfer's ``gie-unique-id`` would be).
+        frame_size: (width, height) for clipping; default: the frame meta's pipeline/source size.
+        rotation_angle: DS 9 only: rect_params = the un-rotated box + ``rotation_angle`` degrees (nvdsosd draws
+            the OBB; nvtracker then tracks the un-rotated box). Default: rect_params = tight clipped AABB.
+        display_text: set ``text_params.display_text`` to the label (nvdsosd draws text only when it is set).
+
+    Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``).
+    """
+    b = _batch_of(batch)
+    f = _frame_of(frame, b)
+    x, s, lab = _prepare(boxes, xywhr, scores, labels)
+    return _attach(b, [f], [_frame_size(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
+                   border_width, palette, rotation_angle, display_text)
+
+
+def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[Any] | None = None,
+                      class_names: Sequence[str] | None = None, component_id: int = DEFAULT_COMPONENT_ID, *,
+                      frame_sizes: Sequence[tuple[float, float]] | None = None,
+                      border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
+                      rotation_angle: bool = False, display_text: bool = True) -> AttachResult:
+    """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
+    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask`` is
+    over the concatenation of all detections; ``per_frame`` counts what each frame got."""
+    b = _batch_of(batch)
+    fs = b.frames if frames is None else [_frame_of(f, b) for f in frames]
+    if len(detections) != len(fs):
+        raise ValueError(f"detections has {len(detections)} entries but there are {len(fs)} frames")
+    if frame_sizes is not None and len(frame_sizes) != len(fs):
+        raise ValueError(f"frame_sizes has {len(frame_sizes)} entries but there are {len(fs)} frames")
+    xs, ss, ls, counts, sizes = [], [], [], [], []
+    for i, det in enumerate(detections):
+        try:
+            if isinstance(det, tuple):
+                x, s, lab = _prepare(None, *det) if len(det) == 3 else _prepare(None, det[0], None, None)
+            else:
+                x, s, lab = _prepare(det, None, None, None)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"detections[{i}]: {exc}") from None
+        xs.append(x), ss.append(s), ls.append(lab), counts.append(x.shape[0])
+        sizes.append(_frame_size(fs[i], None if frame_sizes is None else frame_sizes[i]))
+    x = np.concatenate(xs) if xs else np.zeros((0, 5), np.float32)
+    s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
+    lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
+    return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
+                   rotation_angle, display_text)
+
+
+# ---------------------------------------------------------------- read
+
+def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
+    if isinstance(frame, FrameMeta):
+        f = frame
+    elif isinstance(frame, int) and not isinstance(frame, bool):
+        f = FrameMeta(frame, _batch_of(batch) if batch is not None else None)  # type: ignore[arg-type]
+    else:
+        raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
+    core = _core.get()
+    batch_address = f.batch.address if f.batch is not None else None
+    n = core.c.obbmeta_nvds_count_objects(f.address)
+    rows = (_core.ReadRow * max(n, 1))()
+    got = core.c.obbmeta_nvds_read(core.layout.id, batch_address, f.address, rows, n)
+    if got < 0:
+        raise RuntimeError(f"obbmeta's C reader failed: {_core.ERRORS.get(got, got)}")
+    return rows, min(got, n)
+
+
+def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
+    """Every object of ``frame`` (``obj_meta_list`` order: DeepStream prepends, so the newest first) with its
+    oriented box: obbmeta's payload when present, else the DS 9 rotation, else rect_params as a 0-degree box
+    (``Obb.source`` says which). Works on any frame, including copies made by NVIDIA's copy functions."""
+    rows, n = _read_rows(frame, batch)
+    out = []
+    for r in rows[:n]:
+        info = ObjectInfo(
+            address=int(r.address), object_id=int(r.object_id), class_id=int(r.class_id),
+            component_id=int(r.component_id), confidence=float(r.confidence),
+            tracker_confidence=float(r.tracker_confidence),
+            label=r.label.decode("utf-8", "replace"), rect=tuple(r.rect), detector_bbox=tuple(r.detector_bbox),
+            rotation_angle=float(r.rotation_angle), num_user_meta=int(r.num_user_meta))
+        c = list(r.corners)
+        obb = Obb(xywhr=tuple(r.xywhr), corners=tuple((c[2 * k], c[2 * k + 1]) for k in range(4)),
+                  source=SOURCES[int(r.source)], flags=int(r.obb_flags))
+        out.append((info, obb))
+    return out
+
+
+def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
+    """Like :func:`read_obbs` but as arrays (N rows, ``obj_meta_list`` order): ``xywhr`` (N,5), ``corners``
+    (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
+    1 rotation_angle, 2 aabb)."""
+    rows, n = _read_rows(frame, batch)
+    table = np.frombuffer(rows, dtype=_row_dtype(), count=n)
+    return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
+            "rect": table["rect"].copy(), "class_id": table["class_id"].copy(),
+            "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
+            "source": table["source"].copy()}
+
+
+@lru_cache(maxsize=1)
+def _row_dtype() -> np.dtype:
+    def fmt(ct: Any) -> Any:
+        if issubclass(ct, ctypes.Array):
+            base = fmt(ct._type_)
+            return (base, (ct._length_,)) if ct._type_ is not ctypes.c_char else f"S{ct._length_}"
+        return np.dtype(ct)
+    names = [name for name, _ in _core.ReadRow._fields_]
+    formats = [fmt(t) for _, t in _core.ReadRow._fields_]
+    offsets = [getattr(_core.ReadRow, name).offset for name in names]
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": ctypes.sizeof(_core.ReadRow)})
