@@ -1,0 +1,132 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import reference
+from obbmeta import Letterbox, OrientedBoxes
+from obbmeta.decode import detect_format, yolo_obb
+
+
+def raw_output(batch=2, nc=3, n=400, seed=0):
+    """A synthetic (B, 4+nc+1, N) YOLO-OBB head output: clustered boxes, sigmoid-range scores."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((batch, 4 + nc + 1, n), dtype=np.float32)
+    for b in range(batch):
+        boxes, _, labels = reference.clustered_scene(n, seed + b, extent=640.0)
+        out[b, :4] = boxes[:, :4].T
+        out[b, -1] = (boxes[:, 4] % math.pi) - math.pi / 4  # the head's (-pi/4, 3pi/4) range
+        scores = rng.uniform(0, 0.3, size=(nc, n)).astype(np.float32)
+        scores[labels % nc, np.arange(n)] = rng.uniform(0.1, 1.0, size=n)
+        out[b, 4:4 + nc] = scores
+    return torch.from_numpy(out)
+
+
+def reference_decode(x, conf, iou, max_det, agnostic=False):
+    """Ultralytics' single-label rules with greedy shapely NMS: best class > conf, class-aware NMS, max_det."""
+    x = x.T.numpy()
+    scores_all = x[:, 4:-1]
+    labels, scores = scores_all.argmax(1), scores_all.max(1)
+    keep = scores > conf
+    boxes = np.c_[x[:, :4], x[:, -1]][keep]
+    scores, labels = scores[keep], labels[keep]
+    order = reference.greedy_nms(boxes, scores, iou, labels=None if agnostic else labels)[:max_det]
+    return boxes[order], scores[order], labels[order]
+
+
+@pytest.mark.parametrize("agnostic", [False, True])
+def test_raw_output_matches_reference_decode(agnostic):
+    out = raw_output()
+    dets = yolo_obb(out, conf=0.4, iou=0.5, max_det=50, agnostic=agnostic)
+    assert len(dets) == 2 and all(isinstance(d, OrientedBoxes) for d in dets)
+    for b in range(2):
+        boxes, scores, labels = reference_decode(out[b], 0.4, 0.5, 50, agnostic)
+        np.testing.assert_array_equal(dets[b].xywhr.numpy(), boxes)
+        np.testing.assert_array_equal(dets[b].scores.numpy(), scores)
+        np.testing.assert_array_equal(dets[b].labels.numpy(), labels)
+
+
+def test_conf_is_strict_and_classes_filter():
+    out = torch.zeros(1, 4 + 2 + 1, 3)
+    out[0, :4] = torch.tensor([[10.0, 100, 200], [10, 100, 200], [5, 5, 5], [5, 5, 5]])
+    out[0, 4] = torch.tensor([0.25, 0.9, 0.1])
+    out[0, 5] = torch.tensor([0.1, 0.1, 0.8])
+    dets = yolo_obb(out, conf=0.25)[0]
+    assert dets.labels.tolist() == [0, 1] and dets.scores.tolist() == pytest.approx([0.9, 0.8])
+    assert yolo_obb(out, conf=0.25, classes=[1])[0].labels.tolist() == [1]
+
+
+def test_multi_label_emits_every_class_above_conf():
+    out = torch.zeros(1, 4 + 2 + 1, 1)
+    out[0, :4, 0] = torch.tensor([50.0, 50, 20, 10])
+    out[0, 4:6, 0] = torch.tensor([0.7, 0.6])
+    dets = yolo_obb(out, conf=0.5, multi_label=True)[0]
+    assert sorted(dets.labels.tolist()) == [0, 1]  # same box, different classes: never suppressed
+    assert len(yolo_obb(out, conf=0.5)[0]) == 1
+
+
+def test_max_det_and_max_nms():
+    out = raw_output(batch=1, n=300)
+    assert len(yolo_obb(out, conf=0.1, iou=1.0, max_det=7)[0]) == 7
+    top = yolo_obb(out, conf=0.1, iou=1.0, max_det=300, max_nms=20)[0]
+    assert len(top) == 20
+
+
+def test_letterbox_maps_back_to_source_pixels():
+    out = raw_output(batch=1)
+    lb = Letterbox.fit((1920, 1080), (640, 640))
+    plain = yolo_obb(out, conf=0.4)[0]
+    mapped = yolo_obb(out, conf=0.4, letterbox=lb)[0]
+    assert torch.allclose(mapped.xywhr[:, 0], (plain.xywhr[:, 0] - lb.pad_x) / lb.scale)
+    assert torch.allclose(mapped.xywhr[:, 1], (plain.xywhr[:, 1] - lb.pad_y) / lb.scale)
+    assert torch.allclose(mapped.xywhr[:, 2:4], plain.xywhr[:, 2:4] * 3)
+    assert torch.equal(mapped.xywhr[:, 4], plain.xywhr[:, 4])
+
+
+def test_end_to_end_output_filters_without_nms():
+    out = torch.zeros(2, 300, 7)
+    out[0, :3] = torch.tensor([[10.0, 10, 8, 4, 0.9, 2, 0.3], [10, 10, 8, 4, 0.8, 2, 0.3], [50, 50, 8, 4, 0.2, 1, 0.1]])
+    dets = yolo_obb(out, conf=0.25)
+    assert len(dets[0]) == 2 and len(dets[1]) == 0  # duplicates kept: the model already did NMS
+    assert dets[0].xywhr[0].tolist() == pytest.approx([10, 10, 8, 4, 0.3])
+    assert dets[0].labels.tolist() == [2, 2]
+    assert len(yolo_obb(out, conf=0.1, classes=[1])[0]) == 1
+    assert len(yolo_obb(out, conf=0.1, max_det=1)[0]) == 1
+
+
+def test_format_detection_and_forcing():
+    assert detect_format((1, 20, 21504)) == "raw"
+    assert detect_format((1, 300, 7)) == "e2e"
+    with pytest.raises(ValueError, match="ambiguous"):
+        detect_format((1, 7, 7))
+    out = torch.zeros(1, 7, 7)
+    assert len(yolo_obb(out, format="raw")[0]) == 0 and len(yolo_obb(out, format="e2e")[0]) == 0
+    with pytest.raises(ValueError, match="format must be 'raw', 'e2e' or None"):
+        yolo_obb(out, format="onnx")
+
+
+@pytest.mark.parametrize(
+    "output, kwargs, error, match",
+    [
+        (torch.zeros(20, 100), {}, ValueError, r"output must have shape \(B, 4\+nc\+1, N\)"),
+        (torch.zeros(1, 5, 100), {}, ValueError, "output must have shape"),
+        (torch.zeros(1, 20, 100, dtype=torch.int32), {}, TypeError, "floating-point"),
+        (np.zeros((1, 20, 100)), {}, TypeError, "output must be a torch.Tensor"),
+        (torch.zeros(1, 20, 100), {"conf": 2.0}, ValueError, r"conf must be in \[0, 1\]"),
+        (torch.zeros(1, 20, 100), {"iou": -0.1}, ValueError, r"iou must be in \[0, 1\]"),
+        (torch.zeros(1, 20, 100), {"max_det": -1}, ValueError, "max_det must be an int >= 0"),
+        (torch.zeros(1, 20, 100), {"letterbox": (1, 0, 0)}, TypeError, "letterbox must be an obbmeta.Letterbox"),
+    ],
+)
+def test_bad_inputs_raise_clear_errors(output, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        yolo_obb(output, **kwargs)
+
+
+def test_nan_in_kept_boxes_is_an_error_not_a_silent_drop():
+    out = torch.zeros(1, 7, 2)
+    out[0, :4, 0] = torch.tensor([10.0, 10, float("nan"), 4])
+    out[0, 4, 0] = 0.9
+    with pytest.raises(ValueError, match="NaN"):
+        yolo_obb(out)

@@ -1,0 +1,121 @@
+"""The tests' own view of NVIDIA's DeepStream 9.1 structs: byte offsets worked out by hand from the public headers
+(`nvdsmeta.h`, `nvll_osd_struct.h`, LP64), read and written as raw memory.
+
+Deliberately a different representation from obbmeta.nvds.layouts (ctypes Structures): the tests assert what
+NVIDIA's own functions do through these numbers, so a mistake in either one shows up as a disagreement.
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+# NvDsBaseMeta: batch_meta 0, meta_type 8, uContext 16, copy_func 24, release_func 32 (40 bytes).
+BASE_BATCH, BASE_TYPE, BASE_COPY, BASE_RELEASE = 0, 8, 24, 32
+
+BATCH = dict(max_frames_in_batch=40, num_frames_in_batch=44, frame_pool=48, obj_pool=56, classifier_pool=64,
+             display_pool=72, user_pool=80, label_pool=88, frame_meta_list=96, batch_user_meta_list=104)
+POOL = dict(meta_type=0, max_elements=4, element_size=8, num_empty=12, num_full=16)
+
+FRAME = dict(pad_index=40, batch_id=44, frame_num=48, buf_pts=56, source_id=72, source_frame_width=80,
+             source_frame_height=84, num_obj_meta=96, bInferDone=100, obj_meta_list=104, display_meta_list=112,
+             frame_user_meta_list=120, pipeline_width=160, pipeline_height=164)
+
+# NvDsObjectMeta, DeepStream 9.x (NvOSD_RectParams is 112 bytes with rotation_angle at +104).
+OBJ = dict(parent=40, unique_component_id=48, class_id=52, object_id=56, det_left=64, det_top=68, det_width=72,
+           det_height=76, trk_left=80, confidence=96, tracker_confidence=100,
+           rect_left=104, rect_top=108, rect_width=112, rect_height=116, border_width=120, border_color=128,
+           has_bg_color=160, bg_color=168, has_color_info=200, color_id=204, rotation_angle=208,
+           mask_data=216, mask_size=224, display_text=240, text_x=248, text_y=252, font_name=256, font_size=264,
+           font_color=272, set_bg_clr=304, text_bg_clr=312, obj_label=344, classifier_meta_list=472,
+           obj_user_meta_list=480, misc_obj_info=488, reserved=520)
+OBJ_SIZE = 552
+
+USER = dict(user_meta_data=40)
+USER_SIZE = 48
+
+# obbmeta's payload obbmeta_obb_v1 (docs/nvds.md): version, struct_size, cx, cy, w, h, angle, corners[8], flags.
+PAYLOAD = dict(version=0, struct_size=4, cx=8, cy=12, w=16, h=20, angle=24, corners=28, flags=60)
+PAYLOAD_SIZE = 64
+
+NVDS_FRAME_META, NVDS_OBJ_META, NVDS_USER_META = 2, 3, 7
+UNTRACKED = 0xFFFFFFFFFFFFFFFF
+
+
+def u32(addr: int) -> int:
+    return ctypes.c_uint32.from_address(addr).value
+
+
+def i32(addr: int) -> int:
+    return ctypes.c_int32.from_address(addr).value
+
+
+def u64(addr: int) -> int:
+    return ctypes.c_uint64.from_address(addr).value
+
+
+def f32(addr: int) -> float:
+    return ctypes.c_float.from_address(addr).value
+
+
+def f64(addr: int) -> float:
+    return ctypes.c_double.from_address(addr).value
+
+
+def ptr(addr: int) -> int:
+    return ctypes.c_void_p.from_address(addr).value or 0
+
+
+def cstr(addr: int) -> bytes:
+    return ctypes.string_at(addr)
+
+
+def glist(head: int) -> list[int]:
+    """The data pointers of a GList (data at 0, next at 8)."""
+    out = []
+    node = head
+    while node:
+        out.append(ptr(node))
+        node = ptr(node + 8)
+    return out
+
+
+def frames_of(batch: int) -> list[int]:
+    return glist(ptr(batch + BATCH["frame_meta_list"]))
+
+
+def objects_of(frame: int) -> list[int]:
+    return glist(ptr(frame + FRAME["obj_meta_list"]))
+
+
+def user_metas_of(obj: int) -> list[int]:
+    return glist(ptr(obj + OBJ["obj_user_meta_list"]))
+
+
+def pool_element_size(batch: int, pool: str) -> int:
+    return u32(ptr(batch + BATCH[pool]) + POOL["element_size"])
+
+
+def load_nvds_meta() -> ctypes.CDLL:
+    """NVIDIA's library from the wheel, opened by the tests themselves (the same file obbmeta loads)."""
+    from obbmeta.nvds import _library
+
+    lib = ctypes.CDLL(str(_library.load().meta_path))
+    vp = ctypes.c_void_p
+    for name, args, res in (
+        ("nvds_create_batch_meta", [ctypes.c_uint], vp), ("nvds_destroy_batch_meta", [vp], ctypes.c_int),
+        ("nvds_acquire_frame_meta_from_pool", [vp], vp), ("nvds_add_frame_meta_to_batch", [vp, vp], None),
+        ("nvds_acquire_obj_meta_from_pool", [vp], vp), ("nvds_add_obj_meta_to_frame", [vp, vp, vp], None),
+        ("nvds_acquire_user_meta_from_pool", [vp], vp), ("nvds_add_user_meta_to_obj", [vp, vp], None),
+        ("nvds_copy_obj_meta", [vp, vp], None), ("nvds_batch_meta_copy_func", [vp, vp], vp),
+        ("nvds_batch_meta_release_func", [vp, vp], None), ("nvds_clear_obj_meta_list", [vp, vp], None),
+        ("nvds_get_user_meta_type", [ctypes.c_char_p], ctypes.c_int),
+    ):
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, res
+    return lib
+
+
+def wheel_lib_dir() -> Path:
+    from obbmeta.nvds import _library
+
+    return _library.load().meta_path.parent

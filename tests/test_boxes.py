@@ -1,0 +1,162 @@
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st
+
+import reference
+from obbmeta import Letterbox, OrientedBoxes
+
+
+def make(rows, scores=None, labels=None):
+    rows = torch.tensor(rows, dtype=torch.float32)
+    n = len(rows)
+    return OrientedBoxes(rows, torch.linspace(0.9, 0.5, n) if scores is None else torch.tensor(scores),
+                         torch.arange(n) if labels is None else torch.tensor(labels))
+
+
+def test_fields_are_cast_to_the_documented_dtypes():
+    b = OrientedBoxes(torch.zeros(2, 5, dtype=torch.float64), np.array([0.5, 0.4]), [1, 2])
+    assert b.xywhr.dtype == torch.float32 and b.scores.dtype == torch.float32 and b.labels.dtype == torch.int64
+    assert len(b) == 2 and b.device == torch.device("cpu")
+
+
+@pytest.mark.parametrize(
+    "xywhr, scores, labels, error, match",
+    [
+        (torch.zeros(2, 4), torch.zeros(2), torch.zeros(2, dtype=torch.int64), ValueError, r"xywhr must have shape \(N, 5\)"),
+        (torch.zeros(2, 5), torch.zeros(3), torch.zeros(2, dtype=torch.int64), ValueError, r"scores must have shape \(2,\)"),
+        (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2, 1, dtype=torch.int64), ValueError, r"labels must have shape \(2,\)"),
+        (torch.zeros(2, 5, dtype=torch.int32), torch.zeros(2), torch.zeros(2, dtype=torch.int64), TypeError, "xywhr must be a floating-point"),
+        (torch.zeros(2, 5), torch.zeros(2, dtype=torch.int64), torch.zeros(2, dtype=torch.int64), TypeError, "scores must be a floating-point"),
+        (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2), TypeError, "labels must be an integer"),
+        (torch.zeros(2, 5), torch.zeros(2, device="meta"), torch.zeros(2, dtype=torch.int64), ValueError, "scores is on meta"),
+        ("boxes", torch.zeros(2), torch.zeros(2), TypeError, "xywhr must be a torch.Tensor or array-like"),
+    ],
+)
+def test_construction_rejects_bad_fields_with_clear_errors(xywhr, scores, labels, error, match):
+    with pytest.raises(error, match=match):
+        OrientedBoxes(xywhr, scores, labels)
+
+
+def test_indexing_by_int_slice_mask_and_indices_returns_oriented_boxes():
+    b = make([[i, 0, 1, 1, 0] for i in range(5)])
+    assert b[1].xywhr[:, 0].tolist() == [1]
+    assert b[-1].xywhr[:, 0].tolist() == [4]
+    assert b[1:3].labels.tolist() == [1, 2]
+    assert b[torch.tensor([True, False, True, False, False])].labels.tolist() == [0, 2]
+    assert b[[4, 0]].labels.tolist() == [4, 0]
+    with pytest.raises(IndexError, match=r"boolean mask must have shape \(5,\)"):
+        b[torch.tensor([True, False])]
+
+
+def test_empty_and_cat():
+    e = OrientedBoxes.empty()
+    assert len(e) == 0 and e.xywhr.shape == (0, 5)
+    both = OrientedBoxes.cat([make([[0, 0, 1, 1, 0]]), e, make([[5, 5, 2, 2, 1]], labels=[7])])
+    assert both.labels.tolist() == [0, 7] and len(OrientedBoxes.cat([])) == 0
+    with pytest.raises(TypeError, match=r"items\[1\] must be OrientedBoxes"):
+        OrientedBoxes.cat([e, "x"])
+
+
+def test_methods_return_new_objects_and_never_mutate():
+    b = make([[10, 10, 4, 2, 0.3]])
+    before = b.xywhr.clone()
+    b.rescale(Letterbox(2.0, 1, 1)), b.clip(12, 12), b.to("cpu"), b.polygons(), b.aabb()
+    assert torch.equal(b.xywhr, before)
+
+
+def test_polygons_aabb_area_numpy():
+    b = make([[10, 20, 4, 2, 0.0]])
+    assert b.polygons()[0].tolist() == [[8, 19], [12, 19], [12, 21], [8, 21]]
+    assert b.aabb()[0].tolist() == [8, 19, 12, 21]
+    assert b.area().tolist() == [8]
+    arrays = b.numpy()
+    assert isinstance(arrays.xywhr, np.ndarray) and arrays.labels.dtype == np.int64
+
+
+def test_rescale_inverts_the_letterbox():
+    src = make([[100, 50, 40, 10, 0.4]])
+    lb = Letterbox(0.5, 3.0, 7.0)
+    model = OrientedBoxes(torch.tensor([[100 * 0.5 + 3, 50 * 0.5 + 7, 20, 5, 0.4]]), src.scores, src.labels)
+    assert torch.allclose(model.rescale(lb).xywhr, src.xywhr)
+
+
+def test_letterbox_fit_matches_ultralytics_padding():
+    lb = Letterbox.fit((1920, 1080), (640, 640))
+    assert lb.scale == pytest.approx(1 / 3) and lb.pad_x == 0 and lb.pad_y == 140
+    assert Letterbox.fit((1920, 1080), (640, 640), center=False).pad_y == 0
+    with pytest.raises(ValueError, match="scale must be > 0"):
+        Letterbox(0.0)
+    with pytest.raises(TypeError, match=r"source_size must be a \(width, height\) pair"):
+        Letterbox.fit(1920, (640, 640))
+
+
+frame_box = st.tuples(
+    st.floats(-50, 150, width=32), st.floats(-50, 150, width=32), st.floats(1, 120, width=32),
+    st.floats(1, 120, width=32), st.floats(-3.25, 3.25, width=32),
+)
+
+
+@given(frame_box)
+def test_clip_gives_the_minimum_rectangle_around_the_part_inside_the_frame(b):
+    from shapely.geometry import box as sbox
+
+    W, H = 100.0, 80.0
+    part = reference.rect(*b).intersection(sbox(0, 0, W, H))
+    clipped = make([b]).clip(W, H).xywhr[0].double().tolist()
+    got = reference.rect(*clipped)
+    if part.area < 1e-3:
+        return  # touching or outside: any degenerate answer inside the frame is fine, see the next test
+    # It contains the inside part and has the area of shapely's minimum rotated rectangle around it.
+    assert got.buffer(1e-3).contains(part)
+    assert got.area == pytest.approx(part.minimum_rotated_rectangle.area, rel=1e-4, abs=1e-3)
+
+
+def test_clip_outside_box_becomes_empty_and_inside_box_is_unchanged():
+    b = make([[-100, -100, 10, 10, 0.3], [50, 40, 10, 6, 0.7], [5, 40, 20, 10, 0.0]])
+    c = b.clip(100, 80)
+    assert c.xywhr[0, 2:4].tolist() == [0, 0]
+    assert torch.equal(c.xywhr[1], b.xywhr[1])
+    assert c.xywhr[2].tolist() == pytest.approx([7.5, 40, 15, 10, 0])  # axis-aligned: classic clip
+    assert c.nonempty().tolist() == [False, True, True]
+
+
+def test_from_polygons():
+    b = OrientedBoxes.from_polygons([[0, 0, 4, 0, 4, 2, 0, 2]], scores=[0.7], labels=[3])
+    assert b.xywhr.tolist() == [[2, 1, 4, 2, 0]] and b.labels.tolist() == [3]
+
+
+def test_from_ultralytics_accepts_results_obb_objects_and_data_tensors():
+    xywhr = torch.tensor([[10.0, 20, 30, 5, 0.2]])
+    obb = SimpleNamespace(xywhr=xywhr, conf=torch.tensor([0.8]), cls=torch.tensor([2.0]))
+    for src in (obb, SimpleNamespace(obb=obb), torch.tensor([[10.0, 20, 30, 5, 0.2, 0.8, 2]]),
+                torch.tensor([[10.0, 20, 30, 5, 0.2, 17, 0.8, 2]])):
+        b = OrientedBoxes.from_ultralytics(src)
+        assert torch.equal(b.xywhr, xywhr) and b.scores.tolist() == pytest.approx([0.8]) and b.labels.tolist() == [2]
+    with pytest.raises(ValueError, match="result.obb is None"):
+        OrientedBoxes.from_ultralytics(SimpleNamespace(obb=None))
+    with pytest.raises(ValueError, match=r"\(N, 7\)"):
+        OrientedBoxes.from_ultralytics(torch.zeros(3, 6))
+
+
+def test_from_mmrotate_1x_and_0x():
+    rb = SimpleNamespace(tensor=torch.tensor([[1.0, 2, 3, 4, 0.5], [5, 6, 7, 8, 0.1]]))
+    sample = SimpleNamespace(pred_instances=SimpleNamespace(bboxes=rb, scores=torch.tensor([0.9, 0.2]),
+                                                            labels=torch.tensor([4, 1])))
+    b = OrientedBoxes.from_mmrotate(sample, score_thr=0.3)
+    assert b.xywhr.tolist() == [[1, 2, 3, 4, 0.5]] and b.labels.tolist() == [4]
+    legacy = [np.zeros((0, 6)), np.array([[1, 2, 3, 4, 0.5, 0.6]]), np.array([[5, 6, 7, 8, 0.1, 0.7]])]
+    b = OrientedBoxes.from_mmrotate(legacy)
+    assert b.labels.tolist() == [1, 2] and b.scores.tolist() == pytest.approx([0.6, 0.7])
+    with pytest.raises(ValueError, match=r"result\[0\] must be an \(n, 6\)"):
+        OrientedBoxes.from_mmrotate([np.zeros((2, 5))])
+    with pytest.raises(TypeError, match="mmrotate 1.x DetDataSample"):
+        OrientedBoxes.from_mmrotate(42)
+
+
+def test_from_deepstream9_uses_the_unrotated_box_and_degrees():
+    b = OrientedBoxes.from_deepstream9([[80, 45, 40, 10, 30.0]], scores=[0.5], labels=[1])
+    assert b.xywhr[0].tolist() == pytest.approx([100, 50, 40, 10, math.radians(30)])
