@@ -1,0 +1,305 @@
+"""attach_obbs, checked by walking NVIDIA's own lists with the tests' own offsets (tests/nvds/raw.py)."""
+from __future__ import annotations
+
+import ctypes
+import math
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from obbmeta import OrientedBoxes, nvds
+from obbmeta.nvds import _core
+
+from . import raw
+
+W, H = 1920, 1080
+
+
+def corners_ref(b):
+    """Reference corners: c + R(a)(sx w/2, sy h/2), starting at (-,-), clockwise on screen."""
+    cx, cy, w, h, a = (float(v) for v in b)
+    c, s = math.cos(a), math.sin(a)
+    return [(cx + c * sx * w / 2 - s * sy * h / 2, cy + s * sx * w / 2 + c * sy * h / 2)
+            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+
+
+def aabb_ref(b):
+    pts = corners_ref(b)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def rect(obj, prefix="rect"):
+    keys = ("left", "top", "width", "height")
+    return tuple(raw.f32(obj + raw.OBJ[f"{prefix}_{k}"]) for k in keys)
+
+
+def payload(obj):
+    (um,) = [u for u in raw.user_metas_of(obj) if raw.i32(u + raw.BASE_TYPE) == nvds.obb_meta_type()]
+    return um, raw.ptr(um + raw.USER["user_meta_data"])
+
+
+def boxes(rows, scores=None, labels=None):
+    x = np.asarray(rows, np.float32).reshape(-1, 5)
+    n = len(x)
+    return dict(xywhr=x, scores=np.asarray(scores if scores is not None else [0.5] * n, np.float32),
+                labels=np.asarray(labels if labels is not None else [0] * n, np.int64))
+
+
+def test_every_field_of_every_object_is_what_was_asked(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    rows = [[400, 300, 120, 40, 0.3], [1000, 600, 50, 200, -1.2], [1500, 100, 30, 30, 0.0]]
+    names = ["plane", "ship", "vehicle"]
+    res = nvds.attach_obbs(batch, frame, **boxes(rows, [0.9, 0.6, 0.3], [0, 1, 2]), class_names=names,
+                           component_id=5, border_width=4)
+    assert (res.written, res.filtered) == (3, 0)
+    f = frame.address
+    assert raw.u32(f + raw.FRAME["num_obj_meta"]) == 3
+    assert raw.i32(f + raw.FRAME["bInferDone"]) == 1
+    objs = raw.objects_of(f)[::-1]  # NVIDIA prepends: reverse to get insertion order
+    assert len(objs) == 3
+    for k, (obj, b) in enumerate(zip(objs, rows)):
+        x1, y1, x2, y2 = aabb_ref(b)
+        assert rect(obj) == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
+        assert rect(obj, "det") == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
+        assert raw.u64(obj + raw.OBJ["object_id"]) == raw.UNTRACKED
+        assert raw.i32(obj + raw.OBJ["class_id"]) == k
+        assert raw.i32(obj + raw.OBJ["unique_component_id"]) == 5
+        assert raw.f32(obj + raw.OBJ["confidence"]) == pytest.approx([0.9, 0.6, 0.3][k])
+        assert raw.cstr(obj + raw.OBJ["obj_label"]) == names[k].encode()
+        assert raw.cstr(raw.ptr(obj + raw.OBJ["display_text"])) == names[k].encode()
+        assert raw.u32(obj + raw.OBJ["border_width"]) == 4
+        colour = [raw.f64(obj + raw.OBJ["border_color"] + 8 * i) for i in range(4)]
+        assert colour == pytest.approx(nvds.PALETTE[k])
+        assert raw.f32(obj + raw.OBJ["rotation_angle"]) == 0.0
+        assert raw.ptr(obj + raw.OBJ["parent"]) == 0
+        um, p = payload(obj)
+        assert raw.ptr(um + raw.BASE_COPY) == ctypes.cast(_core.get().c.obbmeta_obb_meta_copy, ctypes.c_void_p).value
+        assert raw.ptr(um + raw.BASE_RELEASE) == ctypes.cast(_core.get().c.obbmeta_obb_meta_release,
+                                                             ctypes.c_void_p).value
+        assert raw.u32(p + raw.PAYLOAD["version"]) == 1 and raw.u32(p + raw.PAYLOAD["struct_size"]) == 64
+        got = [raw.f32(p + raw.PAYLOAD[n]) for n in ("cx", "cy", "w", "h", "angle")]
+        assert got == pytest.approx(b, abs=1e-6)
+        corners = [raw.f32(p + raw.PAYLOAD["corners"] + 4 * i) for i in range(8)]
+        assert corners == pytest.approx([c for pt in corners_ref(b) for c in pt], abs=1e-3)
+        assert raw.u32(p + raw.PAYLOAD["flags"]) == 0
+
+
+def test_a_box_partly_outside_is_clipped_and_flagged(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    b = [10, 1075, 60, 30, 0.5]
+    nvds.attach_obbs(batch, frame, **boxes([b]))
+    (obj,) = raw.objects_of(frame.address)
+    x1, y1, x2, y2 = aabb_ref(b)
+    assert rect(obj) == pytest.approx((0, y1, x2, H - y1), abs=1e-3)
+    assert rect(obj, "det") == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
+    _, p = payload(obj)
+    assert raw.u32(p + raw.PAYLOAD["flags"]) == 1  # OBBMETA_OBB_RECT_CLIPPED
+
+
+def test_boxes_fully_outside_the_frame_are_counted_not_written(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    rows = [[-100, 500, 50, 50, 0.0],         # left of the frame
+            [960, 540, 100, 100, 0.2],        # inside
+            [2000, 1200, 30, 30, 1.0],        # beyond the bottom-right corner
+            [-25, -25, 60, 20, math.pi / 4],  # its AABB overlaps the corner, the rotated box does not
+            [W + 10, 540, 20, 20, 0.0]]       # touching nothing
+    res = nvds.attach_obbs(batch, frame, **boxes(rows))
+    assert (res.written, res.filtered) == (1, 4)
+    assert res.filtered_indices.tolist() == [0, 2, 3, 4]
+    assert res.written_mask.tolist() == [False, True, False, False, False]
+    assert raw.u32(frame.address + raw.FRAME["num_obj_meta"]) == 1
+    (obj,) = raw.objects_of(frame.address)
+    assert raw.f32(obj + raw.OBJ["rect_left"]) == pytest.approx(aabb_ref(rows[1])[0], abs=1e-3)
+
+
+def test_an_empty_frame_is_marked_as_inferred_with_no_objects(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    res = nvds.attach_obbs(batch, frame, xywhr=np.zeros((0, 5), np.float32))
+    assert (res.written, res.filtered) == (0, 0)
+    assert raw.i32(frame.address + raw.FRAME["bInferDone"]) == 1
+    assert raw.objects_of(frame.address) == []
+    assert nvds.read_obbs(frame) == []
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 127, 128, 500])
+def test_labels_are_cut_to_127_bytes(make_batch, nbytes):
+    batch = make_batch()
+    frame = batch.frames[0]
+    name = "x" * nbytes
+    nvds.attach_obbs(batch, frame, **boxes([[100, 100, 10, 10, 0]]), class_names=[name])
+    (obj,) = raw.objects_of(frame.address)
+    want = name.encode()[:127]
+    assert raw.cstr(obj + raw.OBJ["obj_label"]) == want
+    assert ctypes.string_at(obj + raw.OBJ["obj_label"] + len(want), 1) == b"\0"
+    assert raw.cstr(raw.ptr(obj + raw.OBJ["display_text"])) == want
+
+
+def test_non_ascii_labels_are_cut_on_a_utf8_boundary(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    names = ["船舶", "é" * 100, "a" + "€" * 60]  # 6 bytes; 200 bytes; 181 bytes
+    nvds.attach_obbs(batch, frame, **boxes([[100, 100, 10, 10, 0]] * 3, labels=[0, 1, 2]), class_names=names)
+    labels = [raw.cstr(o + raw.OBJ["obj_label"]) for o in raw.objects_of(frame.address)[::-1]]
+    assert labels[0].decode() == "船舶"
+    assert labels[1].decode() == "é" * 63 and len(labels[1]) == 126
+    assert labels[2].decode() == "a" + "€" * 42 and len(labels[2]) == 127
+
+
+def test_without_class_names_the_label_is_the_class_id(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    nvds.attach_obbs(batch, frame, **boxes([[100, 100, 10, 10, 0]] * 2, labels=[0, 1234567]))
+    labels = [raw.cstr(o + raw.OBJ["obj_label"]) for o in raw.objects_of(frame.address)[::-1]]
+    assert labels == [b"0", b"1234567"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([100, 100, float("nan"), 10, 0], r"xywhr\[1\] .* not finite"),
+    ([100, float("inf"), 10, 10, 0], r"xywhr\[1\] .* not finite"),
+    ([100, 100, 10, 10, float("-inf")], r"xywhr\[1\] .* not finite"),
+    ([100, 100, -5, 10, 0], r"xywhr\[1\] .* w <= 0 or h <= 0"),
+    ([100, 100, 10, 0, 0], r"xywhr\[1\] .* w <= 0 or h <= 0"),
+])
+def test_invalid_boxes_raise_and_write_nothing(make_batch, bad, message):
+    batch = make_batch()
+    frame = batch.frames[0]
+    with pytest.raises(ValueError, match=message):
+        nvds.attach_obbs(batch, frame, **boxes([[50, 50, 10, 10, 0], bad]))
+    assert raw.objects_of(frame.address) == []
+    assert raw.u32(frame.address + raw.FRAME["num_obj_meta"]) == 0
+
+
+def test_a_nan_score_raises(make_batch):
+    batch = make_batch()
+    with pytest.raises(ValueError, match=r"scores\[0\] = nan is not finite"):
+        nvds.attach_obbs(batch, batch.frames[0], **boxes([[50, 50, 10, 10, 0]], scores=[float("nan")]))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(xywhr=np.zeros((3, 4), np.float32)), ValueError, r"xywhr must have shape \(N, 5\)"),
+    (dict(xywhr=np.zeros(5, np.float32)), ValueError, r"xywhr must have shape \(N, 5\)"),
+    (dict(xywhr=np.ones((2, 5), np.int32)), TypeError, "xywhr must be a floating-point array"),
+    (dict(xywhr=np.ones((2, 5), np.float32), scores=np.ones(3, np.float32)), ValueError,
+     r"scores must have shape \(N,\) = \(2,\)"),
+    (dict(xywhr=np.ones((2, 5), np.float32), labels=np.ones(2, np.float32)), TypeError,
+     "labels must be an integer array"),
+    (dict(xywhr=np.ones((2, 5), np.float32), labels=np.array([0, -1])), ValueError,
+     r"labels\[1\] = -1: class ids must be"),
+    (dict(xywhr=np.ones((1, 5), np.float32), labels=np.array([3]), class_names=["a", "b"]), ValueError,
+     r"labels\[0\] = 3 has no entry in class_names \(len 2\)"),
+    (dict(xywhr=np.ones((1, 5), np.float32), frame_size=(0, 10)), ValueError, "frame_size must be two positive"),
+    (dict(xywhr=np.ones((1, 5), np.float32), component_id=-1), ValueError, "component_id must be an int"),
+    (dict(), TypeError, "no boxes given"),
+])
+def test_bad_arguments_name_the_argument_and_the_expected_form(make_batch, kwargs, error, message):
+    batch = make_batch()
+    with pytest.raises(error, match=message):
+        nvds.attach_obbs(batch, batch.frames[0], **kwargs)
+
+
+def test_oriented_boxes_and_torch_tensors_are_accepted(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    dets = OrientedBoxes(torch.tensor([[100.0, 120.0, 40.0, 10.0, 0.7]]), torch.tensor([0.8]), torch.tensor([3]))
+    nvds.attach_obbs(batch, frame, dets, class_names=["a", "b", "c", "d"])
+    nvds.attach_obbs(batch, frame, xywhr=torch.tensor([[50.0, 60.0, 4.0, 8.0, 0.0]], dtype=torch.float64),
+                     scores=torch.tensor([0.5]), labels=torch.tensor([1]), class_names=["a", "b", "c", "d"])
+    objs = raw.objects_of(frame.address)[::-1]
+    assert [raw.cstr(o + raw.OBJ["obj_label"]) for o in objs] == [b"d", b"b"]
+    _, p = payload(objs[0])
+    assert raw.f32(p + raw.PAYLOAD["angle"]) == pytest.approx(0.7)
+
+
+def test_rotation_angle_mode_writes_the_unrotated_box_and_degrees(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    b = [500, 400, 100, 30, 0.5]
+    nvds.attach_obbs(batch, frame, **boxes([b]), rotation_angle=True)
+    (obj,) = raw.objects_of(frame.address)
+    assert rect(obj) == pytest.approx((450, 385, 100, 30))
+    assert raw.f32(obj + raw.OBJ["rotation_angle"]) == pytest.approx(math.degrees(0.5), rel=1e-6)
+    x1, y1, x2, y2 = aabb_ref(b)
+    assert rect(obj, "det") == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
+    _, p = payload(obj)
+    assert raw.u32(p + raw.PAYLOAD["flags"]) == 2  # OBBMETA_OBB_RECT_ROTATED
+
+
+def test_the_batch_form_writes_every_frame_in_one_call(make_batch):
+    batch = make_batch(max_frames=3, frames=3, width=640, height=480)
+    dets = [boxes([[10, 10, 5, 5, 0]] * 2), boxes([]), boxes([[100, 100, 5, 5, 0], [900, 10, 5, 5, 0]])]
+    res = nvds.attach_obbs_batch(batch, [(d["xywhr"], d["scores"], d["labels"]) for d in dets])
+    assert (res.written, res.filtered, res.per_frame) == (3, 1, (2, 0, 1))
+    counts = [raw.u32(f + raw.FRAME["num_obj_meta"]) for f in raw.frames_of(batch.address)]
+    assert counts == [2, 0, 1]
+    assert all(raw.i32(f + raw.FRAME["bInferDone"]) == 1 for f in raw.frames_of(batch.address))
+
+
+def test_the_pool_grows_past_ten_thousand_objects_in_one_frame(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    n = 10_050
+    rng = np.random.default_rng(0)
+    x = np.column_stack([rng.uniform(10, W - 10, n), rng.uniform(10, H - 10, n), rng.uniform(2, 20, n),
+                         rng.uniform(2, 20, n), rng.uniform(-3, 3, n)]).astype(np.float32)
+    res = nvds.attach_obbs(batch, frame, xywhr=x, labels=np.arange(n) % 7)
+    assert res.written == n
+    objs = raw.objects_of(frame.address)
+    assert len(objs) == n == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
+    assert len(set(objs)) == n
+    assert raw.u32(raw.ptr(batch.address + raw.BATCH["obj_pool"]) + raw.POOL["max_elements"]) >= n
+    got = nvds.read_obbs_arrays(frame)
+    np.testing.assert_array_equal(got["xywhr"][::-1], x)
+    np.testing.assert_array_equal(got["class_id"][::-1], np.arange(n) % 7)
+
+
+def test_two_threads_write_different_frames_of_one_batch(make_batch):
+    batch = make_batch(max_frames=2, frames=2)
+    frames = batch.frames
+    errors = []
+
+    def work(k):
+        try:
+            for i in range(200):
+                nvds.attach_obbs(batch, frames[k], **boxes([[100 + k, 100 + i, 10, 10, 0.1 * k]] * 5,
+                                                          labels=[k] * 5))
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for k, f in enumerate(frames):
+        objs = raw.objects_of(f.address)
+        assert len(objs) == 1000 == raw.u32(f.address + raw.FRAME["num_obj_meta"])
+        assert {raw.i32(o + raw.OBJ["class_id"]) for o in objs} == {k}
+        _, p = payload(objs[0])
+        assert raw.f32(p + raw.PAYLOAD["cx"]) == 100 + k
+    assert len(set(raw.objects_of(frames[0].address)) & set(raw.objects_of(frames[1].address))) == 0
+
+
+def test_addresses_work_in_place_of_wrappers(make_batch):
+    """What a pyds probe has: integer addresses (hash(gst_buffer) -> batch, frame pointers)."""
+    batch = make_batch()
+    frame_address = raw.frames_of(batch.address)[0]
+    res = nvds.attach_obbs(batch.address, frame_address, **boxes([[100, 100, 10, 10, 0]]), frame_size=(W, H))
+    assert res.written == 1
+    ((info, obb),) = nvds.read_obbs(frame_address)
+    assert obb.source == "user_meta" and info.address == raw.objects_of(frame_address)[0]
+
+
+def test_a_frame_without_a_size_needs_frame_size(make_batch):
+    batch = make_batch(frames=0)
+    frame = batch.add_frame(source_id=0)
+    with pytest.raises(ValueError, match=r"pass frame_size=\(width, height\)"):
+        nvds.attach_obbs(batch, frame, **boxes([[10, 10, 5, 5, 0]]))
+    assert nvds.attach_obbs(batch, frame, **boxes([[10, 10, 5, 5, 0]]), frame_size=(20, 20)).written == 1
