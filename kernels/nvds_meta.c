@@ -26,6 +26,9 @@ static int g_ready = 0;
 static int32_t g_obb_meta_type = -1;
 /* Fonts are not freed by DeepStream and are copied by pointer: a literal that lives as long as the process. */
 static char g_font_name[] = "Serif";
+/* Payloads allocated and not yet released (writer + copy_func minus release_func): a leak detector for tests
+ * and for users debugging a pipeline (obbmeta.nvds.live_payloads()). */
+static int64_t g_live_payloads = 0;
 
 enum {
     OBBMETA_OK = 0,
@@ -47,6 +50,7 @@ OBB_EXPORT void *obbmeta_obb_meta_copy(void *data, void *user_data)
     if (!src || !src->user_meta_data || !g_ready) return NULL;
     obbmeta_obb_v1 *copy = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
     memcpy(copy, src->user_meta_data, sizeof(obbmeta_obb_v1));
+    __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
     return copy;
 }
 
@@ -55,7 +59,10 @@ OBB_EXPORT void obbmeta_obb_meta_release(void *data, void *user_data)
     (void)user_data;
     obbmeta_user_meta *um = (obbmeta_user_meta *)data;
     if (!um) return;
-    if (um->user_meta_data && g_ready) g_api.g_free(um->user_meta_data);
+    if (um->user_meta_data && g_ready) {
+        g_api.g_free(um->user_meta_data);
+        __atomic_sub_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
+    }
     /* The user-meta pool has no release function of its own and hands elements out again without clearing
      * them: leave nothing of ours behind that a later owner could call or free. */
     um->user_meta_data = NULL;
@@ -81,6 +88,8 @@ OBB_EXPORT int32_t obbmeta_nvds_init(const obbmeta_nvds_api *api)
 }
 
 OBB_EXPORT int32_t obbmeta_nvds_obb_meta_type(void) { return g_obb_meta_type; }
+
+OBB_EXPORT int64_t obbmeta_nvds_live_payloads(void) { return __atomic_load_n(&g_live_payloads, __ATOMIC_RELAXED); }
 
 OBB_EXPORT const char *obbmeta_nvds_obb_meta_descriptor(void) { return OBBMETA_USER_META_DESCRIPTOR; }
 
@@ -300,6 +309,7 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
         um->base.user_context = NULL;
         g_api.add_user_meta_to_obj(obj, um);
         g_api.add_obj_meta_to_frame(frame, obj, NULL);
+        __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
         if (written_mask) written_mask[i] = 1;
         ++written;
     }

@@ -18,7 +18,7 @@ OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
 __all__ = [
     "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_obbs", "read_obbs_arrays", "AttachResult",
-    "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "ENV_VAR", "OBB_META_DESCRIPTOR",
+    "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label",
 ]
 
@@ -28,6 +28,14 @@ def obb_meta_type() -> int:
     from . import _core
 
     return _core.get().obb_meta_type
+
+
+def live_payloads() -> int:
+    """OBB payloads written or copied and not yet released by DeepStream: returns to its old value once every
+    buffer / batch carrying obbmeta's user meta is freed (a leak check for pipelines and tests)."""
+    from . import _core
+
+    return int(_core.get().c.obbmeta_nvds_live_payloads())
 
 
 def available() -> bool:

@@ -58,6 +58,7 @@ def _declare(c: ctypes.CDLL) -> None:
     vp = c_void_p
     c.obbmeta_nvds_init.argtypes, c.obbmeta_nvds_init.restype = [POINTER(ApiTable)], c_int32
     c.obbmeta_nvds_obb_meta_type.argtypes, c.obbmeta_nvds_obb_meta_type.restype = [], c_int32
+    c.obbmeta_nvds_live_payloads.argtypes, c.obbmeta_nvds_live_payloads.restype = [], c_int64
     c.obbmeta_nvds_layout_info.argtypes = [c_int, POINTER(c_int64), c_int]
     c.obbmeta_nvds_layout_info.restype = c_int
     c.obbmeta_nvds_attach.argtypes = [c_int, vp, POINTER(c_void_p), POINTER(c_int64), c_int64, POINTER(c_double),
