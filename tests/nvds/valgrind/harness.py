@@ -1,0 +1,106 @@
+"""The program valgrind runs (tests/nvds/valgrind/run.sh): every allocation path of obbmeta.nvds on NVIDIA's real
+libnvds_meta, small but complete.
+
+Per round: a 3-frame batch, OBBs written in both modes (AABB and DS 9 rotation) with long / non-ASCII labels and
+boxes outside the frame; NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs on the copy; both released with
+nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
+gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
+Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
+no payload is left alive.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+
+if "--no-torch" in sys.argv:
+    # Under valgrind, importing torch (pulled in by obbmeta/__init__) costs minutes; obbmeta.nvds needs none of
+    # it, so register the package without running its __init__.
+    package = types.ModuleType("obbmeta")
+    package.__path__ = [str(Path(__file__).resolve().parents[3] / "obbmeta")]
+    sys.modules["obbmeta"] = package
+
+from obbmeta import nvds  # noqa: E402
+from obbmeta.nvds import _core  # noqa: E402
+
+ROUNDS = 3
+NAMES = ["plane", "é" * 100, "船" * 50, "x" * 500, ""]
+
+
+def boxes(n: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.uniform(-50, 690, n), rng.uniform(-50, 530, n), rng.uniform(2, 40, n),
+                         rng.uniform(2, 40, n), rng.uniform(-3.2, 3.2, n)]).astype(np.float32)
+    return dict(xywhr=x, scores=rng.uniform(0, 1, n).astype(np.float32), labels=np.arange(n) % len(NAMES))
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        print(f"FAILED: {what}", flush=True)
+        sys.exit(1)
+
+
+def gst_round(batch_maker) -> None:
+    gst = ctypes.CDLL("libgstreamer-1.0.so.0")
+    gst.gst_init.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    gst.gst_buffer_new.restype = ctypes.c_void_p
+    gst.gst_buffer_copy_deep.argtypes, gst.gst_buffer_copy_deep.restype = [ctypes.c_void_p], ctypes.c_void_p
+    gst.gst_mini_object_unref.argtypes = [ctypes.c_void_p]
+    gst.gst_init(None, None)
+    buf = gst.gst_buffer_new()
+    batch = batch_maker()
+    batch.attach_to_gst_buffer(buf)
+    copy = gst.gst_buffer_copy_deep(buf)
+    a, b = nvds.BatchMeta.from_gst_buffer(buf), nvds.BatchMeta.from_gst_buffer(copy)
+    check(a.address != b.address, "a buffer copy carries its own batch meta")
+    check(len(nvds.read_obbs(b.frames[0])) == len(nvds.read_obbs(a.frames[0])) > 0, "the copy has the objects")
+    gst.gst_mini_object_unref(copy)
+    gst.gst_mini_object_unref(buf)
+
+
+def make_batch(seed: int) -> nvds.BatchMeta:
+    batch = nvds.BatchMeta.create(3)
+    for k in range(3):
+        batch.add_frame(source_id=k, width=640, height=480, frame_num=seed)
+    f0, f1, f2 = batch.frames
+    r = nvds.attach_obbs(batch, f0, **boxes(40, seed), class_names=NAMES)
+    check(r.written + r.filtered == 40 and r.filtered > 0, "some boxes are outside the frame")
+    nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
+    nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
+    return batch
+
+
+def main() -> int:
+    core = _core.get()
+    for rnd in range(ROUNDS):
+        batch = make_batch(rnd)
+        copy = batch.copy()
+        got = nvds.read_obbs(copy.frames[0])
+        check(all(obb.source == "user_meta" for _, obb in got) and len(got) > 0, "read after copy")
+        check(any(info.label == "é" * 63 for info, _ in got), "the cut UTF-8 label survives the copy")
+        try:
+            nvds.attach_obbs(batch, batch.frames[0], xywhr=np.array([[1, 1, float("nan"), 1, 0]], np.float32))
+            check(False, "NaN raises")
+        except ValueError:
+            pass
+        batch.destroy()
+        copy.destroy()
+        gst_round(lambda: make_batch(100 + rnd))
+    if "--leak-one-batch" in sys.argv:
+        # Used by the test of the harness itself: a batch never released must make valgrind fail.
+        forgotten = make_batch(999)
+        forgotten._owned = False  # as if a C caller dropped the pointer
+        del forgotten
+        return 0
+    live = core.c.obbmeta_nvds_live_payloads()
+    check(live == 0, f"no payload left alive (live={live})")
+    print("harness OK", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
