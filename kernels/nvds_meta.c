@@ -328,46 +328,50 @@ static int obbmeta_pool_matches(int layout, void *batch)
            bm->user_meta_pool->element_size == (uint32_t)sizeof(obbmeta_user_meta);
 }
 
-/* Writes the boxes [offsets[f], offsets[f+1]) into frames[f] for every f, under one batch lock.
- * frame_sizes holds (width, height) per frame. Returns the number written, or a negative OBBMETA_ERR_*;
- * on error nothing is written and *bad_index names the first offending object (or -1). */
-OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, void *const *frames, const int64_t *offsets,
-                                       int64_t num_frames, const double *frame_sizes,
-                                       const obbmeta_write_params *p, uint8_t *written_mask,
-                                       int64_t *n_filtered, int64_t *bad_index)
+/* Writes the boxes [offsets[f], offsets[f+1]) into frames[f] for every f (or all boxes into p->frame), under one
+ * batch lock. One pointer argument on purpose: each extra ctypes argument costs about a microsecond.
+ * Returns the number written, or a negative OBBMETA_ERR_*; on error nothing is written and p->bad_index names
+ * the first offending object (or -1). */
+OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_params *p)
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
     if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
-    if (!batch || !frames || !offsets || !p || !n_filtered || !bad_index || !p->palette || p->num_colors <= 0)
-        return OBBMETA_ERR_ARGUMENT;
+    if (!batch || !p || !p->palette || p->num_colors <= 0) return OBBMETA_ERR_ARGUMENT;
+    p->bad_index = -1;
+    p->n_filtered = 0;
     if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_WRITE_ROTATION)) return OBBMETA_ERR_LAYOUT;
     if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
+    const int single = p->frames == NULL;
+    const int64_t single_offsets[2] = {0, p->n};
+    const double single_size[2] = {p->frame_width, p->frame_height};
+    void *const single_frame[1] = {p->frame};
+    void *const *frames = single ? single_frame : p->frames;
+    const int64_t *offsets = single ? single_offsets : p->offsets;
+    const double *sizes = single ? single_size : p->frame_sizes;
+    const int64_t num_frames = single ? 1 : p->num_frames;
+    if (!offsets || !sizes || num_frames < 0 || offsets[0] != 0 || offsets[num_frames] != p->n)
+        return OBBMETA_ERR_ARGUMENT;
     /* Validate everything before writing anything: an error never leaves a half-written frame. */
-    *bad_index = -1;
-    if (num_frames < 0 || offsets[0] != 0 || offsets[num_frames] != p->n) return OBBMETA_ERR_ARGUMENT;
     for (int64_t f = 0; f < num_frames; ++f) {
-        if (!frames[f] || offsets[f] > offsets[f + 1] || !(frame_sizes[2 * f] > 0.0) ||
-            !(frame_sizes[2 * f + 1] > 0.0))
+        if (!frames[f] || offsets[f] > offsets[f + 1] || !(sizes[2 * f] > 0.0) || !(sizes[2 * f + 1] > 0.0))
             return OBBMETA_ERR_ARGUMENT;
     }
     for (int64_t i = 0; i < p->n; ++i) {
         if (!obb_is_valid(p->xywhr + 5 * i) || !isfinite(p->scores[i])) {
-            *bad_index = i;
+            p->bad_index = i;
             return OBBMETA_ERR_INVALID_BOX;
         }
         const int64_t cls = p->labels[i];
         if (cls < 0 || cls > INT32_MAX || (p->label_text && cls >= p->num_labels)) {
-            *bad_index = i;
+            p->bad_index = i;
             return OBBMETA_ERR_LABEL;
         }
     }
-    *n_filtered = 0;
     int64_t total = 0;
     g_api.acquire_meta_lock(batch);
     for (int64_t f = 0; f < num_frames; ++f) {
         const int64_t r = obbmeta_write_frame(layout, batch, frames[f], p, offsets[f], offsets[f + 1],
-                                              frame_sizes[2 * f], frame_sizes[2 * f + 1], written_mask,
-                                              n_filtered);
+                                              sizes[2 * f], sizes[2 * f + 1], p->written_mask, &p->n_filtered);
         if (r < 0) {
             total = r;
             break;

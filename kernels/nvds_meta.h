@@ -221,6 +221,16 @@ typedef struct {
     int32_t component_id;
     uint32_t border_width;
     int32_t flags;                 /* OBBMETA_WRITE_* */
+    /* Where: either num_frames frames (batch form) or, when frames is NULL, the single `frame`. */
+    void *const *frames;           /* num_frames NvDsFrameMeta* */
+    const int64_t *offsets;        /* num_frames + 1: boxes [offsets[f], offsets[f+1]) go to frames[f] */
+    const double *frame_sizes;     /* num_frames x (width, height) */
+    int64_t num_frames;
+    void *frame;                   /* single-frame form */
+    double frame_width, frame_height;
+    uint8_t *written_mask;         /* n entries set to 1 (written) / 0 (outside the frame); may be NULL */
+    int64_t n_filtered;            /* out */
+    int64_t bad_index;             /* out: first invalid box on error, else -1 */
 } obbmeta_write_params;
 
 /* One row per object of a frame, for read_obbs. */

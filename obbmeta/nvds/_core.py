@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from ctypes import POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_uint32
-from ctypes import c_uint64, c_uint8, c_void_p
+from ctypes import c_uint64, c_void_p
 from dataclasses import dataclass
 
 from . import _library, layouts
@@ -21,7 +21,10 @@ class WriteParams(Structure):
     _fields_ = [("xywhr", c_void_p), ("scores", c_void_p), ("labels", c_void_p), ("n", c_int64),
                 ("label_text", POINTER(c_char_p)), ("num_labels", c_int64), ("palette", POINTER(c_double)),
                 ("num_colors", c_int64), ("component_id", c_int32), ("border_width", c_uint32),
-                ("flags", c_int32)]
+                ("flags", c_int32), ("frames", c_void_p), ("offsets", c_void_p), ("frame_sizes", c_void_p),
+                ("num_frames", c_int64), ("frame", c_void_p), ("frame_width", c_double),
+                ("frame_height", c_double), ("written_mask", c_void_p), ("n_filtered", c_int64),
+                ("bad_index", c_int64)]
 
 
 class ReadRow(Structure):
@@ -61,9 +64,7 @@ def _declare(c: ctypes.CDLL) -> None:
     c.obbmeta_nvds_live_payloads.argtypes, c.obbmeta_nvds_live_payloads.restype = [], c_int64
     c.obbmeta_nvds_layout_info.argtypes = [c_int, POINTER(c_int64), c_int]
     c.obbmeta_nvds_layout_info.restype = c_int
-    c.obbmeta_nvds_attach.argtypes = [c_int, vp, POINTER(c_void_p), POINTER(c_int64), c_int64, POINTER(c_double),
-                                      POINTER(WriteParams), POINTER(c_uint8), POINTER(c_int64),
-                                      POINTER(c_int64)]
+    c.obbmeta_nvds_attach.argtypes = [c_int, vp, vp]
     c.obbmeta_nvds_attach.restype = c_int64
     c.obbmeta_nvds_count_objects.argtypes, c.obbmeta_nvds_count_objects.restype = [vp], c_int64
     c.obbmeta_nvds_read.argtypes = [c_int, vp, vp, POINTER(ReadRow), c_int64]

@@ -172,6 +172,9 @@ def _palette_table(palette: tuple[tuple[float, ...], ...]) -> tuple[Any, int]:
     return (ctypes.c_double * len(flat))(*flat), len(palette)
 
 
+_DEFAULT_PALETTE = _palette_table(PALETTE)
+
+
 def _batch_of(batch: Any) -> BatchMeta:
     if isinstance(batch, BatchMeta):
         return batch
@@ -224,6 +227,16 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
 
 # ---------------------------------------------------------------- attach
 
+def _address(a: np.ndarray) -> int:
+    """Data address of a contiguous array (a third of the cost of ``a.ctypes.data``; read-only arrays fall back)."""
+    if not a.size:
+        return 0
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):
+        return a.ctypes.data
+
+
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
             x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
@@ -238,34 +251,42 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
                          f"the loaded library has {core.layout.name}")
     n = x.shape[0]
     params = _core.WriteParams()
-    params.xywhr, params.scores, params.labels, params.n = x.ctypes.data, s.ctypes.data, lab.ctypes.data, n
+    params.xywhr, params.scores, params.labels, params.n = _address(x), _address(s), _address(lab), n
     n_names = None
     if class_names is not None:
         if isinstance(class_names, (str, bytes)):
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
         table, n_names, _keep = _label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
-    pal, n_colors = _palette_table(tuple(tuple(c) for c in palette))
+    pal, n_colors = _DEFAULT_PALETTE if palette is PALETTE else _palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
     params.flags = (_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
 
+    # Raw addresses and one struct: numpy's .ctypes.data_as and each extra ctypes argument cost about as much as
+    # writing a few objects.
     nf = len(frames)
-    frame_arr = (ctypes.c_void_p * max(nf, 1))(*[f.address for f in frames])
-    offsets = np.zeros(nf + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    size_arr = np.ascontiguousarray(sizes, dtype=np.float64).reshape(-1)
-    mask = np.zeros(max(n, 1), dtype=np.uint8)
-    n_filtered, bad = ctypes.c_int64(0), ctypes.c_int64(-1)
-    written = core.c.obbmeta_nvds_attach(
-        core.layout.id, batch.address, frame_arr, offsets.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), nf,
-        size_arr.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), ctypes.byref(params),
-        mask.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), ctypes.byref(n_filtered), ctypes.byref(bad))
+    mask = np.empty(n, dtype=np.bool_)  # the C side writes 0 / 1 bytes: a valid bool array
+    params.written_mask = _address(mask)
+    if nf == 1:
+        params.frame = frames[0].address
+        params.frame_width, params.frame_height = sizes[0]
+        offsets = (0, n)
+    else:
+        offsets = [0]
+        for c in counts:
+            offsets.append(offsets[-1] + c)
+        keep = ((ctypes.c_void_p * nf)(*[f.address for f in frames]), (ctypes.c_int64 * (nf + 1))(*offsets),
+                (ctypes.c_double * (2 * nf))(*[v for wh in sizes for v in wh]))
+        params.frames, params.offsets, params.frame_sizes = (ctypes.addressof(a) for a in keep)
+        params.num_frames = nf
+    written = core.c.obbmeta_nvds_attach(core.layout.id, batch.address, ctypes.addressof(params))
     if written < 0:
-        raise _explain(written, bad.value, x, s, lab, n_names)
-    written_mask = mask[:n].astype(bool)
-    per_frame = tuple(int(written_mask[offsets[i]:offsets[i + 1]].sum()) for i in range(nf)) if nf > 1 else (written,)
-    return AttachResult(int(written), int(n_filtered.value), written_mask, per_frame)
+        raise _explain(written, params.bad_index, x, s, lab, n_names)
+    written_mask = mask
+    per_frame = (tuple(int(np.count_nonzero(mask[offsets[i]:offsets[i + 1]])) for i in range(nf)) if nf > 1
+                 else (int(written),))
+    return AttachResult(int(written), int(params.n_filtered), written_mask, per_frame)
 
 
 def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence[str] | None = None,

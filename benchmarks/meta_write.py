@@ -1,0 +1,249 @@
+"""Objects per second written into a real NvDsBatchMeta: obbmeta.nvds.attach_obbs (one C call) vs a per-object
+Python loop that sets the same fields through ctypes, the way pyds / pyservicemaker probe code does it.
+
+Both paths write exactly the same thing per object (checked before timing): acquire an NvDsObjectMeta, tight AABB
+of the rotated box clipped to the frame in rect_params, the unclipped AABB in detector_bbox_info, object_id =
+UNTRACKED_OBJECT_ID, class_id, confidence, unique_component_id, obj_label, a g_malloc'd display_text, border
+width / colour, one user meta with the 64-byte OBB payload (cx, cy, w, h, angle, 4 corners, version, flags) and
+its C copy / release functions, add to the frame; bInferDone on the frame. Boxes lie inside the frame.
+
+Sizes: 1 and 16 frames x 10 / 100 / 1000 objects per frame; 16 frames use attach_obbs_batch (one call per batch).
+Timing: only the writing (batch creation and release are outside the timer); the median of repeats, each on a
+fresh batch; the process is pinned to one CPU core.
+
+Usage: python benchmarks/meta_write.py [--quick]  -> benchmarks/results/meta_write.{json,png}
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from obbmeta import nvds
+from obbmeta.nvds import _core, layouts
+
+W, H = 1920, 1080
+CLASS_NAMES = ["plane", "ship", "storage-tank", "vehicle", "harbor"]
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def make_boxes(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([rng.uniform(100, W - 100, n), rng.uniform(100, H - 100, n), rng.uniform(8, 80, n),
+                         rng.uniform(8, 80, n), rng.uniform(-math.pi, math.pi, n)]).astype(np.float32)
+    return x, rng.uniform(0.2, 1.0, n).astype(np.float32), (np.arange(n) % len(CLASS_NAMES)).astype(np.int64)
+
+
+class CtypesLoop:
+    """The per-object baseline: NVIDIA's acquire/add functions and field sets through ctypes structs."""
+
+    def __init__(self) -> None:
+        core = _core.get()
+        self.m, self.glib, self.layout = core.libs.meta, core.libs.glib, core.layout
+        self.meta_type = core.obb_meta_type
+        self.copy_fn = ctypes.cast(core.c.obbmeta_obb_meta_copy, ctypes.c_void_p).value
+        self.release_fn = ctypes.cast(core.c.obbmeta_obb_meta_release, ctypes.c_void_p).value
+        self.font = ctypes.c_char_p(b"Serif")
+        self.labels = [nvds.cut_label(n) for n in CLASS_NAMES]
+
+    def write(self, batch: int, frame: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray) -> int:
+        m, glib, obj_t = self.m, self.glib, self.layout.object_meta
+        written = 0
+        for (cx, cy, w, h, a), score, cls in zip(x.tolist(), s.tolist(), lab.tolist()):
+            c, sn = math.cos(a), math.sin(a)
+            ex = abs(c) * w / 2 + abs(sn) * h / 2
+            ey = abs(sn) * w / 2 + abs(c) * h / 2
+            x1, y1, x2, y2 = cx - ex, cy - ey, cx + ex, cy + ey
+            if x2 <= 0 or y2 <= 0 or x1 >= W or y1 >= H:
+                continue
+            cx1, cy1, cx2, cy2 = max(x1, 0.0), max(y1, 0.0), min(x2, W), min(y2, H)
+            address = m.nvds_acquire_obj_meta_from_pool(batch)
+            o = obj_t.from_address(address)
+            o.unique_component_id = 1
+            o.class_id = cls
+            o.object_id = layouts.UNTRACKED_OBJECT_ID
+            o.confidence = score
+            r = o.rect_params
+            r.left, r.top, r.width, r.height = cx1, cy1, cx2 - cx1, cy2 - cy1
+            d = o.detector_bbox_info
+            d.left, d.top, d.width, d.height = x1, y1, x2 - x1, y2 - y1
+            r.border_width = 3
+            col = nvds.PALETTE[cls % len(nvds.PALETTE)]
+            bc = r.border_color
+            bc.red, bc.green, bc.blue, bc.alpha = col
+            label = self.labels[cls]
+            o.obj_label = label
+            t = o.text_params
+            text = glib.g_malloc(len(label) + 1)
+            ctypes.memmove(text, label + b"\0", len(label) + 1)
+            t.display_text = text
+            t.x_offset, t.y_offset = int(cx1), int(max(cy1 - 10, 0))
+            fp = t.font_params
+            fp.font_name = ctypes.cast(self.font, ctypes.c_void_p).value
+            fp.font_size = 10
+            fp.font_color.red = fp.font_color.green = fp.font_color.blue = fp.font_color.alpha = 1.0
+            t.set_bg_clr = 1
+            t.text_bg_clr.alpha = 1.0
+            p_addr = glib.g_malloc(ctypes.sizeof(layouts.ObbPayloadV1))
+            p = layouts.ObbPayloadV1.from_address(p_addr)
+            p.version, p.struct_size, p.flags = 1, ctypes.sizeof(layouts.ObbPayloadV1), 0
+            p.cx, p.cy, p.w, p.h, p.angle = cx, cy, w, h, a
+            corners = p.corners
+            for k, (sx, sy) in enumerate(((-1, -1), (1, -1), (1, 1), (-1, 1))):
+                lx, ly = sx * w / 2, sy * h / 2
+                corners[2 * k] = cx + c * lx - sn * ly
+                corners[2 * k + 1] = cy + sn * lx + c * ly
+            um_addr = m.nvds_acquire_user_meta_from_pool(batch)
+            um = layouts.UserMeta.from_address(um_addr)
+            um.user_meta_data = p_addr
+            um.base_meta.meta_type = self.meta_type
+            um.base_meta.copy_func = self.copy_fn
+            um.base_meta.release_func = self.release_fn
+            m.nvds_add_user_meta_to_obj(address, um_addr)
+            m.nvds_add_obj_meta_to_frame(frame, address, None)
+            written += 1
+        layouts.FrameMetaHead.from_address(frame).bInferDone = 1
+        return written
+
+
+def fresh_batch(frames: int) -> nvds.BatchMeta:
+    batch = nvds.BatchMeta.create(frames)
+    for k in range(frames):
+        batch.add_frame(source_id=k, width=W, height=H, frame_num=0)
+    return batch
+
+
+def time_once(kind: str, loop: CtypesLoop, frames: int, dets: list) -> float:
+    batch = fresh_batch(frames)
+    fs = batch.frames
+    try:
+        t0 = time.perf_counter()
+        if kind == "attach_obbs":
+            if frames == 1:
+                nvds.attach_obbs(batch, fs[0], xywhr=dets[0][0], scores=dets[0][1], labels=dets[0][2],
+                                 class_names=CLASS_NAMES)
+            else:
+                nvds.attach_obbs_batch(batch, dets, class_names=CLASS_NAMES)
+        else:
+            for f, (x, s, lab) in zip(fs, dets):
+                loop.write(batch.address, f.address, x, s, lab)
+        return time.perf_counter() - t0
+    finally:
+        batch.destroy()
+
+
+def same_output(loop: CtypesLoop) -> None:
+    """Both paths must write the same fields; compared through read_obbs and the raw structs."""
+    x, s, lab = make_boxes(50, 7)
+    out = []
+    for kind in ("attach_obbs", "ctypes_loop"):
+        batch = fresh_batch(1)
+        f = batch.frames[0]
+        if kind == "attach_obbs":
+            nvds.attach_obbs(batch, f, xywhr=x, scores=s, labels=lab, class_names=CLASS_NAMES)
+        else:
+            loop.write(batch.address, f.address, x, s, lab)
+        rows = nvds.read_obbs(f)
+        out.append([(i.class_id, i.label, round(i.confidence, 6), tuple(round(v, 2) for v in i.rect),
+                     tuple(round(v, 2) for v in i.detector_bbox), i.object_id, o.source,
+                     tuple(round(v, 5) for v in o.xywhr), tuple(round(c, 2) for p in o.corners for c in p))
+                    for i, o in rows])
+        batch.destroy()
+    if out[0] != out[1]:
+        raise SystemExit("the two paths disagree; the benchmark would compare different work")
+
+
+def cpu_model() -> str:
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    try:
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        pinned = f"CPU {sorted(os.sched_getaffinity(0))[0]}"
+    except (AttributeError, OSError):
+        pinned = "not pinned"
+    loop = CtypesLoop()
+    same_output(loop)
+    core = _core.get()
+    results = []
+    for frames in (1, 16):
+        for per_frame in (10, 100, 1000):
+            dets = [make_boxes(per_frame, seed) for seed in range(frames)]
+            n = frames * per_frame
+            row = {"frames": frames, "objects_per_frame": per_frame, "objects": n}
+            for kind in ("attach_obbs", "ctypes_loop"):
+                time_once(kind, loop, frames, dets)  # warm-up
+                budget = 0.3 if quick else 1.5
+                repeats, times, start = 0, [], time.perf_counter()
+                while repeats < 5 or (time.perf_counter() - start < budget and repeats < 200):
+                    times.append(time_once(kind, loop, frames, dets))
+                    repeats += 1
+                med = statistics.median(times)
+                row[kind] = {"median_s": med, "repeats": repeats, "us_per_object": med / n * 1e6,
+                             "objects_per_s": n / med, "min_s": min(times)}
+            row["speedup"] = row["ctypes_loop"]["median_s"] / row["attach_obbs"]["median_s"]
+            results.append(row)
+            print(f"{frames:2d} frames x {per_frame:4d} objects: attach_obbs {row['attach_obbs']['us_per_object']:7.3f}"
+                  f" us/object ({row['attach_obbs']['objects_per_s']:>12,.0f}/s), ctypes loop "
+                  f"{row['ctypes_loop']['us_per_object']:7.2f} us/object, speed-up {row['speedup']:6.1f}x",
+                  flush=True)
+    info = {
+        "benchmark": "meta_write",
+        "what": __doc__.split("\n\n")[0].replace("\n", " "),
+        "cpu": cpu_model(), "pinned_to": pinned, "logical_cpus": os.cpu_count(),
+        "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
+        "nvds_library": str(core.libs.meta_path), "layout": core.layout.name, "frame_size": [W, H],
+        "timing": "median over repeats (>= 5, up to 1.5 s per case) of the write only, each on a fresh batch",
+        "goal": ">= 20x the per-object ctypes loop and <= 2 us per object",
+        "results": results,
+    }
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "meta_write.json").write_text(json.dumps(info, indent=2) + "\n")
+    plot(info, RESULTS / "meta_write.png")
+
+
+def plot(info: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = info["results"]
+    labels = [f"{r['frames']}x{r['objects_per_frame']}" for r in rows]
+    pos = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=120)
+    a = [r["attach_obbs"]["us_per_object"] for r in rows]
+    c = [r["ctypes_loop"]["us_per_object"] for r in rows]
+    ax.bar(pos - 0.2, c, 0.4, label="per-object ctypes loop (pyds-style)", color="#bbbbbb")
+    ax.bar(pos + 0.2, a, 0.4, label="obbmeta.nvds.attach_obbs (one C call)", color="#2a7fd4")
+    for p, r in zip(pos, rows):
+        ax.text(p, r["ctypes_loop"]["us_per_object"] * 1.15, f"{r['speedup']:.0f}x", ha="center", fontsize=8)
+    ax.axhline(2.0, color="#d62728", lw=0.8, ls="--", label="goal: 2 us / object")
+    ax.set_yscale("log")
+    ax.set_xticks(pos, labels)
+    ax.set_xlabel("frames x objects per frame")
+    ax.set_ylabel("microseconds per object (median, log)")
+    ax.set_title(f"Writing OBB metadata into NvDsBatchMeta ({info['cpu']}, one core)", fontsize=9)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+if __name__ == "__main__":
+    main()
