@@ -44,7 +44,7 @@ class OrientedBoxes:
         labels: (N,) int64 class indices.
 
     Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
-    ``labels`` to int64). Values are not inspected here, because that would force a GPU sync; the ops and the
+    ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would force a GPU sync; the ops and the
     metadata writer reject NaN/inf. Methods return new objects and never modify this one.
     """
 
@@ -53,9 +53,15 @@ class OrientedBoxes:
     labels: torch.Tensor
 
     def __post_init__(self):
+        # Lists and NumPy arrays are converted to the documented dtypes; tensors must already be of the right
+        # kind (floating boxes and scores, integer labels), which catches swapped or mis-sliced columns.
         xywhr = _tensor("xywhr", self.xywhr)
+        if not isinstance(self.xywhr, torch.Tensor) and not xywhr.is_floating_point():
+            xywhr = xywhr.to(torch.float32)
         device = xywhr.device
         scores = _tensor("scores", self.scores, device if not isinstance(self.scores, torch.Tensor) else None)
+        if not isinstance(self.scores, torch.Tensor) and not scores.is_floating_point():
+            scores = scores.to(torch.float32)
         labels = _tensor("labels", self.labels, device if not isinstance(self.labels, torch.Tensor) else None)
         if xywhr.dim() != 2 or xywhr.shape[1] != 5:
             raise ValueError(f"xywhr must have shape (N, 5) [cx, cy, w, h, angle], got {tuple(xywhr.shape)}")

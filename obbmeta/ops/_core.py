@@ -1,9 +1,9 @@
 """The C geometry core registered as torch operators (``torch.ops.obbmeta.*``).
 
 One operator schema per op, like torchvision: the CPU kernel calls the host build of kernels/obb_geometry.h
-through ctypes on the tensors' own memory (no copies). CUDA tensors are served by the same C code on a host
-copy of the inputs (one device-to-host copy, result returned on the input's device) until CUDA kernels built
-from the same header are registered for the "cuda" key.
+through ctypes on the tensors' own memory (no copies); the CUDA kernel calls kernels/obbmeta_cuda.cu, the same
+header compiled by nvcc, on torch's current stream. When the CUDA kernels were not built (no nvcc at install),
+CUDA tensors are served by the host code on a copy (one device-to-host copy, result returned on the device).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Optional
 
 import torch
 
+from .._cuda_lib import cuda_library, launch, ptr as _dptr
 from .._native import load_library
 
 _p = ctypes.c_void_p
@@ -83,16 +84,45 @@ def _(boxes, scores, labels, iou_threshold):
     return boxes.new_empty((count,), dtype=torch.int64)
 
 
-def _on_host(op):
+def _on_host(op, *args):
     """Run `op`'s CPU kernel on host copies of CUDA inputs and return the result on the input device."""
-
-    def kernel(*args):
-        device = args[0].device
-        host = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
-        return op(*host).to(device)
-
-    return kernel
+    device = args[0].device
+    host = [a.cpu() if isinstance(a, torch.Tensor) else a for a in args]
+    return op(*host).to(device)
 
 
-box_iou_rotated_op.register_kernel("cuda", _on_host(box_iou_rotated_op))
-nms_rotated_op.register_kernel("cuda", _on_host(nms_rotated_op))
+@box_iou_rotated_op.register_kernel("cuda")
+def _(boxes1, boxes2, aligned):
+    lib = cuda_library()
+    if lib is None:
+        return _on_host(box_iou_rotated_op, boxes1, boxes2, aligned)
+    n, m = boxes1.shape[0], boxes2.shape[0]
+    out = boxes1.new_empty((n,) if aligned else (n, m))
+    launch(boxes1.device, lib.obbmeta_cuda_iou, _dptr(boxes1), n, _dptr(boxes2), m, _dptr(out), int(aligned))
+    return out
+
+
+NMS_BLOCK = 64  # bits per mask word in kernels/obbmeta_cuda.cu
+
+
+@nms_rotated_op.register_kernel("cuda")
+def _(boxes, scores, labels, iou_threshold):
+    lib = cuda_library()
+    if lib is None:
+        return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)
+    n = boxes.shape[0]
+    if n == 0:
+        return torch.empty(0, dtype=torch.int64, device=boxes.device)
+    # Stable sort: equal scores keep the lower index first, as on the host.
+    order = torch.sort(scores, descending=True, stable=True).indices
+    sorted_boxes = boxes.index_select(0, order).contiguous()
+    sorted_labels = labels.index_select(0, order).contiguous() if labels is not None else None
+    col_blocks = (n + NMS_BLOCK - 1) // NMS_BLOCK
+    mask = torch.empty(n * col_blocks, dtype=torch.int64, device=boxes.device)
+    removed = torch.zeros(col_blocks, dtype=torch.int64, device=boxes.device)
+    keep = torch.empty(n, dtype=torch.int64, device=boxes.device)
+    count = torch.empty(1, dtype=torch.int64, device=boxes.device)
+    launch(boxes.device, lib.obbmeta_cuda_nms, n, _dptr(sorted_boxes), _dptr(sorted_labels), iou_threshold,
+           _dptr(order), _dptr(mask), _dptr(removed), _dptr(keep), _dptr(count))
+    # The one host sync: the number of kept boxes decides the result's size.
+    return keep[: int(count.item())]

@@ -1,0 +1,104 @@
+"""Rasterise rotated-box outlines straight into an image tensor (CPU or CUDA), in place."""
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+from typing import Optional, Sequence, Union
+
+import torch
+
+from .._cuda_lib import cuda_library, launch, ptr
+from .._native import load_library
+from ..boxes import OrientedBoxes
+from ..ops._validate import as_boxes
+from .palette import PALETTE
+
+
+@lru_cache(maxsize=None)
+def _host():
+    lib = load_library("_draw")
+    lib.obbmeta_draw_abi_version.restype = ctypes.c_int
+    if lib.obbmeta_draw_abi_version() != 1:
+        raise ImportError("obbmeta's compiled draw core is out of date; rebuild it with `pip install -e .`")
+    p, i32, i64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
+    lib.obbmeta_draw_outlines.argtypes = [p, i32, i32, i32, i64, p, i64, p, ctypes.c_double]
+    lib.obbmeta_draw_outlines.restype = None
+    return lib
+
+
+def draw_obbs(
+    image: torch.Tensor,
+    boxes: Union[OrientedBoxes, torch.Tensor],
+    colors: Optional[Union[Sequence[int], torch.Tensor]] = None,
+    thickness: float = 2,
+) -> torch.Tensor:
+    """Draw the outlines of rotated boxes into ``image``, in place, and return it.
+
+    A pixel (x, y) is painted when its centre (x + 0.5, y + 0.5) lies within ``thickness / 2`` of an edge of a
+    box; boxes are painted in order, so a later box is on top where outlines cross. The CPU (C) and CUDA paths
+    run the same code (``kernels/obb_draw.h``) and give identical pixels. Parts outside the image are clipped;
+    a box with a zero side is drawn as a line (or a dot); huge and far-away boxes are fine.
+
+    Args:
+        image: (H, W, 3) or (H, W, 4) uint8 tensor on the CPU or a CUDA device, pixels contiguous (rows may be
+            padded, e.g. a crop or a pitched surface). Colours are written in the image's channel order.
+        boxes: :class:`OrientedBoxes` or an (N, 5) [cx, cy, w, h, angle] tensor in the image's pixels.
+        colors: None (per-class palette from ``boxes.labels``, or the first palette colour for a plain tensor),
+            one colour (3 or 4 ints, applied to every box), or an (N, 3|4) uint8/int tensor. With 4 channels and
+            3-value colours, alpha is set to 255.
+        thickness: line width in pixels, > 0.
+    """
+    if not isinstance(image, torch.Tensor):
+        raise TypeError(f"image must be a torch.Tensor of shape (H, W, 3|4), got {type(image).__name__}")
+    if image.dim() != 3 or image.shape[2] not in (3, 4):
+        raise ValueError(f"image must have shape (H, W, 3) or (H, W, 4), got {tuple(image.shape)}")
+    if image.dtype != torch.uint8:
+        raise TypeError(f"image must be uint8, got {image.dtype}")
+    height, width, channels = image.shape
+    if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
+        raise ValueError("image must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
+    if not isinstance(thickness, (int, float)) or not (0 < thickness < 1e6):
+        raise ValueError(f"thickness must be a number > 0, got {thickness!r}")
+    labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
+    xywhr = as_boxes("boxes", boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes).to(image.device)
+    n = xywhr.shape[0]
+    rgba = _colors(colors, labels, n, channels).to(image.device)
+    if n == 0 or height == 0 or width == 0:
+        return image
+    if image.device.type == "cpu":
+        _host().obbmeta_draw_outlines(ptr(image), height, width, channels, image.stride(0), ptr(xywhr), n,
+                                      ptr(rgba), float(thickness))
+    elif image.device.type == "cuda":
+        lib = cuda_library()
+        if lib is None:  # kernels not built: draw on a host copy
+            host = image.cpu()
+            draw_obbs(host, xywhr.cpu(), rgba.cpu(), thickness)
+            image.copy_(host)
+            return image
+        owner = torch.full((height, width), -1, dtype=torch.int32, device=image.device)
+        launch(image.device, lib.obbmeta_cuda_draw_outlines, ptr(image), height, width, channels, image.stride(0),
+               ptr(xywhr), n, ptr(rgba), float(thickness), ptr(owner))
+    else:
+        raise ValueError(f"image must be on the CPU or a CUDA device, got {image.device}")
+    return image
+
+
+def _colors(colors, labels, n: int, channels: int) -> torch.Tensor:
+    if colors is None:
+        ids = labels.cpu().tolist() if labels is not None else [0] * n
+        table = [PALETTE[int(i) % len(PALETTE)] for i in ids]
+        out = torch.tensor(table, dtype=torch.uint8).reshape(n, 3)
+    else:
+        out = torch.as_tensor(colors)
+        if out.is_floating_point() or out.dtype == torch.bool:
+            raise TypeError(f"colors must be integers in 0..255, got {out.dtype}")
+        if out.dim() == 1:
+            out = out[None].expand(n, -1)
+        if out.dim() != 2 or out.shape[0] != n or out.shape[1] not in (3, 4):
+            raise ValueError(f"colors must be 3 or 4 values, or an ({n}, 3|4) tensor, got shape {tuple(out.shape)}")
+        if n and (int(out.min()) < 0 or int(out.max()) > 255):
+            raise ValueError("colors must be in 0..255")
+        out = out.to(torch.uint8)
+    if out.shape[1] < channels:
+        out = torch.cat([out, torch.full((n, channels - out.shape[1]), 255, dtype=torch.uint8)], dim=1)
+    return out[:, :channels].contiguous()
