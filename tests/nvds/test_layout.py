@@ -162,3 +162,28 @@ def test_environment_variable_overrides_and_a_wrong_one_is_an_error(tmp_path):
     env = dict(os.environ, OBBMETA_NVDS_LIB_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert "unavailable" in out and f"no libnvds_meta.so in {tmp_path}" in out
+
+
+DUMP = """
+import ctypes, sys
+import numpy as np
+from obbmeta import nvds
+from obbmeta.nvds import _core
+batch = nvds.BatchMeta.create(1)
+frame = batch.add_frame(source_id=7, width=1920, height=1080, frame_num=3, pad_index=5)
+nvds.attach_obbs(batch, frame, xywhr=np.array([[400.5, 300.25, 100, 50, 0.0]], np.float32),
+                 labels=np.array([42]), component_id=9)
+meta = _core.get().libs.meta
+meta.nvds_get_current_metadata_info.argtypes = [ctypes.c_void_p]
+meta.nvds_get_current_metadata_info(batch.address)
+batch.destroy()
+"""
+
+
+def test_nvidias_own_metadata_dump_shows_the_fields_we_wrote():
+    """nvds_get_current_metadata_info prints (with NVIDIA's offsets) source_id, pad_index, component_id,
+    class_id, object_id and rect_params: they must be what obbmeta wrote at its offsets."""
+    out = subprocess.run([sys.executable, "-c", DUMP], capture_output=True, text=True, check=True).stdout
+    assert "source_id = 7 port id = 5" in out
+    assert ("component_id = 9,class_id = 42 object id = 18446744073709551615 "
+            "x =350.500000, y =275.250000, w =100.000000, h = 50.000000") in out
