@@ -303,3 +303,29 @@ def test_a_frame_without_a_size_needs_frame_size(make_batch):
     with pytest.raises(ValueError, match=r"pass frame_size=\(width, height\)"):
         nvds.attach_obbs(batch, frame, **boxes([[10, 10, 5, 5, 0]]))
     assert nvds.attach_obbs(batch, frame, **boxes([[10, 10, 5, 5, 0]]), frame_size=(20, 20)).written == 1
+
+
+def test_a_batch_whose_pools_do_not_match_the_layout_is_refused(make_batch):
+    """As if the batch came from a DeepStream 8 library while obbmeta detected 9 (or the reverse)."""
+    import dataclasses
+
+    from obbmeta.nvds import layouts
+
+    batch = make_batch()
+    frame = batch.frames[0]
+    batch._core = dataclasses.replace(_core.get(), layout=layouts.DS6_8)
+    with pytest.raises(RuntimeError, match="pools do not hold elements of the detected layout"):
+        nvds.attach_obbs(batch, frame, **boxes([[10, 10, 5, 5, 0]]))
+    assert raw.objects_of(frame.address) == []
+
+
+def test_the_batch_form_checks_its_arguments(make_batch):
+    batch = make_batch(max_frames=2, frames=2)
+    with pytest.raises(ValueError, match="detections has 1 entries but there are 2 frames"):
+        nvds.attach_obbs_batch(batch, [boxes([])["xywhr"]])
+    with pytest.raises(ValueError, match=r"detections\[1\]: xywhr must have shape \(N, 5\)"):
+        nvds.attach_obbs_batch(batch, [(np.zeros((1, 5), np.float32),), (np.zeros((1, 4), np.float32),)])
+    dets = OrientedBoxes(torch.tensor([[10.0, 10.0, 4.0, 4.0, 0.0]]), torch.tensor([0.5]), torch.tensor([1]))
+    res = nvds.attach_obbs_batch(batch, [dets], frames=[batch.frames[1]])
+    assert res.per_frame == (1,) and raw.u32(batch.frames[1].address + raw.FRAME["num_obj_meta"]) == 1
+    assert raw.u32(batch.frames[0].address + raw.FRAME["num_obj_meta"]) == 0
