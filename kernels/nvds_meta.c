@@ -38,6 +38,7 @@ enum {
     OBBMETA_ERR_POOL_MISMATCH = -4,
     OBBMETA_ERR_LABEL = -5,
     OBBMETA_ERR_ARGUMENT = -6,
+    OBBMETA_ERR_FOREIGN_FRAME = -7,
 };
 
 /* ---------------------------------------------------------------- user meta copy / release (DeepStream calls
@@ -355,6 +356,9 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     for (int64_t f = 0; f < num_frames; ++f) {
         if (!frames[f] || offsets[f] > offsets[f + 1] || !(sizes[2 * f] > 0.0) || !(sizes[2 * f + 1] > 0.0))
             return OBBMETA_ERR_ARGUMENT;
+        /* Objects come from `batch`'s pools and go back to them when the frame is released: a frame of another
+         * batch would hand them to the wrong pools. */
+        if (((const obbmeta_base_meta *)frames[f])->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
     }
     for (int64_t i = 0; i < p->n; ++i) {
         if (!obb_is_valid(p->xywhr + 5 * i) || !isfinite(p->scores[i])) {

@@ -40,7 +40,8 @@ WRITE_TEXT = 2
 ERRORS = {-1: "the C writer is not initialised", -2: "unknown layout, or rotation mode on a layout without "
           "rotation_angle", -3: "a box is not finite or has w <= 0 or h <= 0", -4: "the batch's pools do not "
           "hold elements of the detected layout (a batch from another DeepStream version?)",
-          -5: "a label is negative or has no class name", -6: "bad argument"}
+          -5: "a label is negative or has no class name", -6: "bad argument",
+          -7: "the frame meta belongs to another batch meta (its objects would go back to the wrong pools)"}
 
 
 @dataclass

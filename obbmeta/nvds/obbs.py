@@ -16,6 +16,7 @@ Objects whose polygon lies fully outside the frame are not written; they are cou
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
@@ -103,6 +104,20 @@ def _to_numpy(value: Any, name: str) -> np.ndarray:
     return value
 
 
+def _to_host_once(*values: Any) -> tuple[Any, ...]:
+    """GPU tensors come to the host with asynchronous copies and a single synchronisation (not one per tensor)."""
+    devices = [v.device for v in values if getattr(getattr(v, "device", None), "type", "cpu") not in ("cpu", None)
+               and hasattr(v, "detach")]
+    if not devices:
+        return values
+    torch = sys.modules["torch"]  # a non-CPU tensor exists, so torch is imported
+    out = tuple(v.detach().to("cpu", non_blocking=True) if hasattr(v, "detach") and v.device.type != "cpu" else v
+                for v in values)
+    for device in {d for d in devices if d.type == "cuda"}:
+        torch.cuda.current_stream(device).synchronize()
+    return out
+
+
 def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if boxes is not None:
         if xywhr is not None or scores is not None or labels is not None:
@@ -111,6 +126,7 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
             raise TypeError("boxes must be an OrientedBoxes (with .xywhr, .scores, .labels); for plain arrays use "
                             "xywhr=(N,5), scores=(N,), labels=(N,)")
         xywhr, scores, labels = boxes.xywhr, boxes.scores, boxes.labels
+    xywhr, scores, labels = _to_host_once(xywhr, scores, labels)
     if xywhr is None:
         raise TypeError("no boxes given: pass an OrientedBoxes or xywhr=(N,5) float32")
     x = _to_numpy(xywhr, "xywhr")
@@ -297,9 +313,10 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
     """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
 
     Args:
-        batch: a :class:`BatchMeta` or an ``NvDsBatchMeta*`` int (pyds: ``hash(batch_meta)`` is not it; use
+        batch: a :class:`BatchMeta` or an ``NvDsBatchMeta*`` int (from pyds / gst-python:
             ``BatchMeta.from_gst_buffer(hash(gst_buffer))``).
-        frame: a :class:`FrameMeta` of that batch, or an ``NvDsFrameMeta*`` int.
+        frame: a :class:`FrameMeta` of that batch, or an ``NvDsFrameMeta*`` int (a frame of another batch is
+            refused: its objects would be released into the wrong pools).
         boxes: an ``OrientedBoxes`` (``.xywhr`` (N,5) float32 cx, cy, w, h, angle in radians clockwise on screen;
             ``.scores`` (N,); ``.labels`` (N,) int64), CPU or CUDA; or pass ``xywhr=``/``scores=``/``labels=``.
             Coordinates are pixels of the batched surface (nvstreammux output).

@@ -329,3 +329,10 @@ def test_the_batch_form_checks_its_arguments(make_batch):
     res = nvds.attach_obbs_batch(batch, [dets], frames=[batch.frames[1]])
     assert res.per_frame == (1,) and raw.u32(batch.frames[1].address + raw.FRAME["num_obj_meta"]) == 1
     assert raw.u32(batch.frames[0].address + raw.FRAME["num_obj_meta"]) == 0
+
+
+def test_a_frame_of_another_batch_is_refused(make_batch):
+    a, b = make_batch(), make_batch()
+    with pytest.raises(RuntimeError, match="belongs to another batch meta"):
+        nvds.attach_obbs(a, b.frames[0], **boxes([[10, 10, 5, 5, 0]]))
+    assert raw.objects_of(b.frames[0].address) == []
