@@ -55,3 +55,21 @@ def write_json(name: str, payload: dict) -> Path:
     payload = {"benchmark": name, "date": time.strftime("%Y-%m-%d"), "machine": machine(), **payload}
     path.write_text(json.dumps(payload, indent=2) + "\n")
     return path
+
+
+def cuda_event_time(fn, repeats: int, warmup: int = 3) -> dict:
+    """GPU time between CUDA events recorded around each call (what the stream spends, launch gaps included)."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    pairs = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        pairs.append((start, end))
+    torch.cuda.synchronize()
+    times = [s.elapsed_time(e) / 1e3 for s, e in pairs]
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": repeats}

@@ -3,7 +3,8 @@
     python benchmarks/draw.py [--repeats 50]
 
 Frames: 1920x1080 and 3840x2160 RGBA uint8; 100 and 1000 boxes (20-200 px, any angle), thickness 2. GPU times
-are CUDA-synchronised wall times per call (median), including the per-call scratch fill. A device-to-device copy
+are CUDA-synchronised wall times per call (median, Python included) and, separately, the stream time between
+CUDA events around each call. A device-to-device copy
 of the same frame, timed in the same run, is the anchor. Results: benchmarks/results/draw.json and .png.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, median_time, write_json  # noqa: E402
+from _common import RESULTS, cuda_event_time, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.osd import draw_obbs  # noqa: E402
@@ -44,6 +45,8 @@ def main():
                 gframe, gboxes = frame.cuda(), boxes.to("cuda")
                 sync = torch.cuda.synchronize
                 row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5, sync)
+                row["methods"]["cuda_stream_time"] = cuda_event_time(lambda: draw_obbs(gframe, gboxes, thickness=2),
+                                                                     args.repeats)
                 other = torch.empty_like(gframe)
                 row["methods"]["cuda_frame_copy_anchor"] = median_time(lambda: other.copy_(gframe), args.repeats, 5, sync)
                 row["same_pixels_cpu_cuda"] = bool(torch.equal(gframe.cpu(), frame))

@@ -78,7 +78,8 @@ OBB_EXPORT int32_t obbmeta_nvds_init(const obbmeta_nvds_api *api)
 {
     if (!api || !api->acquire_obj_meta || !api->add_obj_meta_to_frame || !api->acquire_user_meta ||
         !api->add_user_meta_to_obj || !api->acquire_meta_lock || !api->release_meta_lock ||
-        !api->get_user_meta_type || !api->g_malloc || !api->g_free)
+        !api->get_user_meta_type || !api->g_malloc || !api->g_free || !api->acquire_display_meta ||
+        !api->add_display_meta_to_frame)
         return OBBMETA_ERR_ARGUMENT;
     g_api = *api;
     /* nvds_get_user_meta_type interns the descriptor with g_quark_from_static_string: it must outlive the
@@ -115,7 +116,7 @@ OBB_EXPORT const char *obbmeta_nvds_obb_meta_descriptor(void) { return OBBMETA_U
 
 OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
 {
-    if (n < 20) return OBBMETA_ERR_ARGUMENT;
+    if (n < 24) return OBBMETA_ERR_ARGUMENT;
     if (layout == OBBMETA_LAYOUT_DS9) {
         OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds9)
         out[16] = offsetof(obbmeta_object_meta_ds9, rect_params.rotation_angle);
@@ -125,6 +126,16 @@ OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
     } else {
         return OBBMETA_ERR_LAYOUT;
     }
+    if (layout == OBBMETA_LAYOUT_DS9) {
+        out[20] = sizeof(obbmeta_display_meta_ds9);
+        out[21] = offsetof(obbmeta_display_meta_ds9, num_lines);
+        out[22] = offsetof(obbmeta_display_meta_ds9, line_params);
+    } else {
+        out[20] = sizeof(obbmeta_display_meta_ds6_8);
+        out[21] = offsetof(obbmeta_display_meta_ds6_8, num_lines);
+        out[22] = offsetof(obbmeta_display_meta_ds6_8, line_params);
+    }
+    out[23] = sizeof(obbmeta_line_params);
     out[17] = sizeof(obbmeta_frame_meta_head);
     out[18] = sizeof(obbmeta_user_meta);
     out[19] = sizeof(obbmeta_obb_v1);
@@ -384,6 +395,108 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     }
     g_api.release_meta_lock(batch);
     return total;
+}
+
+/* ---------------------------------------------------------------- display-meta lines */
+
+/* Liang-Barsky: clip segment p0 + t (p1 - p0), t in [0, 1], to [0, w] x [0, h]; 0 when nothing is left. */
+static int obbmeta_clip_segment(double *x0, double *y0, double *x1, double *y1, double w, double h)
+{
+    const double dx = *x1 - *x0, dy = *y1 - *y0;
+    const double p[4] = {-dx, dx, -dy, dy};
+    const double q[4] = {*x0, w - *x0, *y0, h - *y0};
+    double t0 = 0.0, t1 = 1.0;
+    for (int k = 0; k < 4; ++k) {
+        if (p[k] == 0.0) {
+            if (q[k] < 0.0) return 0;
+        } else {
+            const double t = q[k] / p[k];
+            if (p[k] < 0.0) {
+                if (t > t1) return 0;
+                if (t > t0) t0 = t;
+            } else {
+                if (t < t0) return 0;
+                if (t < t1) t1 = t;
+            }
+        }
+    }
+    const double ax = *x0 + t0 * dx, ay = *y0 + t0 * dy, bx = *x0 + t1 * dx, by = *y0 + t1 * dy;
+    *x0 = ax;
+    *y0 = ay;
+    *x1 = bx;
+    *y1 = by;
+    return 1;
+}
+
+static uint32_t obbmeta_pixel(double v, double limit)
+{
+    /* NvOSD line coordinates are unsigned: round, and keep inside [0, limit - 1]. */
+    double r = floor(v + 0.5);
+    if (r > limit - 1.0) r = limit - 1.0;
+    return r > 0.0 ? (uint32_t)r : 0u;
+}
+
+#define OBBMETA_DEFINE_LINES(SUFFIX, DISPLAY_T)                                                                \
+    static int64_t obbmeta_lines_##SUFFIX(void *batch, void *frame, const float *seg, const double *rgba,      \
+                                          int64_t m, int64_t num_colors, uint32_t width, double fw, double fh,  \
+                                          int64_t *n_display)                                                   \
+    {                                                                                                           \
+        DISPLAY_T *dm = NULL;                                                                                   \
+        int64_t written = 0;                                                                                    \
+        for (int64_t i = 0; i < m; ++i) {                                                                       \
+            double x0 = seg[4 * i], y0 = seg[4 * i + 1], x1 = seg[4 * i + 2], y1 = seg[4 * i + 3];              \
+            if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;                                    \
+            if (!dm || dm->num_lines >= OBBMETA_MAX_DISPLAY_ELEMENTS) {                                         \
+                /* nvdsosd does not bound num_lines by 16: a new display meta every 16 lines. */                \
+                dm = (DISPLAY_T *)g_api.acquire_display_meta(batch);                                            \
+                g_api.add_display_meta_to_frame(frame, dm);                                                     \
+                ++*n_display;                                                                                   \
+            }                                                                                                   \
+            obbmeta_line_params *lp = &dm->line_params[dm->num_lines++];                                        \
+            lp->x1 = obbmeta_pixel(x0, fw);                                                                     \
+            lp->y1 = obbmeta_pixel(y0, fh);                                                                     \
+            lp->x2 = obbmeta_pixel(x1, fw);                                                                     \
+            lp->y2 = obbmeta_pixel(y1, fh);                                                                     \
+            lp->line_width = width;                                                                             \
+            obbmeta_set_color(&lp->line_color, rgba + 4 * (num_colors == 1 ? 0 : i));                          \
+            ++written;                                                                                          \
+        }                                                                                                       \
+        return written;                                                                                         \
+    }
+
+OBBMETA_DEFINE_LINES(ds6_8, obbmeta_display_meta_ds6_8)
+OBBMETA_DEFINE_LINES(ds9, obbmeta_display_meta_ds9)
+
+/* Adds m line segments (x1, y1, x2, y2 as floats, pixels) to `frame` as NvDsDisplayMeta lines, 16 per display
+ * meta, each clipped to [0, fw] x [0, fh] (segments fully outside are skipped). rgba holds one colour for all
+ * (num_colors == 1) or one per segment (num_colors == m). Returns the number of lines written; *n_display gets
+ * the number of display metas used. */
+OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, const float *seg, int64_t m,
+                                          const double *rgba, int64_t num_colors, uint32_t width, double fw,
+                                          double fh, int64_t *n_display)
+{
+    if (!g_ready) return OBBMETA_ERR_NOT_READY;
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!batch || !frame || (m > 0 && (!seg || !rgba)) || m < 0 || !n_display || !(fw > 0.0) || !(fh > 0.0) ||
+        (num_colors != 1 && num_colors != m))
+        return OBBMETA_ERR_ARGUMENT;
+    if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    const uint32_t want = layout == OBBMETA_LAYOUT_DS9 ? (uint32_t)sizeof(obbmeta_display_meta_ds9)
+                                                       : (uint32_t)sizeof(obbmeta_display_meta_ds6_8);
+    if (!bm->display_meta_pool || bm->display_meta_pool->element_size != want) return OBBMETA_ERR_POOL_MISMATCH;
+    for (int64_t i = 0; i < 4 * m; ++i)
+        if (!isfinite(seg[i])) {
+            *n_display = i / 4;
+            return OBBMETA_ERR_INVALID_BOX;
+        }
+    *n_display = 0;
+    g_api.acquire_meta_lock(batch);
+    const int64_t r = layout == OBBMETA_LAYOUT_DS9
+                          ? obbmeta_lines_ds9(batch, frame, seg, rgba, m, num_colors, width, fw, fh, n_display)
+                          : obbmeta_lines_ds6_8(batch, frame, seg, rgba, m, num_colors, width, fw, fh, n_display);
+    g_api.release_meta_lock(batch);
+    return r;
 }
 
 /* ---------------------------------------------------------------- reader */

@@ -170,6 +170,49 @@ typedef struct {
 OBBMETA_OBJECT_META(obbmeta_object_meta_ds6_8, obbmeta_rect_ds6_8)
 OBBMETA_OBJECT_META(obbmeta_object_meta_ds9, obbmeta_rect_ds9)
 
+/* NvOSD_LineParams / _ArrowParams / _CircleParams (unsigned pixel coordinates). */
+typedef struct {
+    uint32_t x1, y1, x2, y2;
+    uint32_t line_width;
+    obbmeta_color line_color;
+} obbmeta_line_params;
+
+typedef struct {
+    uint32_t x1, y1, x2, y2;
+    uint32_t arrow_width;
+    int32_t arrow_head;
+    obbmeta_color arrow_color;
+    uint32_t reserved;
+} obbmeta_arrow_params;
+
+typedef struct {
+    uint32_t xc, yc, radius;
+    obbmeta_color circle_color;
+    uint32_t has_bg_color;
+    obbmeta_color bg_color;
+    uint32_t circle_width;
+    uint32_t reserved;
+} obbmeta_circle_params;
+
+#define OBBMETA_MAX_DISPLAY_ELEMENTS 16
+
+/* NvDsDisplayMeta, generated once per rect layout (the rect array moves everything after it). */
+#define OBBMETA_DISPLAY_META(NAME, RECT)                                                                       \
+    typedef struct {                                                                                           \
+        obbmeta_base_meta base;                                                                                \
+        uint32_t num_rects, num_labels, num_lines, num_arrows, num_circles;                                    \
+        RECT rect_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                                        \
+        obbmeta_text_params text_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                         \
+        obbmeta_line_params line_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                         \
+        obbmeta_arrow_params arrow_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                       \
+        obbmeta_circle_params circle_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                     \
+        int64_t misc_osd_data[4];                                                                              \
+        int64_t reserved[4];                                                                                   \
+    } NAME;
+
+OBBMETA_DISPLAY_META(obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8)
+OBBMETA_DISPLAY_META(obbmeta_display_meta_ds9, obbmeta_rect_ds9)
+
 /* NvDsUserMeta. */
 typedef struct {
     obbmeta_base_meta base;
@@ -203,6 +246,8 @@ typedef struct {
     int32_t (*get_user_meta_type)(char *descriptor);
     void *(*g_malloc)(size_t n);
     void (*g_free)(void *p);
+    void *(*acquire_display_meta)(void *batch);
+    void (*add_display_meta_to_frame)(void *frame, void *display);
 } obbmeta_nvds_api;
 
 /* ---- Writer input (one call for one frame or for all frames of a batch). ---- */

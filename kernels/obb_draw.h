@@ -41,9 +41,11 @@ typedef struct {
     int m0, m1;            /* major pixel range, already clipped to the image */
 } obb_edge;
 
-/* Prepare edge k (0..3, from corner k to corner k+1) of box b; returns 0 when it misses the image. */
+/* Prepare edge k (0..3, from corner k to corner k+1) of box b; returns 0 when it misses the image or when the box
+ * has a NaN/inf value (such boxes are not drawn). */
 OBB_HD int obb_edge_setup(const float *b, int k, double thickness, int width, int height, obb_edge *e)
 {
+    if (!(isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2]) && isfinite(b[3]) && isfinite(b[4]))) return 0;
     double c[8];
     obb_corners(b, c);
     const int k1 = (k + 1) & 3;

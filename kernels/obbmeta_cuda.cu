@@ -140,17 +140,20 @@ OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const float *boxes, const int64_t *la
 
 // ---- drawing -----------------------------------------------------------------------------------------------------
 // One block per (box, edge); threads stride along the edge's major axis. Pass 1 claims each pixel for the highest
-// box index that covers it (atomicMax), pass 2 paints only pixels a box owns, so crossings resolve as on the host
-// (later boxes on top) and the result does not depend on thread timing.
+// box index that covers it (atomicMax), pass 2 paints only pixels a box owns and hands the pixel back (-1), so
+// crossings resolve as on the host (later boxes on top), the result does not depend on thread timing, and the
+// scratch is all -1 again after every call (no per-call fill of a frame-sized buffer).
 template <int PASS>
 __global__ void draw_kernel(uint8_t *image, int height, int width, int channels, int64_t row_stride,
                             const float *boxes, int64_t n, const uint8_t *colors, double thickness, int *owner)
 {
     const int64_t box = blockIdx.x / 4;
     const int k = blockIdx.x % 4;
-    if (box >= n) return;
-    obb_edge e;
-    if (!obb_edge_setup(boxes + 5 * box, k, thickness, width, height, &e)) return;
+    __shared__ obb_edge e;
+    __shared__ int live;
+    if (threadIdx.x == 0) live = box < n && obb_edge_setup(boxes + 5 * box, k, thickness, width, height, &e);
+    __syncthreads();
+    if (!live) return;
     for (int m = e.m0 + threadIdx.x; m <= e.m1; m += blockDim.x) {
         int lo, hi;
         if (!obb_edge_minor_span(&e, m, width, height, &lo, &hi)) continue;
@@ -160,7 +163,7 @@ __global__ void draw_kernel(uint8_t *image, int height, int width, int channels,
             int *slot = owner + (int64_t)y * width + x;
             if (PASS == 0) {
                 atomicMax(slot, (int)box);
-            } else if (*slot == (int)box) {
+            } else if (atomicCAS(slot, (int)box, -1) == (int)box) {
                 uint8_t *px = image + (int64_t)y * row_stride + (int64_t)x * channels;
                 for (int c = 0; c < channels; ++c) px[c] = colors[box * channels + c];
             }
@@ -168,7 +171,7 @@ __global__ void draw_kernel(uint8_t *image, int height, int width, int channels,
     }
 }
 
-// owner: height * width ints filled with -1 by the caller (reused scratch).
+// owner: height * width ints, all -1 on entry (a fresh fill or the scratch of an earlier call); all -1 on return.
 OBB_EXPORT int obbmeta_cuda_draw_outlines(uint8_t *image, int height, int width, int channels, int64_t row_stride,
                                           const float *boxes, int64_t n, const uint8_t *colors, double thickness,
                                           int *owner, void *stream)

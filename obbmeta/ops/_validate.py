@@ -20,7 +20,7 @@ def as_boxes(name: str, boxes, *, check_finite: bool = True) -> torch.Tensor:
     return boxes
 
 
-def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool) -> torch.Tensor:
+def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool, check_finite: bool = True) -> torch.Tensor:
     """Validate a length-n vector (scores when floating, labels otherwise) on `device`."""
     kind = "a floating-point" if floating else "an integer"
     if not isinstance(values, torch.Tensor):
@@ -33,7 +33,7 @@ def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool
         raise TypeError(f"{name} must be {kind} tensor, got {values.dtype}")
     if floating:
         values = values.to(torch.float32).contiguous()
-        if n and not bool(torch.isfinite(values).all()):
+        if check_finite and n and not bool(torch.isfinite(values).all()):
             raise ValueError(f"{name} contains NaN or inf")
         return values
     return values.to(torch.int64).contiguous()

@@ -37,7 +37,9 @@ def draw_obbs(
     A pixel (x, y) is painted when its centre (x + 0.5, y + 0.5) lies within ``thickness / 2`` of an edge of a
     box; boxes are painted in order, so a later box is on top where outlines cross. The CPU (C) and CUDA paths
     run the same code (``kernels/obb_draw.h``) and give identical pixels. Parts outside the image are clipped;
-    a box with a zero side is drawn as a line (or a dot); huge and far-away boxes are fine.
+    a box with a zero side is drawn as a line (or a dot); huge and far-away boxes are fine; a box with a NaN or
+    inf value is not drawn (no error: checking would cost a GPU sync per frame). On CUDA nothing here waits for
+    the GPU: the kernels are queued on torch's current stream.
 
     Args:
         image: (H, W, 3) or (H, W, 4) uint8 tensor on the CPU or a CUDA device, pixels contiguous (rows may be
@@ -60,9 +62,10 @@ def draw_obbs(
     if not isinstance(thickness, (int, float)) or not (0 < thickness < 1e6):
         raise ValueError(f"thickness must be a number > 0, got {thickness!r}")
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
-    xywhr = as_boxes("boxes", boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes).to(image.device)
+    raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
+    xywhr = as_boxes("boxes", raw, check_finite=False).to(image.device)
     n = xywhr.shape[0]
-    rgba = _colors(colors, labels, n, channels).to(image.device)
+    rgba = _colors(colors, labels, n, channels, image.device)
     if n == 0 or height == 0 or width == 0:
         return image
     if image.device.type == "cpu":
@@ -75,30 +78,57 @@ def draw_obbs(
             draw_obbs(host, xywhr.cpu(), rgba.cpu(), thickness)
             image.copy_(host)
             return image
-        owner = torch.full((height, width), -1, dtype=torch.int32, device=image.device)
+        stream = torch.cuda.current_stream(image.device)
+        key = (image.device.index, stream.cuda_stream, height, width)
+        owner = _OWNERS.pop(key, None)
+        if owner is None:
+            owner = torch.full((height, width), -1, dtype=torch.int32, device=image.device)
         launch(image.device, lib.obbmeta_cuda_draw_outlines, ptr(image), height, width, channels, image.stride(0),
                ptr(xywhr), n, ptr(rgba), float(thickness), ptr(owner))
+        # Only a successful call leaves the scratch all -1 again: keep it for the next frame of this size.
+        _OWNERS[key] = owner
+        while len(_OWNERS) > 4:
+            _OWNERS.pop(next(iter(_OWNERS)))
     else:
         raise ValueError(f"image must be on the CPU or a CUDA device, got {image.device}")
     return image
 
 
-def _colors(colors, labels, n: int, channels: int) -> torch.Tensor:
+# Per-pixel owner scratch of the CUDA rasteriser, kept per (device, stream, height, width): the kernels hand
+# every pixel back, so it is filled once, not per frame.
+_OWNERS: "dict[tuple, torch.Tensor]" = {}
+_PALETTES: "dict[tuple, torch.Tensor]" = {}
+
+
+def _palette(device: torch.device, channels: int) -> torch.Tensor:
+    key = (str(device), channels)
+    if key not in _PALETTES:
+        table = torch.tensor(PALETTE, dtype=torch.uint8)
+        if channels == 4:
+            table = torch.cat([table, torch.full((len(PALETTE), 1), 255, dtype=torch.uint8)], dim=1)
+        _PALETTES[key] = table.to(device)
+    return _PALETTES[key]
+
+
+def _colors(colors, labels, n: int, channels: int, device: torch.device) -> torch.Tensor:
+    """(n, channels) uint8 colours on `device`, built without waiting for the GPU."""
     if colors is None:
-        ids = labels.cpu().tolist() if labels is not None else [0] * n
-        table = [PALETTE[int(i) % len(PALETTE)] for i in ids]
-        out = torch.tensor(table, dtype=torch.uint8).reshape(n, 3)
-    else:
-        out = torch.as_tensor(colors)
-        if out.is_floating_point() or out.dtype == torch.bool:
-            raise TypeError(f"colors must be integers in 0..255, got {out.dtype}")
-        if out.dim() == 1:
-            out = out[None].expand(n, -1)
-        if out.dim() != 2 or out.shape[0] != n or out.shape[1] not in (3, 4):
-            raise ValueError(f"colors must be 3 or 4 values, or an ({n}, 3|4) tensor, got shape {tuple(out.shape)}")
+        palette = _palette(device, channels)
+        if labels is None:
+            return palette[:1].expand(n, channels).contiguous()
+        return palette[torch.remainder(labels.to(device), len(PALETTE))].contiguous()
+    out = torch.as_tensor(colors)
+    if out.is_floating_point() or out.is_complex() or out.dtype == torch.bool:
+        raise TypeError(f"colors must be integers in 0..255, got {out.dtype}")
+    if out.dim() == 1:
+        out = out[None].expand(n, -1)
+    if out.dim() != 2 or out.shape[0] != n or out.shape[1] not in (3, 4):
+        raise ValueError(f"colors must be 3 or 4 values, or an ({n}, 3|4) tensor, got shape {tuple(out.shape)}")
+    if out.dtype != torch.uint8:  # uint8 needs no range check (and checking a CUDA tensor would sync)
         if n and (int(out.min()) < 0 or int(out.max()) > 255):
             raise ValueError("colors must be in 0..255")
         out = out.to(torch.uint8)
+    out = out.to(device)
     if out.shape[1] < channels:
-        out = torch.cat([out, torch.full((n, channels - out.shape[1]), 255, dtype=torch.uint8)], dim=1)
+        out = torch.cat([out, torch.full((n, channels - out.shape[1]), 255, dtype=torch.uint8, device=device)], dim=1)
     return out[:, :channels].contiguous()

@@ -48,3 +48,11 @@ def test_nms_empty_and_degenerate_on_cuda():
     assert nms_rotated(torch.zeros(0, 5, device="cuda"), torch.zeros(0, device="cuda"), 0.5).numel() == 0
     b = torch.tensor([[0.0, 0, 0, 0, 0], [0, 0, 10, 10, 0], [0, 0, 10, 10, 0]], device="cuda")
     assert nms_rotated(b, torch.tensor([0.9, 0.8, 0.7], device="cuda"), 0.5).tolist() == [0, 1]
+
+
+def test_nan_inputs_on_cuda_raise_the_same_errors():
+    b = torch.tensor([[0.0, 0, 10, 10, 0], [0, 0, float("nan"), 10, 0]], device="cuda")
+    with pytest.raises(ValueError, match="boxes contains NaN or inf"):
+        nms_rotated(b, torch.tensor([0.9, 0.8], device="cuda"), 0.5)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        nms_rotated(b[:1], torch.tensor([float("nan")], device="cuda"), 0.5)
