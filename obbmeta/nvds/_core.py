@@ -14,7 +14,8 @@ class ApiTable(Structure):
     """``obbmeta_nvds_api`` (kernels/nvds_meta.h): addresses of NVIDIA's and glib's functions."""
     _fields_ = [(name, c_void_p) for name in (
         "acquire_obj_meta", "add_obj_meta_to_frame", "acquire_user_meta", "add_user_meta_to_obj",
-        "acquire_meta_lock", "release_meta_lock", "get_user_meta_type", "g_malloc", "g_free")]
+        "acquire_meta_lock", "release_meta_lock", "get_user_meta_type", "g_malloc", "g_free",
+        "acquire_display_meta", "add_display_meta_to_frame")]
 
 
 class WriteParams(Structure):
@@ -67,6 +68,9 @@ def _declare(c: ctypes.CDLL) -> None:
     c.obbmeta_nvds_layout_info.restype = c_int
     c.obbmeta_nvds_attach.argtypes = [c_int, vp, vp]
     c.obbmeta_nvds_attach.restype = c_int64
+    c.obbmeta_nvds_add_lines.argtypes = [c_int, vp, vp, vp, c_int64, vp, c_int64, c_uint32, c_double, c_double,
+                                         POINTER(c_int64)]
+    c.obbmeta_nvds_add_lines.restype = c_int64
     c.obbmeta_nvds_count_objects.argtypes, c.obbmeta_nvds_count_objects.restype = [vp], c_int64
     c.obbmeta_nvds_read.argtypes = [c_int, vp, vp, POINTER(ReadRow), c_int64]
     c.obbmeta_nvds_read.restype = c_int64
@@ -74,8 +78,8 @@ def _declare(c: ctypes.CDLL) -> None:
 
 def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
     """The ctypes mirror and the C compiler must agree on every offset the writer uses."""
-    out = (c_int64 * 20)()
-    if c.obbmeta_nvds_layout_info(layout.id, out, 20) != 0:
+    out = (c_int64 * 24)()
+    if c.obbmeta_nvds_layout_info(layout.id, out, 24) != 0:
         raise layouts.LayoutError(f"the C writer does not know layout {layout.name}")
     t = layout.object_meta
     want = [ctypes.sizeof(t)] + [getattr(t, f).offset for f in (
@@ -88,6 +92,8 @@ def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
     want += [t.rect_params.offset + layout.rect_params.rotation_angle.offset if layout.has_rotation_angle else -1]
     want += [ctypes.sizeof(layouts.FrameMetaHead), ctypes.sizeof(layouts.UserMeta),
              ctypes.sizeof(layouts.ObbPayloadV1)]
+    d = layout.display_meta
+    want += [ctypes.sizeof(d), d.num_lines.offset, d.line_params.offset, ctypes.sizeof(layouts.LineParams)]
     got = list(out)
     if got != want:
         raise layouts.LayoutError(f"C and ctypes disagree on layout {layout.name}: C {got}, ctypes {want}")
@@ -112,7 +118,8 @@ def get() -> Core:
             addr(m, "nvds_acquire_obj_meta_from_pool"), addr(m, "nvds_add_obj_meta_to_frame"),
             addr(m, "nvds_acquire_user_meta_from_pool"), addr(m, "nvds_add_user_meta_to_obj"),
             addr(m, "nvds_acquire_meta_lock"), addr(m, "nvds_release_meta_lock"),
-            addr(m, "nvds_get_user_meta_type"), addr(libs.glib, "g_malloc"), addr(libs.glib, "g_free"))
+            addr(m, "nvds_get_user_meta_type"), addr(libs.glib, "g_malloc"), addr(libs.glib, "g_free"),
+            addr(m, "nvds_acquire_display_meta_from_pool"), addr(m, "nvds_add_display_meta_to_frame"))
         meta_type = c.obbmeta_nvds_init(ctypes.byref(api))
         if meta_type < layouts.NVDS_START_USER_META:
             raise layouts.LayoutError(f"nvds_get_user_meta_type returned {meta_type}, below NVDS_START_USER_META")

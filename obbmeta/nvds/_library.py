@@ -156,6 +156,8 @@ def _declare(libs: Libraries) -> None:
         "nvds_acquire_meta_lock": ([vp], None),
         "nvds_release_meta_lock": ([vp], None),
         "nvds_get_user_meta_type": ([ctypes.c_char_p], ctypes.c_int),
+        "nvds_acquire_display_meta_from_pool": ([vp], vp),
+        "nvds_add_display_meta_to_frame": ([vp, vp], None),
         "nvds_batch_meta_copy_func": ([vp, vp], vp),
         "nvds_batch_meta_release_func": ([vp, vp], None),
     }

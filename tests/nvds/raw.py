@@ -30,6 +30,13 @@ OBJ = dict(parent=40, unique_component_id=48, class_id=52, object_id=56, det_lef
            obj_user_meta_list=480, misc_obj_info=488, reserved=520)
 OBJ_SIZE = 552
 
+# NvDsDisplayMeta, DeepStream 9.x: 5 counters after base_meta, then 16 rects (112 bytes each), 16 texts (104),
+# 16 lines (56: x1, y1, x2, y2, line_width as uint32, line_color 4 doubles at +24); 7040 bytes.
+DISPLAY = dict(num_rects=40, num_labels=44, num_lines=48, num_arrows=52, num_circles=56, rect_params=64,
+               text_params=64 + 16 * 112, line_params=64 + 16 * 112 + 16 * 104)
+DISPLAY_SIZE = 7040
+LINE_SIZE = 56
+
 USER = dict(user_meta_data=40)
 USER_SIZE = 48
 
@@ -85,6 +92,19 @@ def frames_of(batch: int) -> list[int]:
 
 def objects_of(frame: int) -> list[int]:
     return glist(ptr(frame + FRAME["obj_meta_list"]))
+
+
+def display_metas_of(frame: int) -> list[int]:
+    return glist(ptr(frame + FRAME["display_meta_list"]))
+
+
+def lines_of(display: int) -> list[tuple]:
+    out = []
+    for k in range(u32(display + DISPLAY["num_lines"])):
+        a = display + DISPLAY["line_params"] + k * LINE_SIZE
+        out.append((u32(a), u32(a + 4), u32(a + 8), u32(a + 12), u32(a + 16),
+                    tuple(f64(a + 24 + 8 * i) for i in range(4))))
+    return out
 
 
 def user_metas_of(obj: int) -> list[int]:

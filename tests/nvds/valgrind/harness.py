@@ -2,7 +2,7 @@
 libnvds_meta, small but complete.
 
 Per round: a 3-frame batch, OBBs written in both modes (AABB and DS 9 rotation) with long / non-ASCII labels and
-boxes outside the frame; NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs on the copy; both released with
+boxes outside the frame, display-meta lines over several display metas; NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs on the copy; both released with
 nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
 Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
@@ -71,6 +71,8 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     check(r.written + r.filtered == 40 and r.filtered > 0, "some boxes are outside the frame")
     nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
+    polygons = np.array([[[-20, 5], [50, 5], [50, 30], [-20, 30]]] * 9, np.float32)  # 36 edges, 3 display metas
+    check(nvds.add_display_lines(batch, f2, polygons, colors=(0, 1, 0, 1)) == 36, "display lines")
     return batch
 
 

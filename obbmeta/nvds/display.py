@@ -1,0 +1,86 @@
+"""Display-meta lines for nvdsosd, written in bulk: the primitive under an OBB overlay on any DeepStream version.
+
+nvdsosd has no polygon primitive and draws a rotated rect only on DeepStream 9; four ``NvOSD_LineParams`` per box
+work everywhere. ``NvDsDisplayMeta`` holds 16 lines and nvdsosd does not check ``num_lines`` against that, so the C
+writer takes a new display meta from the pool every 16 lines. Lines are clipped to the frame (the coordinates are
+unsigned ints; a negative one would wrap around).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _core
+from .batch import BatchMeta, FrameMeta
+from .obbs import _address, _batch_of, _frame_of, _frame_size, _to_host_once, _to_numpy
+
+
+def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0, 1.0, 1.0, 1.0),
+                      width: int = 2, *, frame_size: tuple[float, float] | None = None) -> int:
+    """Add line segments to ``frame`` as display meta; returns how many lines were written (after clipping).
+
+    Args:
+        segments: (M, 4) x1, y1, x2, y2 in pixels of the batched surface, or (M, k, 2) closed polygons (e.g.
+            ``OrientedBoxes.polygons()``, (N, 4, 2)): each polygon becomes its k edges.
+        colors: one (r, g, b, a) in 0..1 for all lines, or (M, 4) one per segment / polygon.
+        width: line width in pixels.
+    """
+    b: BatchMeta = _batch_of(batch)
+    f: FrameMeta = _frame_of(frame, b)
+    (seg,) = _to_host_once(segments)
+    seg = _to_numpy(seg, "segments")
+    if seg.dtype.kind not in "fiu":
+        raise TypeError(f"segments must be a numeric array, got dtype {seg.dtype}")
+    per_polygon = 1
+    if seg.ndim == 3 and seg.shape[2] == 2 and seg.shape[1] >= 2:
+        k = seg.shape[1]
+        seg = np.concatenate([seg, np.roll(seg, -1, axis=1)], axis=2).reshape(-1, 4)  # edge i: p_i -> p_(i+1)
+        per_polygon = k
+    elif not (seg.ndim == 2 and seg.shape[1] == 4):
+        raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons; got {seg.shape}")
+    seg = np.ascontiguousarray(seg, dtype=np.float32)
+    m = seg.shape[0]
+    (rgba,) = _to_host_once(colors)
+    rgba = np.asarray(_to_numpy(rgba, "colors"), dtype=np.float64)
+    if rgba.shape == (4,):
+        rgba = rgba.reshape(1, 4)
+    elif rgba.ndim == 2 and rgba.shape[1] == 4 and rgba.shape[0] * per_polygon == m and per_polygon > 1:
+        rgba = np.repeat(rgba, per_polygon, axis=0)
+    elif not (rgba.ndim == 2 and rgba.shape == (m, 4)):
+        raise ValueError(f"colors must be one (r, g, b, a) or one per segment / polygon; got shape {rgba.shape}")
+    if not (np.isfinite(rgba).all() and (rgba >= 0).all() and (rgba <= 1).all()):
+        raise ValueError("colors must be r, g, b, a values in 0..1")
+    rgba = np.ascontiguousarray(rgba)
+    if not isinstance(width, int) or isinstance(width, bool) or not 0 < width < 2**31:
+        raise ValueError(f"width must be an int > 0, got {width!r}")
+    fw, fh = _frame_size(f, frame_size)
+    core = b._core
+    n_display = ctypes.c_int64(0)
+    written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, _address(seg) or None, m,
+                                            _address(rgba) or None, rgba.shape[0], width, fw, fh,
+                                            ctypes.byref(n_display))
+    if written == -3:
+        bad = int(n_display.value)
+        raise ValueError(f"segment {bad} = {seg[bad].tolist()} is not finite")
+    if written < 0:
+        raise RuntimeError(f"obbmeta's C display writer failed: {_core.ERRORS.get(written, written)}")
+    return int(written)
+
+
+def read_display_lines(frame: FrameMeta) -> list[tuple[int, int, int, int, int, tuple[float, ...]]]:
+    """All display-meta lines of a frame: (x1, y1, x2, y2, width, (r, g, b, a)) in display_meta_list order."""
+    core = _core.get()
+    out = []
+    node = frame._head.display_meta_list
+    while node:
+        dm = core.layout.display_meta.from_address(node.contents.data)
+        for lp in dm.line_params[: min(dm.num_lines, 16)]:
+            c = lp.line_color
+            out.append((lp.x1, lp.y1, lp.x2, lp.y2, lp.line_width, (c.red, c.green, c.blue, c.alpha)))
+        node = node.contents.next
+    return out
+
+
+__all__: Sequence[str] = ("add_display_lines", "read_display_lines")
