@@ -71,8 +71,8 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     check(r.written + r.filtered == 40 and r.filtered > 0, "some boxes are outside the frame")
     nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
-    polygons = np.array([[[-20, 5], [50, 5], [50, 30], [-20, 30]]] * 9, np.float32)  # 36 edges, 3 display metas
-    check(nvds.add_display_lines(batch, f2, polygons, colors=(0, 1, 0, 1)) == 36, "display lines")
+    polygons = np.array([[[-20, 5], [50, 5], [50, 30], [-20, 30]]] * 9, np.float32)  # 36 edges, 9 outside
+    check(nvds.add_display_lines(batch, f2, polygons, colors=(0, 1, 0, 1)) == 27, "display lines (2 metas)")
     return batch
 
 
