@@ -183,10 +183,11 @@ static char *obbmeta_strdup(const char *s)
     return d;
 }
 
-/* Fills one object meta of either layout; RECT_ROTATION(obj, deg) writes rotation_angle where it exists. */
+/* Fills one object meta of either layout; SET_ROTATION is the statement that writes rect_params.rotation_angle
+ * (empty for layouts without it). */
 #define OBBMETA_DEFINE_FILL(SUFFIX, OBJ_T, SET_ROTATION)                                                       \
     static void obbmeta_fill_##SUFFIX(OBJ_T *o, const float b[5], const double aabb[4], const double rect[4],  \
-                                      int clipped, float score, int32_t class_id, const char *label,            \
+                                      float score, int32_t class_id, const char *label,                         \
                                       const obbmeta_write_params *p)                                            \
     {                                                                                                           \
         o->parent = NULL;                                                                                       \
@@ -209,7 +210,6 @@ static char *obbmeta_strdup(const char *s)
         o->rect_params.has_color_info = 0;                                                                      \
         o->rect_params.color_id = 0;                                                                            \
         SET_ROTATION                                                                                            \
-        (void)clipped;                                                                                          \
         (void)b;                                                                                                \
         strncpy(o->obj_label, label, OBBMETA_MAX_LABEL - 1);                                                    \
         o->obj_label[OBBMETA_MAX_LABEL - 1] = '\0';                                                             \
@@ -292,11 +292,10 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
 
         void *obj = g_api.acquire_obj_meta(batch);
         if (layout == OBBMETA_LAYOUT_DS9)
-            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, clipped, p->scores[i], (int32_t)cls,
-                             label, p);
+            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p);
         else
-            obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, clipped, p->scores[i],
-                               (int32_t)cls, label, p);
+            obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label,
+                               p);
 
         obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
         double corners[8];
