@@ -187,7 +187,10 @@ class BatchMeta:
         return FrameMeta(address, self)
 
     def attach_to_gst_buffer(self, buf: Any) -> None:
-        """Attach this batch to a (writable) Gst.Buffer as nvstreammux does; the buffer then owns it."""
+        """Attach this batch to a Gst.Buffer (or GstBuffer* int) as nvstreammux does; the buffer then owns it.
+
+        Do it where the buffer is yours to change (an element's transform_ip, before pushing it on).
+        """
         if not self._owned:
             raise ValueError("only a batch made by BatchMeta.create() and not yet attached can be attached")
         core = self._core
@@ -197,7 +200,7 @@ class BatchMeta:
             ctypes.cast(m.nvds_batch_meta_copy_func, ctypes.c_void_p),
             ctypes.cast(m.nvds_batch_meta_release_func, ctypes.c_void_p))
         if not meta:
-            raise RuntimeError("gst_buffer_add_nvds_meta failed (is the buffer writable?)")
+            raise RuntimeError("gst_buffer_add_nvds_meta returned NULL; the batch stays owned by this object")
         _NvDsMetaHead.from_address(meta).meta_type = layouts.NVDS_BATCH_GST_META
         self._owned = False
 

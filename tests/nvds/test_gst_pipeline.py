@@ -170,3 +170,4 @@ def test_a_batch_attached_to_a_buffer_is_owned_by_it():
     assert nvds.live_payloads() == before + 1
     del buf  # the buffer's NvDsMeta release function destroys the batch
     assert nvds.live_payloads() == before
+
