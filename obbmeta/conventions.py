@@ -74,8 +74,11 @@ def _quarter_turns(xywhr: torch.Tensor, start: float) -> torch.Tensor:
     cx, cy, w, h, a = xywhr.unbind(-1)
     q = torch.floor((a - start) / HALF_PI)
     a = a - q * HALF_PI
-    a = torch.where(a >= start + HALF_PI, a - HALF_PI, a)  # rounding guard
-    a = torch.where(a < start, a + HALF_PI, a)
+    # Rounding can leave a just outside the range; each fix-up is one more quarter turn, so it flips the swap too.
+    over = a >= start + HALF_PI
+    a, q = torch.where(over, a - HALF_PI, a), torch.where(over, q + 1, q)
+    under = a < start
+    a, q = torch.where(under, a + HALF_PI, a), torch.where(under, q - 1, q)
     odd = torch.remainder(q, 2) == 1
     return torch.stack((cx, cy, torch.where(odd, h, w), torch.where(odd, w, h), a), dim=-1)
 
@@ -114,11 +117,9 @@ def to_mmrotate1_oc(xywhr: torch.Tensor) -> torch.Tensor:
 
 def ultralytics_regularize(xywhr: torch.Tensor) -> torch.Tensor:
     """Ultralytics 8.4 ``regularize_rboxes``: swap w/h where (a mod pi) >= pi/2, then a mod pi/2 in [0, pi/2)."""
-    cx, cy, w, h, a = _check("xywhr", xywhr).unbind(-1)
-    swap = torch.remainder(a, PI) >= HALF_PI
-    return torch.stack(
-        (cx, cy, torch.where(swap, h, w), torch.where(swap, w, h), normalize_angle(a, 0.0, HALF_PI)), dim=-1
-    )
+    # Same arithmetic as Ultralytics' (t mod pi >= pi/2 <=> an odd number of quarter turns), with the swap and
+    # the angle taken from one computation so rounding cannot split them.
+    return _quarter_turns(_check("xywhr", xywhr), 0.0)
 
 
 def ultralytics_regularize_legacy(xywhr: torch.Tensor) -> torch.Tensor:

@@ -119,3 +119,13 @@ def test_converters_reject_wrong_shapes():
         cv.to_le90(torch.zeros(3, 5, dtype=torch.int64))
     with pytest.raises(TypeError, match="torch.Tensor"):
         cv.to_deepstream9([[0, 0, 1, 1, 0]])
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+@pytest.mark.parametrize("a", [-1e-34, 1e-34, -1e-17, HALF_PI - 1e-17, -HALF_PI, math.pi, -math.pi / 4, 3 * math.pi / 4])
+def test_regularizers_at_range_edges_keep_the_rectangle(name, a):
+    # Found by hypothesis: a tiny negative angle rounded onto the range end while the w/h swap was not undone.
+    convert, in_range = RANGES[name]
+    out = convert(t([0.0, 0.0, 1.0, 2.0, a]))[0].tolist()
+    assert same_rectangle([0.0, 0.0, 1.0, 2.0, a], out)
+    assert in_range(out[2], out[3], out[4]), out
