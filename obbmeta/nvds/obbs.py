@@ -350,13 +350,24 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         raise ValueError(f"detections has {len(detections)} entries but there are {len(fs)} frames")
     if frame_sizes is not None and len(frame_sizes) != len(fs):
         raise ValueError(f"frame_sizes has {len(frame_sizes)} entries but there are {len(fs)} frames")
-    xs, ss, ls, counts, sizes = [], [], [], [], []
+    # Unpack every frame's (xywhr, scores, labels) first, so that GPU tensors of all frames come to the host with
+    # one synchronisation for the whole batch.
+    triples = []
     for i, det in enumerate(detections):
+        if isinstance(det, tuple):
+            if len(det) not in (1, 3):
+                raise ValueError(f"detections[{i}] must be (xywhr,) or (xywhr, scores, labels); got {len(det)} items")
+            triples.append(tuple(det) if len(det) == 3 else (det[0], None, None))
+        elif all(hasattr(det, a) for a in ("xywhr", "scores", "labels")):
+            triples.append((det.xywhr, det.scores, det.labels))
+        else:
+            raise TypeError(f"detections[{i}] must be an OrientedBoxes or an (xywhr, scores, labels) tuple, got "
+                            f"{type(det).__name__}")
+    flat = _to_host_once(*[v for t in triples for v in t])
+    xs, ss, ls, counts, sizes = [], [], [], [], []
+    for i in range(len(triples)):
         try:
-            if isinstance(det, tuple):
-                x, s, lab = _prepare(None, *det) if len(det) == 3 else _prepare(None, det[0], None, None)
-            else:
-                x, s, lab = _prepare(det, None, None, None)
+            x, s, lab = _prepare(None, *flat[3 * i: 3 * i + 3])
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"detections[{i}]: {exc}") from None
         xs.append(x), ss.append(s), ls.append(lab), counts.append(x.shape[0])

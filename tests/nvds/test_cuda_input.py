@@ -42,6 +42,22 @@ def test_cuda_oriented_boxes_are_written_like_cpu_ones():
     np.testing.assert_array_equal(x1[::-1], xywhr.numpy()[: w1])
 
 
+def test_the_batch_form_takes_cuda_detections_of_every_frame():
+    dets = [types.SimpleNamespace(xywhr=torch.tensor([[100.0 + k, 50.0, 20.0, 10.0, 0.3]], device="cuda"),
+                                  scores=torch.tensor([0.5], device="cuda"),
+                                  labels=torch.tensor([k], device="cuda")) for k in range(3)]
+    batch = nvds.BatchMeta.create(3)
+    for k in range(3):
+        batch.add_frame(source_id=k, width=640, height=480)
+    res = nvds.attach_obbs_batch(batch, dets)
+    assert res.per_frame == (1, 1, 1)
+    for k, frame in enumerate(batch.frames):
+        ((info, obb),) = nvds.read_obbs(frame)
+        assert info.class_id == k and obb.xywhr[0] == 100.0 + k
+    batch.destroy()
+
+
 if __name__ == "__main__":
     test_cuda_oriented_boxes_are_written_like_cpu_ones()
+    test_the_batch_form_takes_cuda_detections_of_every_frame()
     print("cuda input OK on", torch.cuda.get_device_name(0))
