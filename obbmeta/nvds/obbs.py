@@ -106,15 +106,21 @@ def _to_numpy(value: Any, name: str) -> np.ndarray:
 
 def _to_host_once(*values: Any) -> tuple[Any, ...]:
     """GPU tensors come to the host with asynchronous copies and a single synchronisation (not one per tensor)."""
-    devices = [v.device for v in values if getattr(getattr(v, "device", None), "type", "cpu") not in ("cpu", None)
-               and hasattr(v, "detach")]
+    devices = set()
+    for v in values:
+        if v is None or type(v) is np.ndarray or not hasattr(v, "detach"):
+            continue
+        if v.device.type != "cpu":
+            devices.add(v.device)
     if not devices:
         return values
     torch = sys.modules["torch"]  # a non-CPU tensor exists, so torch is imported
-    out = tuple(v.detach().to("cpu", non_blocking=True) if hasattr(v, "detach") and v.device.type != "cpu" else v
-                for v in values)
-    for device in {d for d in devices if d.type == "cuda"}:
-        torch.cuda.current_stream(device).synchronize()
+    out = tuple(v.detach().to("cpu", non_blocking=True)
+                if v is not None and type(v) is not np.ndarray and hasattr(v, "detach") and v.device.type != "cpu"
+                else v for v in values)
+    for device in devices:
+        if device.type == "cuda":
+            torch.cuda.current_stream(device).synchronize()
     return out
 
 
