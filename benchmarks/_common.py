@@ -73,3 +73,27 @@ def cuda_event_time(fn, repeats: int, warmup: int = 3) -> dict:
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) / 1e3 for s, e in pairs]
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": repeats}
+
+
+def plot_lines(rows, name: str, title: str, xlabel: str, ylabel: str = "ms (median)") -> Path:
+    """Log-log plot of each method's median time against rows' "n"; saved as results/<name>.png."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for method in sorted({m for r in rows for m in r["methods"]}):
+        pts = [(r["n"], r["methods"][method]["median_s"] * 1e3) for r in rows if method in r["methods"]]
+        ax.plot(*zip(*pts), marker="o", label=method)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = RESULTS / f"{name}.png"
+    fig.savefig(path, dpi=120)
+    return path

@@ -17,7 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
+from _common import median_time, plot_lines, write_json  # noqa: E402
 import reference  # noqa: E402  (the shapely greedy NMS the tests use)
 
 from obbmeta.ops import nms_rotated  # noqa: E402
@@ -97,26 +97,7 @@ def main():
 
 
 def plot(rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    clustered = [r for r in rows if r["scene"] == "clustered"]
-    names = sorted({m for r in clustered for m in r["methods"]})
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in names:
-        pts = [(r["n"], r["methods"][name]["median_s"] * 1e3) for r in clustered if name in r["methods"]]
-        ax.plot(*zip(*pts), marker="o", label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("boxes (clustered scene)")
-    ax.set_ylabel("ms (median)")
-    ax.set_title(f"Rotated NMS on the CPU, IoU {IOU} — same machine, same run")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(RESULTS / "nms_cpu.png", dpi=120)
+    plot_lines([r for r in rows if r["scene"] == "clustered"], "nms_cpu", f"Rotated NMS on the CPU, IoU {IOU} — same machine, same run", "boxes (clustered scene)", "ms (median)")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
+from _common import median_time, plot_lines, write_json  # noqa: E402
 import reference  # noqa: E402
 
 from obbmeta.ops import nms_rotated, obb_to_aabb  # noqa: E402
@@ -61,24 +61,7 @@ def main():
 
 
 def plot(rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for name in sorted({m for r in rows for m in r["methods"]}):
-        pts = [(r["n"], r["methods"][name]["median_s"] * 1e3) for r in rows if name in r["methods"]]
-        ax.plot(*zip(*pts), marker="o", label=name)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("boxes (clustered scene)")
-    ax.set_ylabel("ms per call (median)")
-    ax.set_title(f"Rotated NMS on the GPU, IoU {IOU}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(RESULTS / "nms_cuda.png", dpi=120)
+    plot_lines(rows, "nms_cuda", f"Rotated NMS on the GPU, IoU {IOU}", "boxes (clustered scene)", "ms per call (median)")
 
 
 if __name__ == "__main__":

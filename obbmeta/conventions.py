@@ -31,6 +31,8 @@ import math
 
 import torch
 
+from ._checks import box_tensor
+
 __all__ = [
     "normalize_angle",
     "to_le90",
@@ -52,14 +54,7 @@ PI = math.pi
 HALF_PI = math.pi / 2
 
 
-def _check(name: str, boxes: torch.Tensor) -> torch.Tensor:
-    if not isinstance(boxes, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (N, 5), got {type(boxes).__name__}")
-    if boxes.dim() != 2 or boxes.shape[1] != 5:
-        raise ValueError(f"{name} must have shape (N, 5), got {tuple(boxes.shape)}")
-    if not boxes.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got {boxes.dtype}")
-    return boxes
+_check = box_tensor
 
 
 def normalize_angle(angle: torch.Tensor, start: float, period: float = PI) -> torch.Tensor:

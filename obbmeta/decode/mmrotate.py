@@ -1,7 +1,7 @@
 """mmrotate outputs (0.x per-class arrays, 1.x DetDataSample / InstanceData)."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import torch
 

@@ -5,16 +5,12 @@ import math
 
 import torch
 
+from .._checks import box_tensor
+
 
 def as_boxes(name: str, boxes, *, check_finite: bool = True) -> torch.Tensor:
     """Validate an (N, 5) [cx, cy, w, h, angle] tensor and return it as contiguous float32."""
-    if not isinstance(boxes, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (N, 5) [cx, cy, w, h, angle], got {type(boxes).__name__}")
-    if boxes.dim() != 2 or boxes.shape[1] != 5:
-        raise ValueError(f"{name} must have shape (N, 5) [cx, cy, w, h, angle], got {tuple(boxes.shape)}")
-    if not boxes.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor (float16/32/64), got {boxes.dtype}")
-    boxes = boxes.to(torch.float32).contiguous()
+    boxes = box_tensor(name, boxes).to(torch.float32).contiguous()
     if check_finite and boxes.numel() and not bool(torch.isfinite(boxes).all()):
         raise ValueError(f"{name} contains NaN or inf; every box must be finite")
     return boxes
