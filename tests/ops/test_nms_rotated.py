@@ -55,6 +55,11 @@ def test_suppression_is_strictly_greater_than_threshold():
     assert nms_rotated(boxes, scores, 0.999).tolist() == [0]
 
 
+def test_boxes_touching_along_an_edge_or_a_corner_do_not_suppress_each_other():
+    boxes = t([[0, 0, 10, 10, 0], [10, 0, 10, 10, 0], [10, 10, 10, 10, 0], [0, -10, 10, 10, 0]])
+    assert nms_rotated(boxes, torch.tensor([0.9, 0.8, 0.7, 0.6]), 0.0).tolist() == [0, 1, 2, 3]
+
+
 def test_equal_scores_keep_the_lower_index():
     boxes = t([[0, 0, 10, 10, 0]] * 3)
     assert nms_rotated(boxes, torch.tensor([0.5, 0.5, 0.5]), 0.5).tolist() == [0]
