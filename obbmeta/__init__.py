@@ -1,7 +1,8 @@
 """obbmeta: oriented boxes as first-class NVIDIA DeepStream metadata.
 
 Data path: ``obbmeta.decode`` -> ``obbmeta.ops`` (suppress) -> ``obbmeta.nvds`` (write meta) -> ``obbmeta.osd``
-(draw). ``nvds`` and ``osd`` load NVIDIA's metadata library on first use, so ``import obbmeta`` stays light.
+(draw). ``import obbmeta`` imports torch but neither NVIDIA's metadata library nor anything CUDA: ``nvds`` and
+``osd`` are imported on first use, and they load their native libraries on first call.
 """
 from importlib import import_module
 

@@ -23,19 +23,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..palette import PALETTE_RGBA
 from . import _core, layouts
 from .batch import BatchMeta, FrameMeta
 
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
 
-# A per-class palette (RGBA in 0..1): colour of class k is PALETTE[k % len(PALETTE)].
-PALETTE: tuple[tuple[float, float, float, float], ...] = (
-    (1.0, 0.22, 0.22, 1.0), (0.22, 0.78, 1.0, 1.0), (1.0, 0.78, 0.0, 1.0), (0.44, 1.0, 0.32, 1.0),
-    (1.0, 0.35, 0.85, 1.0), (0.0, 0.55, 1.0, 1.0), (1.0, 0.55, 0.2, 1.0), (0.62, 0.42, 1.0, 1.0),
-    (0.2, 1.0, 0.75, 1.0), (0.85, 0.85, 0.85, 1.0), (0.6, 0.85, 0.2, 1.0), (1.0, 0.4, 0.5, 1.0),
-    (0.3, 0.5, 0.8, 1.0), (0.9, 0.7, 0.5, 1.0), (0.5, 0.9, 0.9, 1.0), (0.8, 0.3, 0.3, 1.0),
-)
+# The per-class palette (RGBA in 0..1), shared with obbmeta.osd: class k is PALETTE[k % len(PALETTE)].
+PALETTE: tuple[tuple[float, float, float, float], ...] = PALETTE_RGBA
 
 SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb"}
 

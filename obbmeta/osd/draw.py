@@ -11,7 +11,7 @@ from .._cuda_lib import cuda_library, launch, ptr
 from .._native import load_library
 from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
-from .palette import PALETTE
+from ..palette import PALETTE
 
 
 @lru_cache(maxsize=None)
