@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
-HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h"]
+HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/nvds_meta.h"]
 
 
 class CUDAExtension(Extension):
@@ -60,32 +60,18 @@ class BuildExt(build_ext):
         subprocess.check_call(cmd)
 
 
+def c_library(name, source):
+    """A plain C shared library (no Python C API), loaded with ctypes by obbmeta._native."""
+    return Extension(name, sources=[source], depends=HEADERS, include_dirs=["kernels"], extra_compile_args=CFLAGS,
+                     libraries=["m"])
+
+
 setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
-        Extension(
-            "obbmeta._geometry",
-            sources=["kernels/geometry_cpu.c"],
-            depends=HEADERS,
-            include_dirs=["kernels"],
-            extra_compile_args=CFLAGS,
-            libraries=["m"],
-        ),
-        Extension(
-            "obbmeta._draw",
-            sources=["kernels/draw_cpu.c"],
-            depends=HEADERS,
-            include_dirs=["kernels"],
-            extra_compile_args=CFLAGS,
-            libraries=["m"],
-        ),
-        Extension(
-            "obbmeta.nvds._nvdsmeta",
-            sources=["kernels/nvds_meta.c"],
-            include_dirs=["kernels"],
-            extra_compile_args=CFLAGS,
-            libraries=["m"],
-        ),
+        c_library("obbmeta._geometry", "kernels/geometry_cpu.c"),
+        c_library("obbmeta._draw", "kernels/draw_cpu.c"),
+        c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),
         CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"], depends=HEADERS),
     ],
 )
