@@ -79,7 +79,7 @@ OBB_EXPORT int32_t obbmeta_nvds_init(const obbmeta_nvds_api *api)
     if (!api || !api->acquire_obj_meta || !api->add_obj_meta_to_frame || !api->acquire_user_meta ||
         !api->add_user_meta_to_obj || !api->acquire_meta_lock || !api->release_meta_lock ||
         !api->get_user_meta_type || !api->g_malloc || !api->g_free || !api->acquire_display_meta ||
-        !api->add_display_meta_to_frame)
+        !api->add_display_meta_to_frame || !api->remove_display_meta_from_frame)
         return OBBMETA_ERR_ARGUMENT;
     g_api = *api;
     /* nvds_get_user_meta_type interns the descriptor with g_quark_from_static_string: it must outlive the
@@ -116,7 +116,7 @@ OBB_EXPORT const char *obbmeta_nvds_obb_meta_descriptor(void) { return OBBMETA_U
 
 OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
 {
-    if (n < 24) return OBBMETA_ERR_ARGUMENT;
+    if (n < 28) return OBBMETA_ERR_ARGUMENT;
     if (layout == OBBMETA_LAYOUT_DS9) {
         OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds9)
         out[16] = offsetof(obbmeta_object_meta_ds9, rect_params.rotation_angle);
@@ -130,10 +130,18 @@ OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
         out[20] = sizeof(obbmeta_display_meta_ds9);
         out[21] = offsetof(obbmeta_display_meta_ds9, num_lines);
         out[22] = offsetof(obbmeta_display_meta_ds9, line_params);
+        out[24] = offsetof(obbmeta_display_meta_ds9, num_rects);
+        out[25] = offsetof(obbmeta_display_meta_ds9, rect_params);
+        out[26] = sizeof(obbmeta_rect_ds9);
+        out[27] = offsetof(obbmeta_display_meta_ds9, misc_osd_data);
     } else {
         out[20] = sizeof(obbmeta_display_meta_ds6_8);
         out[21] = offsetof(obbmeta_display_meta_ds6_8, num_lines);
         out[22] = offsetof(obbmeta_display_meta_ds6_8, line_params);
+        out[24] = offsetof(obbmeta_display_meta_ds6_8, num_rects);
+        out[25] = offsetof(obbmeta_display_meta_ds6_8, rect_params);
+        out[26] = sizeof(obbmeta_rect_ds6_8);
+        out[27] = offsetof(obbmeta_display_meta_ds6_8, misc_osd_data);
     }
     out[23] = sizeof(obbmeta_line_params);
     out[17] = sizeof(obbmeta_frame_meta_head);
@@ -588,4 +596,143 @@ OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *batch, void *frame, obbme
     }
     if (batch) g_api.release_meta_lock(batch);
     return n;
+}
+
+/* ---------------------------------------------------------------- OBB overlay for nvdsosd */
+
+/* The label anchor: the top-most corner (smallest y; of two at the same height, the left one, so that an
+ * un-rotated box gets its label at the top-left corner, where nvinfer puts it). */
+static int obbmeta_top_vertex(const float c[8])
+{
+    int best = 0;
+    for (int k = 1; k < 4; ++k)
+        if (c[2 * k + 1] < c[2 * best + 1] || (c[2 * k + 1] == c[2 * best + 1] && c[2 * k] < c[2 * best])) best = k;
+    return best;
+}
+
+/* A display meta of ours with room for one more element of kind COUNT (num_lines / num_rects): the current one,
+ * or a fresh one from the pool, marked, added to the frame. nvdsosd does not bound num_* by 16. */
+#define OBBMETA_ROOM_FOR(DISPLAY_T, COUNT)                                                                     \
+    if (!dm || dm->COUNT >= OBBMETA_MAX_DISPLAY_ELEMENTS) {                                                    \
+        dm = (DISPLAY_T *)g_api.acquire_display_meta(batch);                                                    \
+        dm->misc_osd_data[OBBMETA_OVERLAY_MARK_SLOT] = OBBMETA_OVERLAY_MARK;                                   \
+        g_api.add_display_meta_to_frame(frame, dm);                                                             \
+        ++p->display_metas;                                                                                     \
+    }
+
+/* One frame; the caller holds the batch lock. SET_ROTATION writes a native rect's rotation_angle (DS 9). */
+#define OBBMETA_DEFINE_OVERLAY(SUFFIX, OBJ_T, DISPLAY_T, RECT_T, SET_ROTATION)                                  \
+    static void obbmeta_overlay_##SUFFIX(void *batch, void *frame, obbmeta_overlay_params *p)                  \
+    {                                                                                                           \
+        obbmeta_frame_meta_head *fm = (obbmeta_frame_meta_head *)frame;                                         \
+        /* A previous overlay (also one copied with the batch: the mark is copied with the struct) goes back   \
+         * to the pool, so that repeated calls replace rather than add. */                                      \
+        for (obbmeta_glist *l = fm->display_meta_list, *next; l; l = next) {                                    \
+            next = l->next;                                                                                     \
+            const DISPLAY_T *old = (const DISPLAY_T *)l->data;                                                  \
+            if (old && old->misc_osd_data[OBBMETA_OVERLAY_MARK_SLOT] == OBBMETA_OVERLAY_MARK) {                 \
+                g_api.remove_display_meta_from_frame(frame, l->data);                                           \
+                ++p->removed;                                                                                   \
+            }                                                                                                   \
+        }                                                                                                       \
+        if (p->flags & OBBMETA_OVERLAY_REMOVE_ONLY) return;                                                     \
+        const double fw = p->frame_width, fh = p->frame_height;                                                 \
+        DISPLAY_T *dm = NULL;                                                                                   \
+        obbmeta_read_row row;                                                                                   \
+        for (obbmeta_glist *l = fm->obj_meta_list; l; l = l->next) {                                            \
+            OBJ_T *o = (OBJ_T *)l->data;                                                                        \
+            ++p->objects;                                                                                       \
+            obbmeta_read_##SUFFIX(o, &row);                                                                     \
+            if (row.source == OBBMETA_SOURCE_AABB) {                                                            \
+                ++p->skipped;                                                                                   \
+                continue;                                                                                       \
+            }                                                                                                   \
+            const int64_t nc = p->num_colors;                                                                   \
+            const double *rgba = p->palette + 4 * (((int64_t)o->class_id % nc + nc) % nc);                      \
+            int any = 0;                                                                                        \
+            if (p->flags & OBBMETA_OVERLAY_NATIVE) {                                                            \
+                double aabb[4];                                                                                 \
+                obb_aabb(row.xywhr, aabb);                                                                      \
+                if (obbmeta_box_meets_frame(row.xywhr, aabb, fw, fh)) {                                         \
+                    OBBMETA_ROOM_FOR(DISPLAY_T, num_rects)                                                      \
+                    /* nvdsosd rotates the rect around its centre: the un-rotated box, unclipped. */            \
+                    RECT_T *r = &dm->rect_params[dm->num_rects++];                                              \
+                    r->left = row.xywhr[0] - 0.5f * row.xywhr[2];                                               \
+                    r->top = row.xywhr[1] - 0.5f * row.xywhr[3];                                                \
+                    r->width = row.xywhr[2];                                                                    \
+                    r->height = row.xywhr[3];                                                                   \
+                    r->border_width = p->line_width;                                                            \
+                    obbmeta_set_color(&r->border_color, rgba);                                                  \
+                    SET_ROTATION                                                                                \
+                    ++p->rects;                                                                                 \
+                    any = 1;                                                                                    \
+                }                                                                                               \
+            } else {                                                                                            \
+                for (int k = 0; k < 4; ++k) {                                                                   \
+                    const int j = (k + 1) & 3;                                                                  \
+                    double x0 = row.corners[2 * k], y0 = row.corners[2 * k + 1];                                \
+                    double x1 = row.corners[2 * j], y1 = row.corners[2 * j + 1];                                \
+                    if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;                            \
+                    OBBMETA_ROOM_FOR(DISPLAY_T, num_lines)                                                      \
+                    obbmeta_line_params *lp = &dm->line_params[dm->num_lines++];                                \
+                    lp->x1 = obbmeta_pixel(x0, fw);                                                             \
+                    lp->y1 = obbmeta_pixel(y0, fh);                                                             \
+                    lp->x2 = obbmeta_pixel(x1, fw);                                                             \
+                    lp->y2 = obbmeta_pixel(y1, fh);                                                             \
+                    lp->line_width = p->line_width;                                                             \
+                    obbmeta_set_color(&lp->line_color, rgba);                                                   \
+                    ++p->lines;                                                                                 \
+                    any = 1;                                                                                    \
+                }                                                                                               \
+            }                                                                                                   \
+            if (any)                                                                                            \
+                ++p->drawn;                                                                                     \
+            else                                                                                                \
+                ++p->outside;                                                                                   \
+            if (p->flags & OBBMETA_OVERLAY_HIDE_AABB) {                                                         \
+                o->rect_params.border_width = 0;                                                                \
+                ++p->hidden;                                                                                    \
+            }                                                                                                   \
+            if ((p->flags & OBBMETA_OVERLAY_LABEL) && o->text_params.display_text) {                            \
+                const int v = obbmeta_top_vertex(row.corners);                                                  \
+                o->text_params.x_offset = obbmeta_pixel(row.corners[2 * v], fw);                                \
+                o->text_params.y_offset = obbmeta_pixel(row.corners[2 * v + 1] - OBBMETA_LABEL_RISE, fh);       \
+                ++p->labels;                                                                                    \
+            }                                                                                                   \
+        }                                                                                                       \
+    }
+
+OBBMETA_DEFINE_OVERLAY(ds6_8, obbmeta_object_meta_ds6_8, obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8, )
+OBBMETA_DEFINE_OVERLAY(ds9, obbmeta_object_meta_ds9, obbmeta_display_meta_ds9, obbmeta_rect_ds9,
+                       r->rotation_angle = (float)((double)row.xywhr[4] * (180.0 / OBBMETA_PI));)
+
+/* Draws every object of `frame` that has an OBB (obbmeta's payload or a DS 9 rotation_angle) for nvdsosd: its
+ * 4 edges as display-meta lines (clipped to the frame, unsigned pixels), or with OBBMETA_OVERLAY_NATIVE (DS 9)
+ * one display-meta rect with rotation_angle; after removing this function's previous display metas from the
+ * frame. Objects with only rect_params are counted in p->skipped. Returns 0 or a negative OBBMETA_ERR_*. */
+OBB_EXPORT int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, obbmeta_overlay_params *p)
+{
+    if (!g_ready) return OBBMETA_ERR_NOT_READY;
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!batch || !frame || !p || !p->palette || p->num_colors <= 0 || !(p->frame_width > 0.0) ||
+        !(p->frame_height > 0.0))
+        return OBBMETA_ERR_ARGUMENT;
+    if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_OVERLAY_NATIVE)) return OBBMETA_ERR_LAYOUT;
+    if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    const int ds9 = layout == OBBMETA_LAYOUT_DS9;
+    const uint32_t want_display = ds9 ? (uint32_t)sizeof(obbmeta_display_meta_ds9)
+                                      : (uint32_t)sizeof(obbmeta_display_meta_ds6_8);
+    if (!obbmeta_pool_matches(layout, batch) || !bm->display_meta_pool ||
+        bm->display_meta_pool->element_size != want_display)
+        return OBBMETA_ERR_POOL_MISMATCH;
+    p->objects = p->drawn = p->skipped = p->outside = p->lines = p->rects = 0;
+    p->display_metas = p->removed = p->labels = p->hidden = 0;
+    g_api.acquire_meta_lock(batch);
+    if (ds9)
+        obbmeta_overlay_ds9(batch, frame, p);
+    else
+        obbmeta_overlay_ds6_8(batch, frame, p);
+    g_api.release_meta_lock(batch);
+    return OBBMETA_OK;
 }

@@ -248,6 +248,8 @@ typedef struct {
     void (*g_free)(void *p);
     void *(*acquire_display_meta)(void *batch);
     void (*add_display_meta_to_frame)(void *frame, void *display);
+    /* releases the display meta (NVIDIA's release_display_meta zeroes it) and returns it to the pool */
+    void (*remove_display_meta_from_frame)(void *frame, void *display);
 } obbmeta_nvds_api;
 
 /* ---- Writer input (one call for one frame or for all frames of a batch). ---- */
@@ -300,5 +302,39 @@ typedef struct {
     int32_t num_user_meta; /* all user metas on the object */
     char label[OBBMETA_MAX_LABEL];
 } obbmeta_read_row;
+
+/* ---- OBB overlay for nvdsosd: one call per frame (obbmeta.osd.add_obb_overlay). ---- */
+
+/* flags */
+#define OBBMETA_OVERLAY_LABEL 1       /* move the object's text_params to the top-most vertex (if it has text) */
+#define OBBMETA_OVERLAY_HIDE_AABB 2   /* rect_params.border_width = 0 on objects that get an overlay */
+#define OBBMETA_OVERLAY_NATIVE 4      /* DS 9: display-meta rects (un-rotated box + rotation_angle), no lines */
+#define OBBMETA_OVERLAY_REMOVE_ONLY 8 /* only remove a previous overlay */
+
+/* obbmeta's display metas carry this value in misc_osd_data[OBBMETA_OVERLAY_MARK_SLOT], so that a later call
+ * finds and replaces them (and nobody else's). "OBBMOVL1" in ASCII. */
+#define OBBMETA_OVERLAY_MARK 0x4F42424D4F564C31ll
+#define OBBMETA_OVERLAY_MARK_SLOT 3
+/* The label's top edge sits this many pixels above the top-most vertex (attach_obbs and nvinfer put it 10
+ * pixels above the box's top). */
+#define OBBMETA_LABEL_RISE 10.0
+
+typedef struct {
+    const double *palette; /* num_colors x 4 (r, g, b, a in 0..1), indexed by class_id % num_colors */
+    int64_t num_colors;
+    uint32_t line_width;   /* line width, or border width of the native rects */
+    int32_t flags;         /* OBBMETA_OVERLAY_* */
+    double frame_width, frame_height;
+    /* out */
+    int64_t objects;       /* objects in the frame */
+    int64_t drawn;         /* objects with an OBB that got at least one line / rect */
+    int64_t skipped;       /* objects without an OBB (only rect_params): not drawn as lines */
+    int64_t outside;       /* objects with an OBB lying fully outside the frame: nothing to draw */
+    int64_t lines, rects;  /* elements written */
+    int64_t display_metas; /* display metas acquired */
+    int64_t removed;       /* display metas of a previous overlay removed */
+    int64_t labels;        /* text_params moved */
+    int64_t hidden;        /* rect_params borders set to 0 */
+} obbmeta_overlay_params;
 
 #endif /* OBBMETA_NVDS_META_H */

@@ -15,7 +15,7 @@ class ApiTable(Structure):
     _fields_ = [(name, c_void_p) for name in (
         "acquire_obj_meta", "add_obj_meta_to_frame", "acquire_user_meta", "add_user_meta_to_obj",
         "acquire_meta_lock", "release_meta_lock", "get_user_meta_type", "g_malloc", "g_free",
-        "acquire_display_meta", "add_display_meta_to_frame")]
+        "acquire_display_meta", "add_display_meta_to_frame", "remove_display_meta_from_frame")]
 
 
 class WriteParams(Structure):
@@ -28,6 +28,14 @@ class WriteParams(Structure):
                 ("bad_index", c_int64)]
 
 
+class OverlayParams(Structure):
+    """``obbmeta_overlay_params`` (kernels/nvds_meta.h): one frame's OBB overlay, inputs then counts."""
+    _fields_ = [("palette", c_void_p), ("num_colors", c_int64), ("line_width", c_uint32), ("flags", c_int32),
+                ("frame_width", c_double), ("frame_height", c_double)] + [
+        (name, c_int64) for name in ("objects", "drawn", "skipped", "outside", "lines", "rects", "display_metas",
+                                     "removed", "labels", "hidden")]
+
+
 class ReadRow(Structure):
     _fields_ = [("address", c_uint64), ("object_id", c_uint64), ("class_id", c_int32), ("component_id", c_int32),
                 ("confidence", c_float), ("tracker_confidence", c_float), ("rect", c_float * 4),
@@ -38,6 +46,9 @@ class ReadRow(Structure):
 
 WRITE_ROTATION = 1
 WRITE_TEXT = 2
+OVERLAY_LABEL, OVERLAY_HIDE_AABB, OVERLAY_NATIVE, OVERLAY_REMOVE_ONLY = 1, 2, 4, 8
+OVERLAY_MARK = 0x4F42424D4F564C31  # "OBBMOVL1" in misc_osd_data[3] of obbmeta's overlay display metas
+OVERLAY_MARK_SLOT = 3
 ERRORS = {-1: "the C writer is not initialised", -2: "unknown layout, or rotation mode on a layout without "
           "rotation_angle", -3: "a box is not finite or has w <= 0 or h <= 0", -4: "the batch's pools do not "
           "hold elements of the detected layout (a batch from another DeepStream version?)",
@@ -71,6 +82,7 @@ def _declare(c: ctypes.CDLL) -> None:
     c.obbmeta_nvds_add_lines.argtypes = [c_int, vp, vp, vp, c_int64, vp, c_int64, c_uint32, c_double, c_double,
                                          POINTER(c_int64)]
     c.obbmeta_nvds_add_lines.restype = c_int64
+    c.obbmeta_nvds_overlay.argtypes, c.obbmeta_nvds_overlay.restype = [c_int, vp, vp, vp], c_int64
     c.obbmeta_nvds_count_objects.argtypes, c.obbmeta_nvds_count_objects.restype = [vp], c_int64
     c.obbmeta_nvds_read.argtypes = [c_int, vp, vp, POINTER(ReadRow), c_int64]
     c.obbmeta_nvds_read.restype = c_int64
@@ -78,8 +90,8 @@ def _declare(c: ctypes.CDLL) -> None:
 
 def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
     """The ctypes mirror and the C compiler must agree on every offset the writer uses."""
-    out = (c_int64 * 24)()
-    if c.obbmeta_nvds_layout_info(layout.id, out, 24) != 0:
+    out = (c_int64 * 28)()
+    if c.obbmeta_nvds_layout_info(layout.id, out, 28) != 0:
         raise layouts.LayoutError(f"the C writer does not know layout {layout.name}")
     t = layout.object_meta
     want = [ctypes.sizeof(t)] + [getattr(t, f).offset for f in (
@@ -94,6 +106,7 @@ def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
              ctypes.sizeof(layouts.ObbPayloadV1)]
     d = layout.display_meta
     want += [ctypes.sizeof(d), d.num_lines.offset, d.line_params.offset, ctypes.sizeof(layouts.LineParams)]
+    want += [d.num_rects.offset, d.rect_params.offset, ctypes.sizeof(layout.rect_params), d.misc_osd_data.offset]
     got = list(out)
     if got != want:
         raise layouts.LayoutError(f"C and ctypes disagree on layout {layout.name}: C {got}, ctypes {want}")
@@ -119,7 +132,8 @@ def get() -> Core:
             addr(m, "nvds_acquire_user_meta_from_pool"), addr(m, "nvds_add_user_meta_to_obj"),
             addr(m, "nvds_acquire_meta_lock"), addr(m, "nvds_release_meta_lock"),
             addr(m, "nvds_get_user_meta_type"), addr(libs.glib, "g_malloc"), addr(libs.glib, "g_free"),
-            addr(m, "nvds_acquire_display_meta_from_pool"), addr(m, "nvds_add_display_meta_to_frame"))
+            addr(m, "nvds_acquire_display_meta_from_pool"), addr(m, "nvds_add_display_meta_to_frame"),
+            addr(m, "nvds_remove_display_meta_from_frame"))
         meta_type = c.obbmeta_nvds_init(ctypes.byref(api))
         if meta_type < layouts.NVDS_START_USER_META:
             raise layouts.LayoutError(f"nvds_get_user_meta_type returned {meta_type}, below NVDS_START_USER_META")

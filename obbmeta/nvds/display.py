@@ -83,4 +83,29 @@ def read_display_lines(frame: FrameMeta) -> list[tuple[int, int, int, int, int, 
     return out
 
 
+def write_obb_overlay(batch: Any, frame: Any, *, palette: Any, width: int, flags: int,
+                      frame_size: tuple[float, float] | None) -> _core.OverlayParams:
+    """The C side of ``obbmeta.osd.add_obb_overlay`` (which checks the arguments and documents the behaviour):
+    one call that removes the frame's previous obbmeta overlay and writes the new one. ``palette`` is a cached
+    ``(ctypes double array, count)`` from ``obbs._palette_table``; ``flags`` are ``_core.OVERLAY_*``. Returns the
+    filled parameter struct (its counters say what was done)."""
+    b: BatchMeta = _batch_of(batch)
+    f: FrameMeta = _frame_of(frame, b)
+    fw, fh = _frame_size(f, frame_size)
+    core = b._core
+    if flags & _core.OVERLAY_NATIVE and not core.layout.has_rotation_angle:
+        raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
+                         f"library has {core.layout.name}; use the default line overlay")
+    params = _core.OverlayParams()
+    params.palette, params.num_colors = ctypes.addressof(palette[0]), palette[1]
+    params.line_width, params.flags, params.frame_width, params.frame_height = width, flags, fw, fh
+    code = core.c.obbmeta_nvds_overlay(core.layout.id, b.address, f.address, ctypes.addressof(params))
+    if code == -2:
+        raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
+                         f"library has {core.layout.name}")
+    if code < 0:
+        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.ERRORS.get(code, code)}")
+    return params
+
+
 __all__: Sequence[str] = ("add_display_lines", "read_display_lines")

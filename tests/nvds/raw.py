@@ -32,10 +32,18 @@ OBJ_SIZE = 552
 
 # NvDsDisplayMeta, DeepStream 9.x: 5 counters after base_meta, then 16 rects (112 bytes each), 16 texts (104),
 # 16 lines (56: x1, y1, x2, y2, line_width as uint32, line_color 4 doubles at +24); 7040 bytes.
+# Then 16 arrows (64 bytes: 6 uint32, line colour at +24, reserved at +56, padded) and 16 circles (96 bytes: 3
+# uint32, colour at +16, has_bg_color +48, bg_color +56, circle_width +88, reserved +92): misc_osd_data[4] (int64)
+# at 64 + 16 * (112 + 104 + 56 + 64 + 96) = 6976, reserved[4] at 7008.
 DISPLAY = dict(num_rects=40, num_labels=44, num_lines=48, num_arrows=52, num_circles=56, rect_params=64,
-               text_params=64 + 16 * 112, line_params=64 + 16 * 112 + 16 * 104)
+               text_params=64 + 16 * 112, line_params=64 + 16 * 112 + 16 * 104, misc_osd_data=6976, reserved=7008)
 DISPLAY_SIZE = 7040
 LINE_SIZE = 56
+# NvOSD_RectParams (DS 9) inside a display meta: left 0, top 4, width 8, height 12, border_width 16,
+# border_color 24 (4 doubles), has_bg_color 56, bg_color 64, has_color_info 96, color_id 100, rotation_angle 104.
+RECT = dict(left=0, top=4, width=8, height=12, border_width=16, border_color=24, has_bg_color=56,
+            rotation_angle=104)
+RECT_SIZE = 112
 
 USER = dict(user_meta_data=40)
 USER_SIZE = 48
@@ -105,6 +113,22 @@ def lines_of(display: int) -> list[tuple]:
         out.append((u32(a), u32(a + 4), u32(a + 8), u32(a + 12), u32(a + 16),
                     tuple(f64(a + 24 + 8 * i) for i in range(4))))
     return out
+
+
+def rects_of(display: int) -> list[tuple]:
+    """(left, top, width, height, border_width, (r, g, b, a), rotation_angle) of a display meta's rects."""
+    out = []
+    for k in range(u32(display + DISPLAY["num_rects"])):
+        a = display + DISPLAY["rect_params"] + k * RECT_SIZE
+        out.append((f32(a), f32(a + 4), f32(a + 8), f32(a + 12), u32(a + RECT["border_width"]),
+                    tuple(f64(a + RECT["border_color"] + 8 * i) for i in range(4)), f32(a + RECT["rotation_angle"])))
+    return out
+
+
+def pool_counts(batch: int, pool: str) -> tuple[int, int]:
+    """(num_full_elements, num_empty_elements) of one of the batch's pools."""
+    p = ptr(batch + BATCH[pool])
+    return u32(p + POOL["num_full"]), u32(p + POOL["num_empty"])
 
 
 def user_metas_of(obj: int) -> list[int]:
