@@ -2,8 +2,9 @@
 libnvds_meta, small but complete.
 
 Per round: a 3-frame batch, OBBs written in both modes (AABB and DS 9 rotation) with long / non-ASCII labels and
-boxes outside the frame, display-meta lines over several display metas; NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs on the copy; both released with
-nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
+boxes outside the frame, display-meta lines over several display metas, the OBB overlay (lines, labels, hidden
+borders, replaced by a second call; DS 9 native rects); NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs
+and the overlay (replacing / removing the copied one) on the copy; both released with nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
 Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
 no payload is left alive.
@@ -20,12 +21,15 @@ import numpy as np
 if "--no-torch" in sys.argv:
     # Under valgrind, importing torch (pulled in by obbmeta/__init__) costs minutes; obbmeta.nvds needs none of
     # it, so register the package without running its __init__.
-    package = types.ModuleType("obbmeta")
-    package.__path__ = [str(Path(__file__).resolve().parents[3] / "obbmeta")]
-    sys.modules["obbmeta"] = package
+    # The same for obbmeta.osd (its __init__ imports the torch rasteriser); the overlay planner needs no torch.
+    for name, folder in (("obbmeta", "obbmeta"), ("obbmeta.osd", "obbmeta/osd")):
+        package = types.ModuleType(name)
+        package.__path__ = [str(Path(__file__).resolve().parents[3] / folder)]
+        sys.modules[name] = package
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core  # noqa: E402
+from obbmeta.osd.overlay import add_obb_overlay, remove_obb_overlay  # noqa: E402
 
 ROUNDS = 3
 NAMES = ["plane", "é" * 100, "船" * 50, "x" * 500, ""]
@@ -73,6 +77,14 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
     polygons = np.array([[[-20, 5], [50, 5], [50, 30], [-20, 30]]] * 9, np.float32)  # 36 edges, 9 outside
     check(nvds.add_display_lines(batch, f2, polygons, colors=(0, 1, 0, 1)) == 27, "display lines (2 metas)")
+    # The OBB overlay: lines with labels and hidden borders, called twice (the first one's display metas go back
+    # to the pool), DS 9 native rects on the rotated frame, and a frame with no objects.
+    first = add_obb_overlay(batch, f0, hide_aabb=True)
+    again = add_obb_overlay(batch, f0, hide_aabb=True, width=2)
+    check(first.display_metas > 1 and again.removed == first.display_metas and again.lines == first.lines,
+          "the overlay is replaced, not duplicated")
+    check(add_obb_overlay(batch, f1, native=True).rects > 16, "native rects over several display metas")
+    check(add_obb_overlay(batch, f2).display_metas == 0, "no objects, no display meta")
     return batch
 
 
@@ -84,6 +96,9 @@ def main() -> int:
         got = nvds.read_obbs(copy.frames[0])
         check(all(obb.source == "user_meta" for _, obb in got) and len(got) > 0, "read after copy")
         check(any(info.label == "é" * 63 for info, _ in got), "the cut UTF-8 label survives the copy")
+        # The copied overlay is recognised (NVIDIA's display-meta copy keeps misc_osd_data) and replaced.
+        check(add_obb_overlay(copy, copy.frames[0]).removed > 1, "the copied overlay is replaced")
+        check(remove_obb_overlay(copy, copy.frames[1]) > 1, "the copied native overlay is removed")
         try:
             nvds.attach_obbs(batch, batch.frames[0], xywhr=np.array([[1, 1, float("nan"), 1, 0]], np.float32))
             check(False, "NaN raises")
