@@ -19,6 +19,10 @@ def _doctor() -> int:
         print("C geometry core: loaded")
     except ImportError as exc:
         print(f"C geometry core: MISSING — {exc}")
+    from ._cuda_lib import cuda_library
+
+    built = cuda_library() is not None
+    print(f"CUDA kernels (obbmeta._cuda): {'built' if built else 'not built (no nvcc at install): CUDA tensors use the host code on a copy'}")
     print(f"CUDA available to torch: {torch.cuda.is_available()}")
     try:
         from . import nvds
