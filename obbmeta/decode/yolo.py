@@ -76,7 +76,10 @@ def yolo_obb(
     if fmt == RAW:
         if output.shape[1] < 6:
             raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
-        results = [_decode_raw(x.T, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
+        if output.is_cuda:  # a constant number of host syncs per batch, whatever the batch size
+            results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms)
+        else:
+            results = [_decode_raw(x.T, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
     else:
         if output.shape[2] != 7:
             raise ValueError(f"e2e output must have shape (B, K, 7), got {tuple(output.shape)}")
@@ -106,10 +109,54 @@ def _decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) 
         keep = _class_filter(labels, classes)
         xywhr, scores, labels = xywhr[keep], scores[keep], labels[keep]
     if scores.numel() > max_nms:
-        top = scores.topk(max_nms).indices
+        top = scores.topk(max_nms).indices.sort().values  # keep candidate order: NMS ties go to the lower index
         xywhr, scores, labels = xywhr[top], scores[top], labels[top]
     keep = nms_rotated(xywhr, scores, iou, labels=None if agnostic else labels)[:max_det]
     return OrientedBoxes(xywhr[keep], scores[keep], labels[keep])
+
+
+# Above this many candidates in a batch, NMS runs per image: one batched call's suppression mask is M^2 / 8 bytes.
+BATCHED_NMS_MAX = 65536
+
+
+def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -> List[OrientedBoxes]:
+    """The same result as ``_decode_raw`` per image, for the whole batch at once: candidates are compacted with one
+    nonzero, suppressed by one NMS call whose groups are (image, class) — (image) when agnostic — and split by
+    image with one read of the per-image counts. Three host syncs per batch instead of a few per image."""
+    b, c, n = output.shape
+    nc = c - 5
+    x = output.float().transpose(1, 2)  # (B, N, 4 + nc + 1)
+    box, cls_scores, angle = x[..., :4], x[..., 4:-1], x[..., -1:]
+    if multi_label:  # candidate j of an image is (anchor j // nc, class j % nc), as nonzero orders them
+        scores = cls_scores.reshape(b, n * nc)
+        labels = torch.arange(nc, device=output.device).repeat(n).expand(b, -1)
+    else:
+        scores, labels = cls_scores.max(dim=2)
+    if classes is not None:
+        scores = torch.where(_class_filter(labels.reshape(-1), classes).reshape(labels.shape), scores,
+                             torch.full_like(scores, -1.0))
+    per_image = scores.shape[1]
+    top_scores, top_idx = scores.topk(min(max_nms, per_image), dim=1)
+    img, slot = (top_scores > conf).nonzero(as_tuple=True)  # host sync 1
+    cand = top_idx[img, slot]
+    order = torch.argsort(img * per_image + cand)  # candidate order within each image, as on the per-image path
+    img, cand = img[order], cand[order]
+    anchor = cand // nc if multi_label else cand
+    xywhr = torch.cat((box[img, anchor], angle[img, anchor]), dim=1)
+    kept_scores, kept_labels = scores[img, cand], labels[img, cand]
+    group = img if agnostic else img * nc + kept_labels
+    if img.numel() <= BATCHED_NMS_MAX:
+        keep = nms_rotated(xywhr, kept_scores, iou, labels=group)  # host sync 2
+    else:
+        bounds = torch.bincount(img, minlength=b).cumsum(0).tolist()
+        keep = torch.cat([start + nms_rotated(xywhr[start:end], kept_scores[start:end], iou, labels=group[start:end])
+                          for start, end in zip([0] + bounds[:-1], bounds)])
+    keep = keep[torch.sort(img[keep], stable=True).indices]  # by image, each still by descending score
+    counts = torch.bincount(img[keep], minlength=b)
+    rank = torch.arange(keep.numel(), device=keep.device) - (counts.cumsum(0) - counts)[img[keep]]
+    keep = keep[rank < max_det]
+    parts = keep.split(counts.clamp(max=max_det).tolist())  # host sync 3
+    return [OrientedBoxes(xywhr[p], kept_scores[p], kept_labels[p]) for p in parts]
 
 
 def _decode_e2e(x, conf, max_det, classes) -> OrientedBoxes:
