@@ -11,6 +11,7 @@ import torch
 from . import conventions
 from .letterbox import Letterbox
 from .ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
+from .ops.convert import corners as box_corners
 
 ArrayLike = Union[torch.Tensor, np.ndarray, Sequence]
 
@@ -304,10 +305,7 @@ def _frame_intersection_points(xywhr: torch.Tensor, width: float, height: float)
     n = xywhr.shape[0]
     cx, cy, w, h, a = xywhr.unbind(-1)
     c, s = torch.cos(a)[:, None], torch.sin(a)[:, None]
-    sx = xywhr.new_tensor((-0.5, 0.5, 0.5, -0.5))
-    sy = xywhr.new_tensor((-0.5, -0.5, 0.5, 0.5))
-    lx, ly = w[:, None] * sx, h[:, None] * sy
-    corners = torch.stack((cx[:, None] + c * lx - s * ly, cy[:, None] + s * lx + c * ly), dim=-1)
+    corners = box_corners(xywhr)  # float64, for precision
     tol = 1e-9 * max(width, height)
     frame = xywhr.new_tensor([[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]])
     frame_pts = frame[None].expand(n, 4, 2)

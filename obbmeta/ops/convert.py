@@ -17,8 +17,12 @@ _SY = (-0.5, -0.5, 0.5, 0.5)
 
 
 def obb_to_polygons(boxes: torch.Tensor) -> torch.Tensor:
-    """(N, 5) [cx, cy, w, h, angle] -> (N, 4, 2) corners in the documented order."""
-    boxes = as_boxes("boxes", boxes)
+    """(N, 5) [cx, cy, w, h, angle] -> (N, 4, 2) float32 corners in the documented order."""
+    return corners(as_boxes("boxes", boxes))
+
+
+def corners(boxes: torch.Tensor) -> torch.Tensor:
+    """The corner formula itself, in the boxes' own dtype and without checks (callers validate)."""
     cx, cy, w, h, a = boxes.unbind(-1)
     c, s = torch.cos(a)[:, None], torch.sin(a)[:, None]
     sx = boxes.new_tensor(_SX)
