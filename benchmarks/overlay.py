@@ -17,7 +17,6 @@ Usage: python benchmarks/overlay.py [--quick | --plot-only]  -> benchmarks/resul
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine, median_time, plot_lines, write_json  # noqa: E402
+from _common import RESULTS, median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core  # noqa: E402

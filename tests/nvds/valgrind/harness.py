@@ -4,7 +4,8 @@ libnvds_meta, small but complete.
 Per round: a 3-frame batch, OBBs written in both modes (AABB and DS 9 rotation) with long / non-ASCII labels and
 boxes outside the frame, display-meta lines over several display metas, the OBB overlay (lines, labels, hidden
 borders, replaced by a second call; DS 9 native rects); NVIDIA's nvds_batch_meta_copy_func deep copy; read_obbs
-and the overlay (replacing / removing the copied one) on the copy; both released with nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
+and the overlay (replacing / removing the copied one) on the copy; both released with
+nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
 Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
 no payload is left alive.
