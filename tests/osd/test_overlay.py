@@ -283,9 +283,10 @@ def test_nvidias_batch_copy_carries_the_overlay_and_a_new_call_replaces_it(lib, 
 # ---------------------------------------------------------------- which objects
 
 
-def add_plain_object(lib, batch, frame, rect, rotation=0.0, border=3) -> int:
+def add_plain_object(lib, batch, frame, rect, rotation=0.0, border=3, class_id=0) -> int:
     """An object as another element would write it: rect_params only (and maybe a DS 9 rotation_angle)."""
     obj = lib.nvds_acquire_obj_meta_from_pool(batch.address)
+    raw.ctypes.c_int32.from_address(obj + raw.OBJ["class_id"]).value = class_id
     for name, v in zip(("rect_left", "rect_top", "rect_width", "rect_height"), rect):
         raw.ctypes.c_float.from_address(obj + raw.OBJ[name]).value = v
     raw.ctypes.c_float.from_address(obj + raw.OBJ["rotation_angle"]).value = rotation
@@ -312,6 +313,33 @@ def test_a_ds9_rotation_angle_object_is_drawn_from_its_rotated_rect(lib, make_ba
     b = (140.0, 220.0, 80.0, 40.0, math.radians(30.0))
     assert result.drawn == 1 and result.skipped == 0
     assert sorted(lines_of_frame(batch.frames[0].address)) == sorted(expected_lines([b], [0]))
+
+
+def test_a_negative_class_id_still_gets_a_palette_colour(lib, make_batch):
+    batch = make_batch()
+    add_plain_object(lib, batch, batch.frames[0], (100.0, 200.0, 80.0, 40.0), rotation=30.0, class_id=-1)
+    add_obb_overlay(batch, batch.frames[0])
+    assert {line[5] for line in lines_of_frame(batch.frames[0].address)} == {PALETTE_RGBA[19]}
+
+
+def test_every_object_is_counted_once(lib, make_batch):
+    batch = make_batch(width=400, height=300)
+    x, labels = np.array([[100.0, 100.0, 30.0, 20.0, 0.4], [395.0, 150.0, 40.0, 20.0, 1.0]], np.float32), [0, 1]
+    frame = attach(batch, x, labels)
+    add_plain_object(lib, batch, frame, (10.0, 10.0, 20.0, 20.0))                   # no OBB
+    add_plain_object(lib, batch, frame, (900.0, 900.0, 20.0, 20.0), rotation=5.0)   # OBB outside the frame
+    r = add_obb_overlay(batch, frame)
+    assert (r.objects, r.drawn, r.skipped, r.outside) == (4, 2, 1, 1)
+    assert r.objects == r.drawn + r.skipped + r.outside
+
+
+def test_raw_pointers_work_as_batch_and_frame(make_batch):
+    """pyds / C callers hold addresses, not obbmeta wrappers."""
+    batch = make_batch()
+    x, labels = inside_boxes(3, seed=17)
+    frame = attach(batch, x, labels)
+    assert add_obb_overlay(batch.address, frame.address).lines == 12
+    assert sorted(lines_of_frame(frame.address)) == sorted(expected_lines(x, labels))
 
 
 def test_a_box_fully_outside_the_frame_is_counted_as_outside(lib, make_batch):
