@@ -4,8 +4,8 @@ The default input is a synthetic YOLO-OBB head output for one 1920x1080 aerial f
 around each of a few ground-truth vehicles and ships, a cluster of jittered proposals with decaying scores, plus
 background noise — the shape and value ranges an Ultralytics OBB model emits (B, 4+nc+1, N). The demo decodes
 it, suppresses duplicates with exact rotated NMS, maps boxes back to source pixels and prints them next to the
-truth. When NVIDIA's metadata library is available it also writes them into a real NvDsBatchMeta and reads them
-back through NVIDIA's lists.
+truth. When NVIDIA's metadata library is available it also writes them into a real NvDsBatchMeta, reads them back
+through NVIDIA's lists and plans the nvdsosd overlay (display-meta lines).
 """
 from __future__ import annotations
 
@@ -96,5 +96,10 @@ def _write_deepstream_meta(dets: OrientedBoxes, print_fn) -> None:
             rect = ",".join(f"{v:.1f}" for v in obj.rect)
             cx, cy, w, h, a = obb.xywhr
             print_fn(f"{obj.label:>8} {rect:>42} {f'{cx:.1f},{cy:.1f},{w:.1f},{h:.1f},{math.degrees(a):.1f}':>36}")
+        from .osd import add_obb_overlay
+
+        overlay = add_obb_overlay(batch, frame, hide_aabb=True)
+        print_fn(f"nvdsosd overlay (any DeepStream version): {overlay.lines} lines in {overlay.display_metas} "
+                 f"display metas for {overlay.drawn} oriented boxes; AABB borders hidden, rect_params kept for nvtracker")
     finally:
         batch.destroy()

@@ -16,6 +16,7 @@ def test_demo_recovers_every_ground_truth_box_and_nothing_else():
     assert bool((iou.max(dim=0).values > 0.99).all())  # each truth box found
     assert sorted(dets.labels.tolist()) == sorted(t[5] for t in TRUTH)
     assert any("kept 5 of" in line for line in lines)
+    assert any("20 lines in 2 display metas for 5 oriented boxes" in line for line in lines)
 
 
 def test_cli_demo_and_doctor_run_as_modules():
