@@ -126,23 +126,21 @@ OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
     } else {
         return OBBMETA_ERR_LAYOUT;
     }
-    if (layout == OBBMETA_LAYOUT_DS9) {
-        out[20] = sizeof(obbmeta_display_meta_ds9);
-        out[21] = offsetof(obbmeta_display_meta_ds9, num_lines);
-        out[22] = offsetof(obbmeta_display_meta_ds9, line_params);
-        out[24] = offsetof(obbmeta_display_meta_ds9, num_rects);
-        out[25] = offsetof(obbmeta_display_meta_ds9, rect_params);
-        out[26] = sizeof(obbmeta_rect_ds9);
-        out[27] = offsetof(obbmeta_display_meta_ds9, misc_osd_data);
-    } else {
-        out[20] = sizeof(obbmeta_display_meta_ds6_8);
-        out[21] = offsetof(obbmeta_display_meta_ds6_8, num_lines);
-        out[22] = offsetof(obbmeta_display_meta_ds6_8, line_params);
-        out[24] = offsetof(obbmeta_display_meta_ds6_8, num_rects);
-        out[25] = offsetof(obbmeta_display_meta_ds6_8, rect_params);
-        out[26] = sizeof(obbmeta_rect_ds6_8);
-        out[27] = offsetof(obbmeta_display_meta_ds6_8, misc_osd_data);
-    }
+#define OBBMETA_DISPLAY_OFFSETS(DM, RECT)                  \
+    do {                                                    \
+        out[20] = sizeof(DM);                               \
+        out[21] = offsetof(DM, num_lines);                  \
+        out[22] = offsetof(DM, line_params);                \
+        out[24] = offsetof(DM, num_rects);                  \
+        out[25] = offsetof(DM, rect_params);                \
+        out[26] = sizeof(RECT);                             \
+        out[27] = offsetof(DM, misc_osd_data);              \
+    } while (0)
+    if (layout == OBBMETA_LAYOUT_DS9)
+        OBBMETA_DISPLAY_OFFSETS(obbmeta_display_meta_ds9, obbmeta_rect_ds9);
+    else
+        OBBMETA_DISPLAY_OFFSETS(obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8);
+#undef OBBMETA_DISPLAY_OFFSETS
     out[23] = sizeof(obbmeta_line_params);
     out[17] = sizeof(obbmeta_frame_meta_head);
     out[18] = sizeof(obbmeta_user_meta);

@@ -138,25 +138,21 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
         raise TypeError(f"xywhr must be a floating-point array (float32), got dtype {x.dtype}")
     n = x.shape[0]
     x = np.ascontiguousarray(x, dtype=np.float32)
-    if scores is None:
-        s = np.ones(n, dtype=np.float32)
-    else:
-        s = _to_numpy(scores, "scores")
-        if s.shape != (n,):
-            raise ValueError(f"scores must have shape (N,) = ({n},) to match xywhr; got {tuple(s.shape)}")
-        if s.dtype.kind != "f":
-            raise TypeError(f"scores must be a floating-point array (float32), got dtype {s.dtype}")
-        s = np.ascontiguousarray(s, dtype=np.float32)
-    if labels is None:
-        lab = np.zeros(n, dtype=np.int64)
-    else:
-        lab = _to_numpy(labels, "labels")
-        if lab.shape != (n,):
-            raise ValueError(f"labels must have shape (N,) = ({n},) to match xywhr; got {tuple(lab.shape)}")
-        if lab.dtype.kind not in "iu":
-            raise TypeError(f"labels must be an integer array (int64 class ids), got dtype {lab.dtype}")
-        lab = np.ascontiguousarray(lab, dtype=np.int64)
+    s = np.ones(n, dtype=np.float32) if scores is None else _vector(
+        scores, "scores", n, "f", np.float32, "a floating-point array (float32)")
+    lab = np.zeros(n, dtype=np.int64) if labels is None else _vector(
+        labels, "labels", n, "iu", np.int64, "an integer array (int64 class ids)")
     return x, s, lab
+
+
+def _vector(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) -> np.ndarray:
+    """A length-n vector of one of the numpy dtype `kinds`, as a contiguous `dtype` array."""
+    v = _to_numpy(value, name)
+    if v.shape != (n,):
+        raise ValueError(f"{name} must have shape (N,) = ({n},) to match xywhr; got {tuple(v.shape)}")
+    if v.dtype.kind not in kinds:
+        raise TypeError(f"{name} must be {form}, got dtype {v.dtype}")
+    return np.ascontiguousarray(v, dtype=dtype)
 
 
 def cut_label(name: str) -> bytes:
