@@ -2,6 +2,7 @@
 # A separate venv with the comparators of benchmarks/nms_cpu.py (never dependencies of obbmeta):
 # mmcv 2.2.0 with compiled CPU ops (source build, about 15 minutes on 2 cores) and Ultralytics 8.4.190 (AGPL-3.0,
 # used only as a benchmark/test oracle; it wants a torchvision distribution installed, even one that cannot load).
+# mmrotate 1.x (onedl-mmrotate 1.2.1) is added for the oracle tests.
 # Usage: bash benchmarks/setup_comparators.sh [VENV]   then   PYTHONPATH=. VENV/bin/python benchmarks/nms_cpu.py
 set -euo pipefail
 VENV="${1:-$HOME/.cache/obbmeta-comparators}"
@@ -13,4 +14,7 @@ PIP="$VENV/bin/pip"
   MMCV_WITH_OPS=1 FORCE_CUDA=0 MAX_JOBS=2 "$PIP" install --no-build-isolation mmcv==2.2.0
 "$PIP" install -q --no-deps ultralytics==8.4.190 torchvision==0.29.1 ultralytics-thop
 "$PIP" install -q scipy requests polars pillow psutil pyyaml
+# mmrotate 1.x (the maintained onedl fork) for tests/test_mmrotate_oracle.py; it runs on the mmcv above.
+"$PIP" install -q --no-deps onedl-mmrotate==1.2.1 onedl-mmdetection==3.5.1
+"$PIP" install -q pycocotools terminaltables
 echo "comparators ready in $VENV"
