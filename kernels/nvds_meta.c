@@ -21,6 +21,17 @@
 #define OBBMETA_PI 3.14159265358979323846
 #define OBBMETA_NVDS_USER_META 7 /* NvDsMetaType NVDS_USER_META: what the user-meta pool stamps on elements */
 
+/* NvOSD coordinates are unsigned ints: round, and keep inside [0, limit - 1] (never a cast of an out-of-range
+ * double, which is undefined behaviour). */
+static uint32_t obbmeta_pixel(double v, double limit)
+{
+    double r = floor(v + 0.5);
+    if (r > limit - 1.0) r = limit - 1.0;
+    return r > 0.0 ? (uint32_t)r : 0u;
+}
+
+static float obbmeta_degrees(double radians) { return (float)(radians * (180.0 / OBBMETA_PI)); }
+
 static obbmeta_nvds_api g_api;
 static int g_ready = 0;
 static int32_t g_obb_meta_type = -1;
@@ -194,7 +205,7 @@ static char *obbmeta_strdup(const char *s)
 #define OBBMETA_DEFINE_FILL(SUFFIX, OBJ_T, SET_ROTATION)                                                       \
     static void obbmeta_fill_##SUFFIX(OBJ_T *o, const float b[5], const double aabb[4], const double rect[4],  \
                                       float score, int32_t class_id, const char *label,                         \
-                                      const obbmeta_write_params *p)                                            \
+                                      const obbmeta_write_params *p, double fw, double fh)                      \
     {                                                                                                           \
         o->parent = NULL;                                                                                       \
         o->unique_component_id = p->component_id;                                                              \
@@ -222,8 +233,8 @@ static char *obbmeta_strdup(const char *s)
         if (p->flags & OBBMETA_WRITE_TEXT) {                                                                    \
             if (o->text_params.display_text) g_api.g_free(o->text_params.display_text);                        \
             o->text_params.display_text = obbmeta_strdup(o->obj_label);                                        \
-            o->text_params.x_offset = rect[0] > 0.0 ? (uint32_t)rect[0] : 0u;                                   \
-            o->text_params.y_offset = rect[1] > 10.0 ? (uint32_t)(rect[1] - 10.0) : 0u;                         \
+            o->text_params.x_offset = obbmeta_pixel(rect[0], fw);                                               \
+            o->text_params.y_offset = obbmeta_pixel(rect[1] - OBBMETA_LABEL_RISE, fh);                          \
             o->text_params.font.font_name = g_font_name;                                                        \
             o->text_params.font.font_size = 10;                                                                 \
             o->text_params.font.font_color.red = 1.0;                                                           \
@@ -241,7 +252,7 @@ static char *obbmeta_strdup(const char *s)
 OBBMETA_DEFINE_FILL(ds6_8, obbmeta_object_meta_ds6_8, )
 OBBMETA_DEFINE_FILL(ds9, obbmeta_object_meta_ds9,
                     o->rect_params.rotation_angle =
-                        (p->flags & OBBMETA_WRITE_ROTATION) ? (float)((double)b[4] * (180.0 / OBBMETA_PI)) : 0.0f;)
+                        (p->flags & OBBMETA_WRITE_ROTATION) ? obbmeta_degrees(b[4]) : 0.0f;)
 
 /* Writes the objects of one frame; the caller holds the batch lock. */
 static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const obbmeta_write_params *p,
@@ -298,10 +309,11 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
 
         void *obj = g_api.acquire_obj_meta(batch);
         if (layout == OBBMETA_LAYOUT_DS9)
-            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p);
+            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p,
+                             fw, fh);
         else
             obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label,
-                               p);
+                               p, fw, fh);
 
         obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
         double corners[8];
@@ -433,14 +445,6 @@ static int obbmeta_clip_segment(double *x0, double *y0, double *x1, double *y1, 
     return 1;
 }
 
-static uint32_t obbmeta_pixel(double v, double limit)
-{
-    /* NvOSD line coordinates are unsigned: round, and keep inside [0, limit - 1]. */
-    double r = floor(v + 0.5);
-    if (r > limit - 1.0) r = limit - 1.0;
-    return r > 0.0 ? (uint32_t)r : 0u;
-}
-
 #define OBBMETA_DEFINE_LINES(SUFFIX, DISPLAY_T)                                                                \
     static int64_t obbmeta_lines_##SUFFIX(void *batch, void *frame, const float *seg, const double *rgba,      \
                                           int64_t m, int64_t num_colors, uint32_t width, double fw, double fh,  \
@@ -506,13 +510,6 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
 
 /* ---------------------------------------------------------------- reader */
 
-OBB_EXPORT int64_t obbmeta_nvds_count_objects(void *frame)
-{
-    int64_t n = 0;
-    for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) ++n;
-    return n;
-}
-
 #define OBBMETA_DEFINE_READ(SUFFIX, OBJ_T, GET_ROTATION)                                                       \
     static void obbmeta_read_##SUFFIX(const OBJ_T *o, obbmeta_read_row *r)                                      \
     {                                                                                                           \
@@ -576,12 +573,14 @@ OBB_EXPORT int64_t obbmeta_nvds_count_objects(void *frame)
 OBBMETA_DEFINE_READ(ds6_8, obbmeta_object_meta_ds6_8, 0.0f)
 OBBMETA_DEFINE_READ(ds9, obbmeta_object_meta_ds9, o->rect_params.rotation_angle)
 
-/* Fills up to `capacity` rows in obj_meta_list order; returns the number of objects in the frame. */
-OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *batch, void *frame, obbmeta_read_row *rows,
-                                     int64_t capacity)
+/* Fills up to `capacity` rows in obj_meta_list order and returns the number of objects in the frame (more than
+ * `capacity`: call again with room for that many). The list is walked under the lock of the frame's own batch
+ * (base_meta.batch_meta, which NVIDIA sets on every frame meta), so a concurrent writer cannot change it. */
+OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *rows, int64_t capacity)
 {
     if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
     if (!frame) return OBBMETA_ERR_ARGUMENT;
+    void *batch = ((const obbmeta_frame_meta_head *)frame)->base.batch_meta;
     if (batch) g_api.acquire_meta_lock(batch);
     int64_t n = 0;
     for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next, ++n) {
@@ -702,7 +701,7 @@ static int obbmeta_top_vertex(const float c[8])
 
 OBBMETA_DEFINE_OVERLAY(ds6_8, obbmeta_object_meta_ds6_8, obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8, )
 OBBMETA_DEFINE_OVERLAY(ds9, obbmeta_object_meta_ds9, obbmeta_display_meta_ds9, obbmeta_rect_ds9,
-                       r->rotation_angle = (float)((double)row.xywhr[4] * (180.0 / OBBMETA_PI));)
+                       r->rotation_angle = obbmeta_degrees(row.xywhr[4]);)
 
 /* Draws every object of `frame` that has an OBB (obbmeta's payload or a DS 9 rotation_angle) for nvdsosd: its
  * 4 edges as display-meta lines (clipped to the frame, unsigned pixels), or with OBBMETA_OVERLAY_NATIVE (DS 9)

@@ -83,8 +83,7 @@ def _declare(c: ctypes.CDLL) -> None:
                                          POINTER(c_int64)]
     c.obbmeta_nvds_add_lines.restype = c_int64
     c.obbmeta_nvds_overlay.argtypes, c.obbmeta_nvds_overlay.restype = [c_int, vp, vp, vp], c_int64
-    c.obbmeta_nvds_count_objects.argtypes, c.obbmeta_nvds_count_objects.restype = [vp], c_int64
-    c.obbmeta_nvds_read.argtypes = [c_int, vp, vp, POINTER(ReadRow), c_int64]
+    c.obbmeta_nvds_read.argtypes = [c_int, vp, POINTER(ReadRow), c_int64]
     c.obbmeta_nvds_read.restype = c_int64
 
 

@@ -387,13 +387,15 @@ def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
     else:
         raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
     core = _core.get()
-    batch_address = f.batch.address if f.batch is not None else None
-    n = core.c.obbmeta_nvds_count_objects(f.address)
-    rows = (_core.ReadRow * max(n, 1))()
-    got = core.c.obbmeta_nvds_read(core.layout.id, batch_address, f.address, rows, n)
-    if got < 0:
-        raise RuntimeError(f"obbmeta's C reader failed: {_core.ERRORS.get(got, got)}")
-    return rows, min(got, n)
+    capacity = 64
+    while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
+        rows = (_core.ReadRow * capacity)()
+        got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
+        if got < 0:
+            raise RuntimeError(f"obbmeta's C reader failed: {_core.ERRORS.get(got, got)}")
+        if got <= capacity:
+            return rows, got
+        capacity = got
 
 
 def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:

@@ -336,3 +336,37 @@ def test_a_frame_of_another_batch_is_refused(make_batch):
     with pytest.raises(RuntimeError, match="belongs to another batch meta"):
         nvds.attach_obbs(a, b.frames[0], **boxes([[10, 10, 5, 5, 0]]))
     assert raw.objects_of(b.frames[0].address) == []
+
+
+def test_label_text_sits_above_the_rect_and_inside_the_frame(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    rows = [[400.3, 300.6, 120, 40, 0.3], [20, 4, 30, 6, 0.0], [1915, 1075, 40, 40, 0.0]]
+    nvds.attach_obbs(batch, frame, **boxes(rows, labels=[0, 1, 2]), class_names=["a", "b", "c"])
+    for obj in raw.objects_of(frame.address):
+        left, top = rect(obj)[:2]
+        assert raw.u32(obj + raw.OBJ["text_x"]) == min(max(round(left), 0), W - 1)
+        assert raw.u32(obj + raw.OBJ["text_y"]) == min(max(round(top - 10), 0), H - 1)
+
+
+def test_rotation_mode_keeps_label_offsets_inside_the_frame_for_huge_boxes(make_batch):
+    # The un-rotated rect of a huge rotated box lies far outside the frame (left ~ 1e10): the unsigned text
+    # offsets must still be clamped pixels, not a cast of an out-of-range float.
+    batch = make_batch()
+    frame = batch.frames[0]
+    res = nvds.attach_obbs(batch, frame, **boxes([[1e10, 1e10, 10, 4e10, -math.pi / 4]]), rotation_angle=True)
+    assert res.written == 1
+    (obj,) = raw.objects_of(frame.address)
+    assert 0 <= raw.u32(obj + raw.OBJ["text_x"]) <= W - 1
+    assert 0 <= raw.u32(obj + raw.OBJ["text_y"]) <= H - 1
+
+
+def test_read_obbs_from_a_bare_frame_address_reads_every_object(make_batch):
+    # No BatchMeta passed (the pyds pattern): the reader locks the frame's own batch and sizes itself.
+    batch = make_batch()
+    frame = batch.frames[0]
+    rows = [[10 + 15 * k, 500, 12, 6, 0.01 * k] for k in range(100)]
+    nvds.attach_obbs(batch, frame, **boxes(rows))
+    got = nvds.read_obbs(frame.address)
+    assert len(got) == 100 == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
+    assert sorted(round(o.xywhr[0]) for _, o in got) == [10 + 15 * k for k in range(100)]
