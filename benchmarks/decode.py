@@ -80,7 +80,9 @@ def main():
             g = out.cuda()
             sync = torch.cuda.synchronize
             gd = yolo_obb(g, conf=0.25, iou=0.5, letterbox=lb)
-            row["same_boxes_cpu_cuda"] = all(torch.equal(a.labels, b.labels.cpu()) for a, b in zip(dets, gd))
+            row["same_boxes_cpu_cuda"] = all(
+                torch.equal(a.labels, b.labels.cpu()) and torch.equal(a.scores, b.scores.cpu())
+                and torch.allclose(a.xywhr, b.xywhr.cpu(), rtol=0, atol=1e-3) for a, b in zip(dets, gd))
             row["methods"]["obbmeta_cuda"] = median_time(lambda: yolo_obb(g, conf=0.25, iou=0.5, letterbox=lb),
                                                          args.repeats, 3, sync)
             try:

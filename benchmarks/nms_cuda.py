@@ -41,7 +41,9 @@ def main():
         b, s, l = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
         bc, sc, lc = b.cuda(), s.cuda(), l.cuda()
         keep = nms_rotated(bc, sc, IOU)
+        keep_aware = nms_rotated(bc, sc, IOU, labels=lc)
         row = {"n": n, "kept": int(keep.numel()), "same_keep_as_cpu": keep.cpu().tolist() == nms_rotated(b, s, IOU).tolist(),
+               "same_keep_as_cpu_class_aware": keep_aware.cpu().tolist() == nms_rotated(b, s, IOU, labels=l).tolist(),
                "methods": {}}
         row["methods"]["obbmeta_cuda"] = median_time(lambda: nms_rotated(bc, sc, IOU), args.repeats, 3, sync)
         row["methods"]["obbmeta_cuda_class_aware"] = median_time(lambda: nms_rotated(bc, sc, IOU, labels=lc),

@@ -5,7 +5,9 @@ device, write the boxes as DeepStream metadata, and draw them into the frame.
 
 Pipeline: videotestsrc ! video/x-raw,format=RGBA ! obbdetector ! fakesink, and a pad probe after the detector that
 reads the boxes back through NVIDIA's lists, as any downstream element (nvtracker, nvdsosd, a pyds probe) would.
-Inside a DeepStream pipeline the element goes after nvstreammux and finds the batch meta already there.
+The element handles system-memory RGBA buffers of one frame each. When a batch meta is already on the buffer it
+writes into that batch's first frame; after nvstreammux (NVMM surfaces, several frames per buffer) the frames must
+be reached through the NvBufSurface instead, which this example does not do.
 
 ``--model`` loads a TorchScript YOLO-OBB model taking (1, 3, 640, 640) float RGB in [0, 1] and returning the raw
 (1, 4+nc+1, N) head output. Without it the example has no detector of its own yet: it feeds the decoder the

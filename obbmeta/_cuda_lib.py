@@ -43,7 +43,3 @@ def launch(device: torch.device, fn, *args) -> None:
         code = fn(*args, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel failed: {lib.obbmeta_cuda_error_string(code).decode()}")
-
-
-def ptr(t: Optional[torch.Tensor]):
-    return None if t is None else ctypes.c_void_p(t.data_ptr())

@@ -27,3 +27,8 @@ def load_library(module: str) -> ctypes.CDLL:
         f"obbmeta's compiled core 'obbmeta.{module}' was not found in {folder}. "
         "Build it with `pip install .` (or `pip install -e .` in a checkout); it needs a C compiler."
     )
+
+
+def ptr(tensor) -> "ctypes.c_void_p | None":
+    """A tensor's data pointer for a C call (None for None); the tensor must stay alive during the call."""
+    return None if tensor is None else ctypes.c_void_p(tensor.data_ptr())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Optional, Sequence, Union
 
@@ -88,8 +89,18 @@ class OrientedBoxes:
 
     def __getitem__(self, index) -> "OrientedBoxes":
         """Select by int, slice, index tensor/list or boolean mask; always returns OrientedBoxes."""
-        if isinstance(index, int):
-            index = slice(index, index + 1 if index != -1 else None)
+        is_array = isinstance(index, (list, tuple, np.ndarray)) or (isinstance(index, torch.Tensor) and index.dim() > 0)
+        if not isinstance(index, slice) and not is_array:
+            try:
+                i = operator.index(index)  # int, NumPy integer, 0-d integer tensor
+            except TypeError:
+                raise TypeError("index must be an int, a slice, a sequence/tensor of indices or a boolean mask, "
+                                f"got {type(index).__name__}") from None
+            n = len(self)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of range for {n} boxes")
+            i %= n
+            index = slice(i, i + 1)
         elif isinstance(index, (list, tuple, np.ndarray)):
             index = torch.as_tensor(np.asarray(index), device=self.device)
         if isinstance(index, torch.Tensor) and index.dtype == torch.bool and index.shape != (len(self),):

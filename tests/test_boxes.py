@@ -52,6 +52,17 @@ def test_indexing_by_int_slice_mask_and_indices_returns_oriented_boxes():
         b[torch.tensor([True, False])]
 
 
+def test_integer_indexing_accepts_numpy_and_tensor_scalars_and_checks_bounds():
+    b = make([[i, 0, 1, 1, 0] for i in range(3)])
+    assert b[np.int64(2)].labels.tolist() == [2] and b[torch.tensor(1)].labels.tolist() == [1]
+    assert b[-3].labels.tolist() == [0]
+    for bad in (3, -4):
+        with pytest.raises(IndexError, match="out of range for 3 boxes"):
+            b[bad]
+    with pytest.raises(TypeError, match="index must be"):
+        b["x"]
+
+
 def test_empty_and_cat():
     e = OrientedBoxes.empty()
     assert len(e) == 0 and e.xywhr.shape == (0, 5)

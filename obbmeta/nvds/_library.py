@@ -100,12 +100,11 @@ def candidates() -> list[Candidate]:
 
 _lock = threading.Lock()
 _libs: Libraries | None = None
-_error: str | None = None
 
 
 def load() -> Libraries:
     """Load (once) and return the libraries; raises NvdsUnavailableError with the places it looked."""
-    global _libs, _error
+    global _libs
     with _lock:
         if _libs is not None:
             return _libs
@@ -116,15 +115,17 @@ def load() -> Libraries:
             chosen = None
         if chosen is None:
             lines = "\n".join(f"  - {c.source}: {c.note or c.folder}" for c in cands)
-            _error = f"NVIDIA's {META_LIB} was not found. Looked at:\n{lines}"
-            raise NvdsUnavailableError(_error)
+            raise NvdsUnavailableError(f"NVIDIA's {META_LIB} was not found. Looked at:\n{lines}")
         meta_path = chosen.folder / META_LIB
         try:
             meta = ctypes.CDLL(str(meta_path))
         except OSError as exc:
             raise NvdsUnavailableError(f"{meta_path} could not be loaded: {exc}") from exc
         glib_name = ctypes.util.find_library("glib-2.0") or "libglib-2.0.so.0"
-        glib = ctypes.CDLL(glib_name)  # the same soname libnvds_meta links, hence the same loaded copy
+        try:
+            glib = ctypes.CDLL(glib_name)  # the same soname libnvds_meta links, hence the same loaded copy
+        except OSError as exc:
+            raise NvdsUnavailableError(f"glib ({glib_name}), which {META_LIB} needs, could not be loaded: {exc}") from exc
         libs = Libraries(meta=meta, meta_path=meta_path, source=chosen.source, glib=glib, candidates=cands)
         gst_path = chosen.folder / GST_META_LIB
         if gst_path.exists():

@@ -100,8 +100,8 @@ class BatchMeta:
     @classmethod
     def create(cls, max_frames: int) -> "BatchMeta":
         """A new batch meta for ``max_frames`` frames, set up exactly as nvstreammux sets its own."""
-        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or max_frames < 1:
-            raise ValueError(f"max_frames must be an int >= 1, got {max_frames!r}")
+        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or not 1 <= max_frames < 2**31:
+            raise ValueError(f"max_frames must be an int in [1, 2**31), got {max_frames!r}")
         core = _core.get()
         m = core.libs.meta
         address = m.nvds_create_batch_meta(max_frames)
@@ -165,14 +165,16 @@ class BatchMeta:
     def add_frame(self, source_id: int = 0, width: int = 0, height: int = 0, frame_num: int = 0, *,
                   pad_index: int | None = None, buf_pts: int = 0) -> FrameMeta:
         """Acquire a frame meta from the pool, fill it as nvstreammux does and append it to the batch."""
-        for name, value in (("source_id", source_id), ("width", width), ("height", height),
-                            ("frame_num", frame_num), ("buf_pts", buf_pts)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-        if self.num_frames >= self.max_frames:
-            raise ValueError(f"the batch is full: {self.num_frames} of max_frames={self.max_frames} frames")
+        # The C fields are guint / gint / guint64: a larger value would wrap silently.
+        for name, value, limit in (("source_id", source_id, 2**32), ("width", width, 2**32), ("height", height, 2**32),
+                                   ("frame_num", frame_num, 2**31), ("buf_pts", buf_pts, 2**64),
+                                   ("pad_index", 0 if pad_index is None else pad_index, 2**32)):
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
+                raise ValueError(f"{name} must be an int in [0, {limit}), got {value!r}")
         m = self._core.libs.meta
-        with self.locked():
+        with self.locked():  # the full-batch check and the append under one lock: two threads cannot overfill it
+            if self.num_frames >= self.max_frames:
+                raise ValueError(f"the batch is full: {self.num_frames} of max_frames={self.max_frames} frames")
             address = m.nvds_acquire_frame_meta_from_pool(self.address)
             f = layouts.FrameMetaHead.from_address(address)
             f.pad_index = source_id if pad_index is None else pad_index

@@ -34,12 +34,12 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     if seg.dtype.kind not in "fiu":
         raise TypeError(f"segments must be a numeric array, got dtype {seg.dtype}")
     per_polygon = 1
-    if seg.ndim == 3 and seg.shape[2] == 2 and seg.shape[1] >= 2:
+    if seg.ndim == 3 and seg.shape[2] == 2 and seg.shape[1] >= 3:  # a 2-point "polygon" would draw its edge twice
         k = seg.shape[1]
         seg = np.concatenate([seg, np.roll(seg, -1, axis=1)], axis=2).reshape(-1, 4)  # edge i: p_i -> p_(i+1)
         per_polygon = k
     elif not (seg.ndim == 2 and seg.shape[1] == 4):
-        raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons; got {seg.shape}")
+        raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; got {seg.shape}")
     seg = np.ascontiguousarray(seg, dtype=np.float32)
     m = seg.shape[0]
     (rgba,) = _to_host_once(colors)

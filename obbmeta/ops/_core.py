@@ -13,8 +13,8 @@ from typing import Optional
 
 import torch
 
-from .._cuda_lib import cuda_library, launch, ptr as _dptr
-from .._native import load_library
+from .._cuda_lib import cuda_library, launch
+from .._native import load_library, ptr as _ptr
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -38,10 +38,6 @@ def _lib() -> ctypes.CDLL:
 def _require_host(t: torch.Tensor) -> None:
     if t.device.type != "cpu":
         raise NotImplementedError(f"obbmeta's geometry ops run on CPU and CUDA tensors, not on {t.device}")
-
-
-def _ptr(t: Optional[torch.Tensor]):
-    return None if t is None else ctypes.c_void_p(t.data_ptr())
 
 
 @torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
@@ -98,7 +94,7 @@ def _(boxes1, boxes2, aligned):
         return _on_host(box_iou_rotated_op, boxes1, boxes2, aligned)
     n, m = boxes1.shape[0], boxes2.shape[0]
     out = boxes1.new_empty((n,) if aligned else (n, m))
-    launch(boxes1.device, lib.obbmeta_cuda_iou, _dptr(boxes1), n, _dptr(boxes2), m, _dptr(out), int(aligned))
+    launch(boxes1.device, lib.obbmeta_cuda_iou, _ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), int(aligned))
     return out
 
 
@@ -122,7 +118,14 @@ def _(boxes, scores, labels, iou_threshold):
     removed = torch.zeros(col_blocks, dtype=torch.int64, device=boxes.device)
     keep = torch.empty(n, dtype=torch.int64, device=boxes.device)
     count = torch.empty(1, dtype=torch.int64, device=boxes.device)
-    launch(boxes.device, lib.obbmeta_cuda_nms, n, _dptr(sorted_boxes), _dptr(sorted_labels), iou_threshold,
-           _dptr(order), _dptr(mask), _dptr(removed), _dptr(keep), _dptr(count))
-    # The one host sync: the number of kept boxes decides the result's size.
-    return keep[: int(count.item())]
+    launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(sorted_boxes), _ptr(sorted_labels), iou_threshold,
+           _ptr(order), _ptr(mask), _ptr(removed), _ptr(keep), _ptr(count))
+    # The one host sync: the number of kept boxes (which decides the result's size), read together with the
+    # NaN/inf check of the inputs that nms_rotated leaves to this point on a GPU.
+    kept, boxes_ok, scores_ok = torch.cat(
+        (count, torch.isfinite(boxes).all().view(1).long(), torch.isfinite(scores).all().view(1).long())).tolist()
+    if not boxes_ok:
+        raise ValueError("boxes contains NaN or inf; every box must be finite")
+    if not scores_ok:
+        raise ValueError("scores contains NaN or inf")
+    return keep[:kept]

@@ -30,7 +30,7 @@ def nms_rotated(
         int64 tensor of the kept indices, sorted by descending score, on the boxes' device. Boxes with
         w <= 0 or h <= 0 overlap nothing: they are kept (in score order) and suppress nothing.
     """
-    # On a GPU the NaN/inf check is read together with the result (the op's one host sync), not before it.
+    # On a GPU the NaN/inf check is read by the CUDA kernel together with the result size (its one host sync).
     deferred = isinstance(boxes, torch.Tensor) and boxes.device.type == "cuda"
     boxes = as_boxes("boxes", boxes, check_finite=not deferred)
     n = boxes.shape[0]
@@ -38,13 +38,4 @@ def nms_rotated(
     if labels is not None:
         labels = as_vector("labels", labels, n, boxes.device, floating=False)
     iou_threshold = as_threshold("iou_threshold", iou_threshold)
-    if deferred:
-        finite = torch.stack((torch.isfinite(boxes).all(), torch.isfinite(scores).all()))
-    keep = nms_rotated_op(boxes, scores, labels, iou_threshold)
-    if deferred:
-        boxes_ok, scores_ok = finite.tolist()
-        if not boxes_ok:
-            raise ValueError("boxes contains NaN or inf; every box must be finite")
-        if not scores_ok:
-            raise ValueError("scores contains NaN or inf")
-    return keep
+    return nms_rotated_op(boxes, scores, labels, iou_threshold)

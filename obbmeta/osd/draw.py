@@ -7,8 +7,8 @@ from typing import Optional, Sequence, Union
 
 import torch
 
-from .._cuda_lib import cuda_library, launch, ptr
-from .._native import load_library
+from .._cuda_lib import cuda_library, launch
+from .._native import load_library, ptr
 from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
 from ..palette import PALETTE
