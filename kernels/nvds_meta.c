@@ -32,6 +32,22 @@ static uint32_t obbmeta_pixel(double v, double limit)
 
 static float obbmeta_degrees(double radians) { return (float)(radians * (180.0 / OBBMETA_PI)); }
 
+/* The un-rotated box (left, top, width, height) centred on the OBB: what nvdsosd 9.x rotates around its centre. */
+static void obbmeta_unrotated_rect(const float b[5], double out[4])
+{
+    out[0] = (double)b[0] - 0.5 * (double)b[2];
+    out[1] = (double)b[1] - 0.5 * (double)b[3];
+    out[2] = (double)b[2];
+    out[3] = (double)b[3];
+}
+
+/* The palette colour (rgba) of a class id, also for negative ids. */
+static const double *obbmeta_palette_color(const double *palette, int64_t num_colors, int64_t class_id)
+{
+    const int64_t nc = num_colors > 0 ? num_colors : 1;
+    return palette + 4 * ((class_id % nc + nc) % nc);
+}
+
 static obbmeta_nvds_api g_api;
 static int g_ready = 0;
 static int32_t g_obb_meta_type = -1;
@@ -221,8 +237,7 @@ static char *obbmeta_strdup(const char *s)
         o->rect_params.width = (float)rect[2];                                                                  \
         o->rect_params.height = (float)rect[3];                                                                 \
         o->rect_params.border_width = p->border_width;                                                          \
-        obbmeta_set_color(&o->rect_params.border_color,                                                         \
-                          p->palette + 4 * (class_id % (p->num_colors > 0 ? p->num_colors : 1)));              \
+        obbmeta_set_color(&o->rect_params.border_color, obbmeta_palette_color(p->palette, p->num_colors, class_id)); \
         o->rect_params.has_bg_color = 0;                                                                        \
         o->rect_params.has_color_info = 0;                                                                      \
         o->rect_params.color_id = 0;                                                                            \
@@ -277,10 +292,7 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
         if (p->flags & OBBMETA_WRITE_ROTATION) {
             /* nvdsosd rotates rect_params around its centre by rotation_angle: the un-rotated box, unclipped
              * (clipping it would move the centre of the drawn box). */
-            rect[0] = (double)b[0] - 0.5 * (double)b[2];
-            rect[1] = (double)b[1] - 0.5 * (double)b[3];
-            rect[2] = (double)b[2];
-            rect[3] = (double)b[3];
+            obbmeta_unrotated_rect(b, rect);
         } else {
             const double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;
             const double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;
@@ -445,6 +457,18 @@ static int obbmeta_clip_segment(double *x0, double *y0, double *x1, double *y1, 
     return 1;
 }
 
+/* One NvOSD line from an already clipped segment. */
+static void obbmeta_set_line(obbmeta_line_params *lp, double x0, double y0, double x1, double y1, uint32_t width,
+                             const double *rgba, double fw, double fh)
+{
+    lp->x1 = obbmeta_pixel(x0, fw);
+    lp->y1 = obbmeta_pixel(y0, fh);
+    lp->x2 = obbmeta_pixel(x1, fw);
+    lp->y2 = obbmeta_pixel(y1, fh);
+    lp->line_width = width;
+    obbmeta_set_color(&lp->line_color, rgba);
+}
+
 #define OBBMETA_DEFINE_LINES(SUFFIX, DISPLAY_T)                                                                \
     static int64_t obbmeta_lines_##SUFFIX(void *batch, void *frame, const float *seg, const double *rgba,      \
                                           int64_t m, int64_t num_colors, uint32_t width, double fw, double fh,  \
@@ -461,13 +485,8 @@ static int obbmeta_clip_segment(double *x0, double *y0, double *x1, double *y1, 
                 g_api.add_display_meta_to_frame(frame, dm);                                                     \
                 ++*n_display;                                                                                   \
             }                                                                                                   \
-            obbmeta_line_params *lp = &dm->line_params[dm->num_lines++];                                        \
-            lp->x1 = obbmeta_pixel(x0, fw);                                                                     \
-            lp->y1 = obbmeta_pixel(y0, fh);                                                                     \
-            lp->x2 = obbmeta_pixel(x1, fw);                                                                     \
-            lp->y2 = obbmeta_pixel(y1, fh);                                                                     \
-            lp->line_width = width;                                                                             \
-            obbmeta_set_color(&lp->line_color, rgba + 4 * (num_colors == 1 ? 0 : i));                          \
+            obbmeta_set_line(&dm->line_params[dm->num_lines++], x0, y0, x1, y1, width,                          \
+                             rgba + 4 * (num_colors == 1 ? 0 : i), fw, fh);                                     \
             ++written;                                                                                          \
         }                                                                                                       \
         return written;                                                                                         \
@@ -644,8 +663,7 @@ static int obbmeta_top_vertex(const float c[8])
                 ++p->skipped;                                                                                   \
                 continue;                                                                                       \
             }                                                                                                   \
-            const int64_t nc = p->num_colors;                                                                   \
-            const double *rgba = p->palette + 4 * (((int64_t)o->class_id % nc + nc) % nc);                      \
+            const double *rgba = obbmeta_palette_color(p->palette, p->num_colors, o->class_id);                 \
             int any = 0;                                                                                        \
             if (p->flags & OBBMETA_OVERLAY_NATIVE) {                                                            \
                 double aabb[4];                                                                                 \
@@ -654,10 +672,12 @@ static int obbmeta_top_vertex(const float c[8])
                     OBBMETA_ROOM_FOR(DISPLAY_T, num_rects)                                                      \
                     /* nvdsosd rotates the rect around its centre: the un-rotated box, unclipped. */            \
                     RECT_T *r = &dm->rect_params[dm->num_rects++];                                              \
-                    r->left = row.xywhr[0] - 0.5f * row.xywhr[2];                                               \
-                    r->top = row.xywhr[1] - 0.5f * row.xywhr[3];                                                \
-                    r->width = row.xywhr[2];                                                                    \
-                    r->height = row.xywhr[3];                                                                   \
+                    double ur[4];                                                                               \
+                    obbmeta_unrotated_rect(row.xywhr, ur);                                                      \
+                    r->left = (float)ur[0];                                                                     \
+                    r->top = (float)ur[1];                                                                      \
+                    r->width = (float)ur[2];                                                                    \
+                    r->height = (float)ur[3];                                                                   \
                     r->border_width = p->line_width;                                                            \
                     obbmeta_set_color(&r->border_color, rgba);                                                  \
                     SET_ROTATION                                                                                \
@@ -671,13 +691,8 @@ static int obbmeta_top_vertex(const float c[8])
                     double x1 = row.corners[2 * j], y1 = row.corners[2 * j + 1];                                \
                     if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;                            \
                     OBBMETA_ROOM_FOR(DISPLAY_T, num_lines)                                                      \
-                    obbmeta_line_params *lp = &dm->line_params[dm->num_lines++];                                \
-                    lp->x1 = obbmeta_pixel(x0, fw);                                                             \
-                    lp->y1 = obbmeta_pixel(y0, fh);                                                             \
-                    lp->x2 = obbmeta_pixel(x1, fw);                                                             \
-                    lp->y2 = obbmeta_pixel(y1, fh);                                                             \
-                    lp->line_width = p->line_width;                                                             \
-                    obbmeta_set_color(&lp->line_color, rgba);                                                   \
+                    obbmeta_set_line(&dm->line_params[dm->num_lines++], x0, y0, x1, y1, p->line_width, rgba,    \
+                                     fw, fh);                                                                   \
                     ++p->lines;                                                                                 \
                     any = 1;                                                                                    \
                 }                                                                                               \
