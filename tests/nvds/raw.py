@@ -163,3 +163,54 @@ def wheel_lib_dir() -> Path:
     from obbmeta.nvds import _library
 
     return _library.load().meta_path.parent
+
+
+# ---------------------------------------------------------------- DeepStream 6.x - 8.0 (no rotation_angle)
+# The same structs as above without the trailing `float rotation_angle` of NvOSD_RectParams, worked out by hand
+# from the facts in NVIDIA's headers (LP64, natural alignment):
+# NvOSD_RectParams: left 0, top 4, width 8, height 12, border_width 16, (4 padding) border_color 24 (4 doubles),
+# has_bg_color 56, reserved 60, bg_color 64 (4 doubles), has_color_info 96, color_id 100: 104 bytes, a multiple of
+# its 8-byte alignment, so no tail padding.
+RECT_DS8 = dict(left=0, top=4, width=8, height=12, border_width=16, border_color=24, has_bg_color=56, reserved=60,
+                bg_color=64, has_color_info=96, color_id=100)
+RECT_SIZE_DS8 = 104
+
+# NvDsObjectMeta, DeepStream 6.x - 8.0: identical to DS 9 up to rect_params (104), which ends at 208. Then
+# NvOSD_MaskParams at 208 (data 8, size 4, threshold 4, width 4, height 4 -> 24 bytes), NvOSD_TextParams at 232
+# (display_text 232, x_offset 240, y_offset 244, font_params 248 = {font_name 248, font_size 256, font_color 264},
+# set_bg_clr 296, text_bg_clr 304 -> 104 bytes), obj_label[128] at 336, classifier_meta_list 464,
+# obj_user_meta_list 472, misc_obj_info[4] 480, reserved[4] 512: 544 bytes.
+OBJ_DS8 = dict(parent=40, unique_component_id=48, class_id=52, object_id=56, det_left=64, det_top=68, det_width=72,
+               det_height=76, trk_left=80, confidence=96, tracker_confidence=100,
+               rect_left=104, rect_top=108, rect_width=112, rect_height=116, border_width=120, border_color=128,
+               has_bg_color=160, bg_color=168, has_color_info=200, color_id=204,
+               mask_data=208, mask_size=216, display_text=232, text_x=240, text_y=244, font_name=248,
+               font_size=256, font_color=264, set_bg_clr=296, text_bg_clr=304, obj_label=336,
+               classifier_meta_list=464, obj_user_meta_list=472, misc_obj_info=480, reserved=512)
+OBJ_SIZE_DS8 = 544
+
+# NvDsDisplayMeta, DeepStream 6.x - 8.0: base 0, 5 counters 40..60, (4 padding) then 16 rects of 104 bytes at 64,
+# 16 texts of 104 at 1728, 16 lines of 56 at 3392, 16 arrows of 64 at 4288, 16 circles of 96 at 5312,
+# misc_osd_data[4] at 6848, reserved[4] at 6880: 6912 bytes.
+DISPLAY_DS8 = dict(num_rects=40, num_labels=44, num_lines=48, num_arrows=52, num_circles=56, rect_params=64,
+                   text_params=64 + 16 * 104, line_params=64 + 16 * 104 + 16 * 104,
+                   arrow_params=64 + 16 * 104 + 16 * 104 + 16 * 56,
+                   circle_params=64 + 16 * 104 + 16 * 104 + 16 * 56 + 16 * 64,
+                   misc_osd_data=6848, reserved=6880)
+DISPLAY_SIZE_DS8 = 6912
+
+NVDS_BATCH_META, NVDS_DISPLAY_META = 1, 4
+
+
+def lines_of_ds8(display: int) -> list[tuple]:
+    """(x1, y1, x2, y2, line_width, (r, g, b, a)) of a DS 6-8 display meta's lines."""
+    out = []
+    for k in range(u32(display + DISPLAY_DS8["num_lines"])):
+        a = display + DISPLAY_DS8["line_params"] + k * LINE_SIZE
+        out.append((u32(a), u32(a + 4), u32(a + 8), u32(a + 12), u32(a + 16),
+                    tuple(f64(a + 24 + 8 * i) for i in range(4))))
+    return out
+
+
+def user_metas_of_ds8(obj: int) -> list[int]:
+    return glist(ptr(obj + OBJ_DS8["obj_user_meta_list"]))
