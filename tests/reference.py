@@ -1,6 +1,8 @@
 """Slow, obviously-correct references built on shapely (exact polygon arithmetic), independent of obbmeta."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from shapely import affinity
 from shapely.geometry import Polygon, box as shapely_box
@@ -65,3 +67,19 @@ def clustered_scene(n: int, seed: int, extent: float = 2000.0, spread: float = 3
     scores = rng.uniform(0.05, 1.0, size=n).astype(np.float32)
     labels = rng.integers(0, 3, size=n)
     return boxes, scores, labels
+
+
+def corners(b) -> list:
+    """The 4 corners of [cx, cy, w, h, angle] in float64: c + R(a)(sx w/2, sy h/2), starting at (-,-), clockwise
+    on screen (the documented order), written out by hand rather than taken from obbmeta."""
+    cx, cy, w, h, a = (float(v) for v in b)
+    c, s = math.cos(a), math.sin(a)
+    return [(cx + c * sx * w / 2 - s * sy * h / 2, cy + s * sx * w / 2 + c * sy * h / 2)
+            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+
+
+def aabb(b) -> tuple:
+    """(x1, y1, x2, y2) around :func:`corners`."""
+    pts = corners(b)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    return min(xs), min(ys), max(xs), max(ys)

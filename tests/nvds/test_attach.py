@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+import reference
 from obbmeta import OrientedBoxes, nvds
 from obbmeta.nvds import _core
 
@@ -17,18 +18,7 @@ from . import raw
 W, H = 1920, 1080
 
 
-def corners_ref(b):
-    """Reference corners: c + R(a)(sx w/2, sy h/2), starting at (-,-), clockwise on screen."""
-    cx, cy, w, h, a = (float(v) for v in b)
-    c, s = math.cos(a), math.sin(a)
-    return [(cx + c * sx * w / 2 - s * sy * h / 2, cy + s * sx * w / 2 + c * sy * h / 2)
-            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
-
-
-def aabb_ref(b):
-    pts = corners_ref(b)
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return min(xs), min(ys), max(xs), max(ys)
+corners_ref, aabb_ref = reference.corners, reference.aabb
 
 
 def rect(obj, prefix="rect"):

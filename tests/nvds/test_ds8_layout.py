@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 from shapely.geometry import LineString, box as shapely_box
 
+import reference
 from obbmeta.nvds import _core, layouts
 
 from . import raw
@@ -328,17 +329,7 @@ def world(glib, frame_size):
 
 # ---------------------------------------------------------------- references (float64, independent of obbmeta)
 
-def corners_ref(b):
-    cx, cy, w, h, a = (float(v) for v in b)
-    c, s = math.cos(a), math.sin(a)
-    return [(cx + c * sx * w / 2 - s * sy * h / 2, cy + s * sx * w / 2 + c * sy * h / 2)
-            for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
-
-
-def aabb_ref(b):
-    pts = corners_ref(b)
-    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-    return min(xs), min(ys), max(xs), max(ys)
+corners_ref, aabb_ref = reference.corners, reference.aabb
 
 
 def px(v: float, limit: float) -> int:
