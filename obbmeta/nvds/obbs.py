@@ -298,7 +298,10 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     if written < 0:
         raise _explain(written, params.bad_index, x, s, lab, n_names)
     written_mask = mask
-    per_frame = tuple(int(np.count_nonzero(mask[offsets[i]:offsets[i + 1]])) for i in range(nf))
+    if nf == 1:  # the common case, without a pass over the mask
+        per_frame: tuple[int, ...] = (int(written),)
+    else:
+        per_frame = tuple(int(np.count_nonzero(mask[offsets[i]:offsets[i + 1]])) for i in range(nf))
     return AttachResult(int(written), int(params.n_filtered), written_mask, per_frame)
 
 
