@@ -106,10 +106,13 @@ def display_metas_of(frame: int) -> list[int]:
     return glist(ptr(frame + FRAME["display_meta_list"]))
 
 
-def lines_of(display: int) -> list[tuple]:
+def lines_of(display: int, offsets: dict | None = None) -> list[tuple]:
+    """(x1, y1, x2, y2, line_width, (r, g, b, a)) of a display meta's lines; `offsets`: DISPLAY (DS 9, default) or
+    DISPLAY_DS8."""
+    offsets = DISPLAY if offsets is None else offsets
     out = []
-    for k in range(u32(display + DISPLAY["num_lines"])):
-        a = display + DISPLAY["line_params"] + k * LINE_SIZE
+    for k in range(u32(display + offsets["num_lines"])):
+        a = display + offsets["line_params"] + k * LINE_SIZE
         out.append((u32(a), u32(a + 4), u32(a + 8), u32(a + 12), u32(a + 16),
                     tuple(f64(a + 24 + 8 * i) for i in range(4))))
     return out
@@ -203,13 +206,8 @@ NVDS_BATCH_META, NVDS_DISPLAY_META = 1, 4
 
 
 def lines_of_ds8(display: int) -> list[tuple]:
-    """(x1, y1, x2, y2, line_width, (r, g, b, a)) of a DS 6-8 display meta's lines."""
-    out = []
-    for k in range(u32(display + DISPLAY_DS8["num_lines"])):
-        a = display + DISPLAY_DS8["line_params"] + k * LINE_SIZE
-        out.append((u32(a), u32(a + 4), u32(a + 8), u32(a + 12), u32(a + 16),
-                    tuple(f64(a + 24 + 8 * i) for i in range(4))))
-    return out
+    """:func:`lines_of` at the DS 6-8 offsets."""
+    return lines_of(display, DISPLAY_DS8)
 
 
 def user_metas_of_ds8(obj: int) -> list[int]:
