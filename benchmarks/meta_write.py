@@ -27,12 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from obbmeta import nvds
-from obbmeta.nvds import _core, layouts
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, machine  # noqa: E402
+
+from obbmeta import nvds  # noqa: E402
+from obbmeta.nvds import _core, layouts  # noqa: E402
 
 W, H = 1920, 1080
 CLASS_NAMES = ["plane", "ship", "storage-tank", "vehicle", "harbor"]
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def make_boxes(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -161,16 +163,6 @@ def same_output(loop: CtypesLoop) -> None:
         raise SystemExit("the two paths disagree; the benchmark would compare different work")
 
 
-def cpu_model() -> str:
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main() -> None:
     if "--plot-only" in sys.argv:  # redraw the figure from the committed JSON
         plot(json.loads((RESULTS / "meta_write.json").read_text()), RESULTS / "meta_write.png")
@@ -209,7 +201,7 @@ def main() -> None:
     info = {
         "benchmark": "meta_write",
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
-        "cpu": cpu_model(), "pinned_to": pinned, "logical_cpus": os.cpu_count(),
+        "cpu": machine()["cpu"], "pinned_to": pinned, "logical_cpus": os.cpu_count(),
         "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
         "nvds_library": str(core.libs.meta_path), "layout": core.layout.name, "frame_size": [W, H],
         "timing": "median over repeats (>= 5, up to 1.5 s per case) of the write only, each on a fresh batch",
