@@ -1,0 +1,139 @@
+"""obbmeta.frames on system-memory NvBufSurfaces (the CPU side of the NVMM path; tests/gpu/ runs the CUDA side
+against NVIDIA's own libnvbufsurface)."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import torch
+
+from obbmeta import frames
+from surfaces import HostSurface
+
+RNG = np.random.default_rng(7)
+
+
+def images(n, h=24, w=40, c=4):
+    return [RNG.integers(0, 256, (h, w, c), dtype=np.uint8) for _ in range(n)]
+
+
+# Offsets and sizes as NVIDIA's headers give them (x86_64): DeepStream 8.0+ / 5.0-7.1.
+@pytest.mark.parametrize("layout,surface,params,fields", [
+    (frames.LAYOUTS[0], 72, 416, {"surfaceList": 24, "isImportedBuf": 32, "_reserved": 40}),
+    (frames.LAYOUTS[1], 64, 384, {"surfaceList": 24, "_reserved": 32}),
+])
+def test_struct_layouts_match_nvidias_headers(layout, surface, params, fields):
+    assert ctypes.sizeof(layout.surface) == surface and ctypes.sizeof(layout.params) == params
+    for name, offset in fields.items():
+        assert getattr(layout.surface, name).offset == offset
+    p = layout.params
+    assert (p.dataPtr.offset, p.planeParams.offset, p.mappedAddr.offset) == (40, 48, 280)
+    assert p.paramex.offset == (368 if surface == 72 else 352)
+    assert frames.PlaneParams.pitch.offset == 36 and ctypes.sizeof(frames.PlaneParams) == 232
+
+
+@pytest.mark.parametrize("layout", frames.LAYOUTS, ids=lambda lay: lay.name)
+@pytest.mark.parametrize("fmt,c", [("RGBA", 4), ("BGRx", 4), ("RGB", 3)])
+def test_packed_frames_are_zero_copy_views_of_every_filled_surface(layout, fmt, c):
+    imgs = images(3, c=c)
+    s = HostSurface(imgs, fmt, layout)
+    batch = frames.read_surface(s.address, s.size)
+    assert batch.layout == layout.name and (batch.batch_size, batch.num_filled) == (3, 3)
+    assert batch.mem_type == frames.MEM_SYSTEM and batch.format_name == fmt
+    for i, surf in enumerate(batch.surfaces):
+        view = surf.tensors()
+        assert view.shape == (24, 40, c) and view.stride(0) == surf.pitch == s.params[i].pitch
+        assert view.data_ptr() == s.params[i].dataPtr
+        assert np.array_equal(view.numpy(), imgs[i])
+    # writes through the view land in the surface's memory (and the reverse)
+    v0 = batch.surfaces[0].tensors()
+    v0[3, 5] = torch.tensor([1, 2, 3, 4][:c], dtype=torch.uint8)
+    assert s.plane(0)[3, 5].tolist() == [1, 2, 3, 4][:c]
+    s.plane(1)[0, 0, 0] = 77
+    assert int(batch.surfaces[1].tensors()[0, 0, 0]) == 77
+
+
+def test_nv12_gives_luma_and_chroma_planes():
+    lumas = [RNG.integers(0, 256, (16, 20), dtype=np.uint8) for _ in range(2)]
+    s = HostSurface(lumas, "NV12")
+    batch = frames.read_surface(s.address, s.size)
+    for i, surf in enumerate(batch.surfaces):
+        y, uv = surf.tensors()
+        assert y.shape == (16, 20, 1) and uv.shape == (8, 10, 2)
+        assert np.array_equal(y.numpy(), s.plane(i, 0)) and np.array_equal(uv.numpy(), s.plane(i, 1))
+
+
+def test_only_filled_surfaces_are_frames():
+    s = HostSurface(images(4), num_filled=2)
+    assert len(frames.read_surface(s.address, s.size).surfaces) == 2
+
+
+@pytest.mark.parametrize("size", [0, 48, 63, 65, 71, 73, 80, 104])
+def test_a_mapped_size_of_neither_layout_is_refused(size):
+    s = HostSurface(images(1))
+    with pytest.raises(frames.SurfaceLayoutError, match="refusing to guess"):
+        frames.read_surface(s.address, size)
+
+
+def test_the_wrong_layout_for_a_batch_is_caught_by_the_plausibility_checks():
+    # A DeepStream 7 batch read as DeepStream 8 (and vice versa) puts surfaceList[1] at the wrong stride.
+    for built, read_as in ((frames.LAYOUTS[1], 72), (frames.LAYOUTS[0], 64)):
+        s = HostSurface(images(3), layout=built)
+        with pytest.raises(frames.SurfaceLayoutError):
+            frames.read_surface(s.address, read_as)
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("batchSize", 0, "batchSize"), ("numFilled", 9, "numFilled"), ("memType", 42, "memType"),
+])
+def test_implausible_headers_are_refused(field, value, match):
+    s = HostSurface(images(2))
+    setattr(s.struct, field, value)
+    with pytest.raises(frames.SurfaceLayoutError, match=match):
+        frames.read_surface(s.address, s.size)
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("width", 0, "implausible size"), ("colorFormat", 2, "colour format 2"), ("layout", 1, "block linear"),
+    ("pitch", 8, "pitch"), ("dataPtr", None, "NULL"),
+])
+def test_implausible_frames_are_refused(field, value, match):
+    s = HostSurface(images(2))
+    setattr(s.params[1], field, value)
+    with pytest.raises(frames.SurfaceLayoutError, match=match):
+        frames.read_surface(s.address, s.size)
+
+
+def test_a_view_larger_than_the_data_is_refused():
+    s = HostSurface(images(1))
+    s.params[0].dataSize = 100
+    with pytest.raises(frames.SurfaceLayoutError, match="dataSize"):
+        frames.read_surface(s.address, s.size).surfaces[0].tensors()
+
+
+@pytest.mark.parametrize("mem_type", [frames.MEM_SURFACE_ARRAY, frames.MEM_HANDLE, frames.MEM_CUDA_ARRAY])
+def test_memory_without_a_linear_address_is_refused(mem_type):
+    s = HostSurface(images(1), mem_type=mem_type)
+    with pytest.raises(frames.SurfaceLayoutError, match="no linear address"):
+        frames.read_surface(s.address, s.size).surfaces[0].tensors()
+
+
+@pytest.mark.parametrize("address", [0, -5, 1.5, True, "0x10"])
+def test_bad_addresses_are_refused(address):
+    with pytest.raises((ValueError, TypeError)):
+        frames.read_surface(address, 72)
+
+
+def test_map_surface_reads_a_gst_buffer_holding_the_struct():
+    Gst = pytest.importorskip("obbmeta.gst._gi").Gst
+    s = HostSurface(images(2))
+    buf = Gst.Buffer.new_wrapped(s.as_bytes())
+    with frames.map_surface(buf) as batch:
+        assert batch.num_filled == 2
+        assert np.array_equal(batch.surfaces[1].tensors().numpy(), s.plane(1))
+    with frames.map_surface(hash(buf)) as batch:  # the pyds convention: the GstBuffer* as an int
+        assert batch.surfaces[0].tensors().data_ptr() == s.params[0].dataPtr
+    with pytest.raises(TypeError, match="Gst.Buffer or its address"):
+        with frames.map_surface(object()):
+            pass
