@@ -1,0 +1,110 @@
+"""``obboverlay``: the rotated boxes of every frame, for nvdsosd or drawn into the frames.
+
+* ``mode=meta`` (default): ``add_obb_overlay`` per frame meta: each object's OBB as nvdsosd display-meta lines (any
+  DeepStream version; ``native=true``: DS 9 rotated rects), labels moved to the top corner, AABB borders hidden
+  when ``hide-aabb`` (``rect_params`` stays the box nvtracker tracks). Frames are not touched: any caps pass.
+* ``mode=draw``: ``draw_obbs`` into the frames themselves (system memory, or NVMM surfaces on the GPU in place),
+  for pipelines without nvdsosd: every object of the frame meta, its OBB where it has one, else its ``rect_params``
+  box, in its class colour (``obbmeta.palette``), in the frame's channel order. Packed RGB formats only.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, templates
+from ._gi import GObject, Gst
+
+RW = GObject.ParamFlags.READWRITE
+MODES = ("meta", "draw")
+
+
+def _check_mode(value: Any) -> str:
+    if value not in MODES:
+        raise ValueError(f"expected one of {', '.join(MODES)}")
+    return value
+
+
+class ObbOverlay(ObbmetaElement):
+    __gtype_name__ = "GstObbOverlay"
+    __gstmetadata__ = (
+        "obbmeta oriented-box overlay", "Filter/Effect/Video",
+        "Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into the frames "
+        "(mode=draw)", "obbmeta")
+    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    _specs = {
+        "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames",
+                 "meta", RW),
+        "thickness": (int, "thickness", "line width in pixels", 1, 64, 3, RW),
+        "hide-aabb": (bool, "hide AABB", "mode=meta: set rect_params.border_width=0 on objects with an OBB", True, RW),
+        "label": (bool, "label", "mode=meta: move each label to the top corner of its OBB", True, RW),
+        "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False, RW),
+    }
+    __gproperties__ = _specs
+    _checks = {"mode": _check_mode}
+
+    def check_format(self, video: VideoFormat) -> None:
+        if self.prop("mode") == "draw" and video.format not in PACKED_FORMATS:
+            raise ValueError(f"mode=draw paints packed RGB frames ({', '.join(PACKED_FORMATS)}), not {video.format}: "
+                             "put nvvideoconvert / videoconvert before it, or use mode=meta with nvdsosd")
+
+    def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
+        from .. import nvds
+
+        try:
+            batch = nvds.BatchMeta.from_gst_buffer(buf)
+        except LookupError:
+            return Gst.FlowReturn.OK  # nothing upstream wrote metadata: nothing to draw
+        if self.prop("mode") == "meta":
+            self._plan(batch)
+        else:
+            self._draw(buf, batch)
+        return Gst.FlowReturn.OK
+
+    def _plan(self, batch: Any) -> None:
+        from ..osd import add_obb_overlay
+
+        size = (self.video.width, self.video.height)
+        for frame in batch.frames:
+            add_obb_overlay(batch, frame, width=self.prop("thickness"), hide_aabb=self.prop("hide-aabb"),
+                            label=self.prop("label"), native=self.prop("native"), frame_size=size)
+
+    def _draw(self, buf: Gst.Buffer, batch: Any) -> None:
+        import torch
+
+        from .. import nvds
+        from ..osd import draw_obbs
+
+        frames = batch.frames
+        with mapped_frames(buf, self.video, write=True) as views:
+            for frame in frames:
+                if not 0 <= frame.batch_id < len(views):
+                    raise ValueError(f"frame meta batch_id {frame.batch_id} has no surface (the buffer holds "
+                                     f"{len(views)})")
+                rows = nvds.read_obbs_arrays(frame)
+                if not len(rows["xywhr"]):
+                    continue
+                image = views[frame.batch_id].image
+                xywhr = torch.from_numpy(rows["xywhr"]).to(image.device, non_blocking=True)
+                colors = _colors(rows["class_id"], self.video.format).to(image.device, non_blocking=True)
+                draw_obbs(image, xywhr, colors=colors, thickness=self.prop("thickness"))
+            if views and views[0].image is not None and views[0].image.is_cuda:
+                torch.cuda.current_stream(views[0].image.device).synchronize()  # done before the buffer moves on
+
+
+def _colors(class_ids: Any, fmt: str) -> Any:
+    """Per-object palette colours in the frame's channel order (alpha / padding 255)."""
+    import numpy as np
+    import torch
+
+    from ..palette import PALETTE
+
+    table = np.asarray(PALETTE, dtype=np.uint8)[np.asarray(class_ids, dtype=np.int64) % len(PALETTE)]
+    order = {"R": 0, "G": 1, "B": 2}
+    out = np.full((len(table), len(fmt) if len(fmt) == 3 else 4), 255, dtype=np.uint8)
+    for k, ch in enumerate(fmt):
+        if ch in order:
+            out[:, k] = table[:, order[ch]]
+    return torch.from_numpy(out)
+
+
+GObject.type_register(ObbOverlay)

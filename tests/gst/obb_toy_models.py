@@ -1,0 +1,85 @@
+"""Small deterministic "detectors" for the element tests: their output is a function of the frame, so a test can
+compute what obbinfer must write by running the same model and decoder on the same frame."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+NUM_CLASSES = 3
+CLASS_NAMES = ["vehicle", "ship", "plane"]
+
+
+class ToyObb(torch.nn.Module):
+    """(B, 3, H, W) in [0, 1] -> raw YOLO-OBB (B, 4 + 3 + 1, 12): boxes placed from the frame's quadrant means, with
+    overlapping duplicates (so NMS has work) and scores on both sides of conf=0.25."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, _, h, w = x.shape
+        q = torch.stack([x[:, :, : h // 2, : w // 2].mean((1, 2, 3)), x[:, :, : h // 2, w // 2:].mean((1, 2, 3)),
+                         x[:, :, h // 2:, : w // 2].mean((1, 2, 3)), x[:, :, h // 2:, w // 2:].mean((1, 2, 3))], 1)
+        k = torch.arange(12, dtype=x.dtype, device=x.device)
+        base = q[:, (k.long() % 4)]                                           # (B, 12)
+        cx = w * (0.15 + 0.7 * ((base * 3.1 + k * 0.137) % 1.0))
+        cy = h * (0.15 + 0.7 * ((base * 5.3 + k * 0.311) % 1.0))
+        bw = w * (0.08 + 0.15 * base)
+        bh = h * (0.05 + 0.08 * ((base * 7.0) % 1.0))
+        angle = (base * 11.0 + k) % math.pi - math.pi / 2
+        # duplicates: anchors 6..11 repeat 0..5 slightly shifted, with lower scores
+        cx = torch.cat([cx[:, :6], cx[:, :6] + 1.5], 1)
+        cy = torch.cat([cy[:, :6], cy[:, :6] + 0.5], 1)
+        bw, bh, angle = (torch.cat([t[:, :6], t[:, :6]], 1) for t in (bw, bh, angle))
+        score = (0.15 + 0.8 * ((base * 13.0 + k * 0.29) % 1.0))
+        score = torch.cat([score[:, :6], score[:, :6] * 0.9], 1)
+        cls = (k.long() + (base * 10).long()) % NUM_CLASSES                  # (B, 12)
+        scores = torch.nn.functional.one_hot(cls, NUM_CLASSES).to(x.dtype) * score[..., None]
+        return torch.cat([cx[:, None], cy[:, None], bw[:, None], bh[:, None], scores.permute(0, 2, 1),
+                          angle[:, None]], 1)
+
+
+def toy() -> torch.nn.Module:
+    return ToyObb()
+
+
+class Failing(torch.nn.Module):
+    """Raises on its third call."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 3:
+            raise RuntimeError("toy model failure on call 3")
+        return ToyObb()(x)
+
+
+def failing() -> torch.nn.Module:
+    return Failing()
+
+
+def wrong_shape() -> torch.nn.Module:
+    class WrongShape(torch.nn.Module):
+        def forward(self, x):
+            return x.mean((2, 3))  # (B, 3): not a YOLO-OBB head
+    return WrongShape()
+
+
+def as_boxes():
+    """output-format=boxes: a callable returning OrientedBoxes per frame (in model-input pixels)."""
+    from obbmeta import OrientedBoxes
+
+    def run(x):
+        m = x.mean((1, 2, 3))
+        return [OrientedBoxes(torch.tensor([[30.0 + 20 * float(v), 40.0, 20.0, 10.0, 0.3]]), torch.tensor([0.9]),
+                              torch.tensor([1])) for v in m]
+    return run
+
+
+def cxx_error() -> torch.nn.Module:
+    """Fails inside torch's C++ code (a shape mismatch), i.e. with a C++ exception turned into a RuntimeError."""
+    class CxxError(torch.nn.Module):
+        def forward(self, x):
+            return x.flatten(1) @ torch.ones(3, 3, device=x.device)
+    return CxxError()

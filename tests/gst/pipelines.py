@@ -1,0 +1,43 @@
+"""Running a pipeline to its end in a test: EOS or the first error, within a time limit, always back to NULL."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from obbmeta.gst._gi import Gst
+
+
+@dataclass
+class Outcome:
+    eos: bool
+    error: str | None  # "element name: message" of the first error
+    stopped: bool      # set_state(NULL) completed
+
+
+def run(pipeline: Gst.Pipeline, timeout_s: float = 60.0) -> Outcome:
+    bus = pipeline.get_bus()
+    pipeline.set_state(Gst.State.PLAYING)
+    msg = bus.timed_pop_filtered(int(timeout_s * Gst.SECOND), Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    ret = pipeline.set_state(Gst.State.NULL)
+    stopped = ret != Gst.StateChangeReturn.FAILURE and pipeline.get_state(5 * Gst.SECOND)[1] == Gst.State.NULL
+    if msg is None:
+        raise TimeoutError(f"the pipeline neither finished nor failed within {timeout_s} s")
+    if msg.type == Gst.MessageType.ERROR:
+        err, _debug = msg.parse_error()
+        return Outcome(False, f"{msg.src.get_name()}: {err.message}", stopped)
+    return Outcome(True, None, stopped)
+
+
+def buffer_probe(element: Gst.Element, pad: str, fn) -> list[Exception]:
+    """Call fn(buffer) for every buffer through element's pad; returns the list the probe's exceptions go to (a
+    test asserts it is empty: an exception inside a probe must not pass unseen)."""
+    errors: list[Exception] = []
+
+    def probe(_pad, info):
+        try:
+            fn(info.get_buffer())
+        except Exception as exc:  # noqa: BLE001 - surfaced by the test
+            errors.append(exc)
+        return Gst.PadProbeReturn.OK
+
+    element.get_static_pad(pad).add_probe(Gst.PadProbeType.BUFFER, probe)
+    return errors

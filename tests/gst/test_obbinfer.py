@@ -1,0 +1,152 @@
+"""obbinfer in real pipelines: what every frame carries downstream equals the model's decoded output."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import obb_toy_models
+from obbmeta import nvds
+from obbmeta.gst._gi import Gst
+from obbmeta.infer import Detector
+from obbmeta.osd import draw_obbs
+from obbmeta.palette import PALETTE
+from pipelines import buffer_probe, run
+
+W, H = 160, 120
+NAMES = ",".join(obb_toy_models.CLASS_NAMES)
+
+
+def frame_copy(buf, w=W, h=H):
+    ok, info = buf.map(Gst.MapFlags.READ)
+    assert ok
+    try:
+        return np.frombuffer(info.data, np.uint8)[: w * h * 4].reshape(h, w, 4).copy()
+    finally:
+        buf.unmap(info)
+
+
+def read_back(frame):
+    """(xywhr, class_id, confidence, label) of every object, sorted (read order is DeepStream's, newest first)."""
+    rows = [(tuple(round(v, 3) for v in obb.xywhr), info.class_id, round(info.confidence, 5), info.label,
+             info.component_id, obb.source) for info, obb in nvds.read_obbs(frame)]
+    return sorted(rows)
+
+
+def expected(detector, image, fmt="RGBA"):
+    (d,) = detector([torch.from_numpy(image)], fmt)
+    return sorted((tuple(round(v, 3) for v in row), int(c), round(float(s), 5), obb_toy_models.CLASS_NAMES[int(c)], 1,
+                   "user_meta") for row, c, s in zip(d.xywhr.tolist(), d.labels, d.scores))
+
+
+def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_pixels_equal_draw_obbs():
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=300 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
+        f"! identity name=before ! obbinfer name=infer model=obb_toy_models:toy input-size=96 class-names={NAMES} "
+        "! tee name=t t. ! queue ! obboverlay name=draw mode=draw thickness=2 ! fakesink name=drawn "
+        "t. ! queue ! fakesink name=meta")
+    originals, got, drawn = {}, {}, {}
+
+    def on_meta(buf):
+        (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        assert frame.infer_done
+        got[buf.pts] = read_back(frame)
+
+    def on_drawn(buf):
+        (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        drawn[buf.pts] = (frame_copy(buf), nvds.read_obbs_arrays(frame))
+
+    errors = (buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
+              + buffer_probe(p.get_by_name("meta"), "sink", on_meta)
+              + buffer_probe(p.get_by_name("drawn"), "sink", on_drawn))
+    outcome = run(p)
+    assert outcome.eos and outcome.stopped and not errors, (outcome, errors[:1])
+    assert len(originals) == len(got) == len(drawn) == 300
+    detector = Detector("obb_toy_models:toy", input_size=96)
+    total = 0
+    for pts, image in originals.items():
+        want = expected(detector, image)
+        assert got[pts] == want, pts  # none lost, none duplicated, same boxes, classes, scores, labels
+        total += len(want)
+        pixels, rows = drawn[pts]
+        ref = torch.from_numpy(image.copy())
+        colors = torch.tensor([PALETTE[c % len(PALETTE)] + (255,) for c in rows["class_id"]], dtype=torch.uint8)
+        draw_obbs(ref, torch.from_numpy(rows["xywhr"]), colors=colors, thickness=2)
+        assert np.array_equal(pixels, ref.numpy()), pts
+    assert total > 300  # the toy model does find objects (and NMS removed its duplicates: see expected())
+
+
+def test_interval_skips_batches_like_nvinfer():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=10 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbinfer name=infer model=obb_toy_models:toy input-size=96 interval=2 ! fakesink name=s")
+    seen = []
+
+    def on(buf):
+        (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        seen.append((frame.infer_done, frame.num_obj_meta > 0))
+
+    errors = buffer_probe(p.get_by_name("s"), "sink", on)
+    assert run(p).eos and not errors
+    assert [d for d, _ in seen] == [k % 3 == 0 for k in range(10)]
+    assert all(has == done for done, has in seen)
+    assert p.get_by_name("infer").inferred == 4
+
+
+def test_two_obbinfer_elements_with_two_models_write_side_by_side():
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=5 ! video/x-raw,format=RGBA,width={W},height={H} "
+        "! obbinfer model=obb_toy_models:toy input-size=96 unique-id=1 "
+        "! obbinfer model=obb_toy_models:as_boxes input-size=96 output-format=boxes unique-id=2 conf=0.5 "
+        "! fakesink name=s")
+    ids = []
+    errors = buffer_probe(p.get_by_name("s"), "sink", lambda b: ids.append(sorted(
+        {i.component_id for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in nvds.read_obbs(f)})))
+    assert run(p).eos and not errors
+    assert ids == [[1, 2]] * 5
+
+
+def test_no_batch_meta_upstream_makes_one_as_nvstreammux_does():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbinfer model=obb_toy_models:toy input-size=96 ! fakesink name=s")
+    seen = []
+
+    def on(buf):
+        batch = nvds.BatchMeta.from_gst_buffer(buf)
+        (f,) = batch.frames
+        seen.append((batch.max_frames, f.frame_num, f.batch_id, f.source_id, f.size, f.buf_pts == buf.pts))
+
+    errors = buffer_probe(p.get_by_name("s"), "sink", on)
+    assert run(p).eos and not errors
+    assert seen == [(1, k, 0, 0, (W, H), True) for k in range(3)]
+
+
+@pytest.mark.parametrize("props,match", [
+    ("model=obb_toy_models:failing", "toy model failure on call 3"),
+    ("model=obb_toy_models:wrong_shape", "4\\+nc\\+1"),
+    ("model=obb_toy_models:toy class-names=car", "labels\\[.*\\] = .* has no entry in class_names"),
+    ("model=no_such_module_xyz:f", "cannot import module"),
+    ("", "no model"),
+    ("model=obb_toy_models:toy output-format=yolo", "output-format='yolo' refused"),
+    ("model=obb_toy_models:toy input-size=0x3", "input-size='0x3' refused"),
+    ('model="not a spec"', "model='not a spec' refused"),
+    ("model=obb_toy_models:toy device=tpu", "device='tpu' refused"),
+])
+def test_failures_become_bus_errors_and_the_pipeline_stops(props, match):
+    p = Gst.parse_launch(f"videotestsrc num-buffers=50 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         f"! obbinfer name=infer input-size=96 {props} ! fakesink")
+    outcome = run(p, timeout_s=30)
+    assert not outcome.eos and outcome.stopped
+    assert outcome.error is not None and outcome.error.startswith("infer: ")
+    assert re.search(match, outcome.error), outcome.error
+
+
+def test_nvmm_caps_on_a_buffer_that_is_no_nvbufsurface_are_an_error():
+    p = Gst.parse_launch("appsrc name=src caps=video/x-raw(memory:NVMM),format=RGBA,width=64,height=48,framerate=30/1 "
+                          "format=time ! obbinfer name=infer model=obb_toy_models:toy input-size=64 ! fakesink")
+    src = p.get_by_name("src")
+    src.emit("push-buffer", Gst.Buffer.new_wrapped(bytes(100)))
+    src.emit("end-of-stream")
+    outcome = run(p, timeout_s=30)
+    assert outcome.stopped and outcome.error and "100 bytes" in outcome.error and "refusing to guess" in outcome.error
