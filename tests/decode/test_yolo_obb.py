@@ -147,7 +147,7 @@ def test_batched_path_gives_exactly_the_per_image_result(multi_label, agnostic, 
     out[0, 4:7, :20] = 0.55  # score ties
     batched = _decode_raw_batched(out, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
     for x, got in zip(out, batched):
-        want = _decode_raw(x.T, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
+        want = _decode_raw(x, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
         assert torch.equal(got.xywhr, want.xywhr)
         assert torch.equal(got.scores, want.scores)
         assert torch.equal(got.labels, want.labels)
