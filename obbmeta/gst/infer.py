@@ -98,10 +98,11 @@ class ObbInfer(ObbmetaElement):
     def start(self) -> None:
         from ..infer import Detector, parse_class_names
 
-        if not self.prop("model"):
-            raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file")
         self.class_names = parse_class_names(self.prop("class-names") or None)
         if self.detector is None:
+            if not self.prop("model"):
+                raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file "
+                                 "(or, from Python, assign element.detector = obbmeta.infer.Detector(...))")
             self.detector = Detector(self.prop("model"), input_size=self.prop("input-size"), conf=self.prop("conf"),
                                      iou=self.prop("iou"), max_det=self.prop("max-det"),
                                      output_format=self.prop("output-format"), device=self.prop("device"))
