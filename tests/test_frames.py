@@ -137,3 +137,37 @@ def test_map_surface_reads_a_gst_buffer_holding_the_struct():
     with pytest.raises(TypeError, match="Gst.Buffer or its address"):
         with frames.map_surface(object()):
             pass
+
+
+needs_nvbufsurface = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device and NVIDIA's libnvbufsurface (GPU machine)")
+
+
+@needs_nvbufsurface
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("fmt", ["RGBA", "BGRx", "RGB", "NV12", "GRAY8"])
+def test_views_alias_nvidias_cuda_surfaces_both_ways(fmt, batch):
+    from surfaces import CudaSurface
+
+    c = 1 if fmt in ("NV12", "GRAY8") else len(fmt) if len(fmt) == 3 else 4
+    imgs = [RNG.integers(0, 256, (48, 64, c) if c > 1 else (48, 64), dtype=np.uint8) for _ in range(batch)]
+    s = CudaSurface(imgs, fmt)
+    parsed = frames.read_surface(s.address, s.size)
+    assert parsed.num_filled == batch and parsed.mem_type == frames.MEM_CUDA_DEVICE
+    for i, surf in enumerate(parsed.surfaces):
+        views = surf.tensors()
+        views = views if isinstance(views, tuple) else (views,)
+        for k, v in enumerate(views):
+            p = s.params[i]
+            assert v.is_cuda and v.data_ptr() == p.dataPtr + p.planeParams.offset[k]
+            assert v.stride(0) == p.planeParams.pitch[k]
+            # NVIDIA wrote these pixels (NvBufSurfaceCopy from pinned memory): the view reads them
+            assert np.array_equal(v.cpu().numpy(), s.plane(i, k))
+            # written through the view, read back through NVIDIA's copy
+            pattern = torch.randint(0, 256, v.shape, dtype=torch.uint8, device=v.device)
+            v.copy_(pattern)
+            torch.cuda.synchronize()
+            assert np.array_equal(s.plane(i, k), pattern.cpu().numpy())
+    s.memset(0x5A)
+    assert all(bool((t == 0x5A).all()) for surf in parsed.surfaces
+               for t in (surf.tensors() if isinstance(surf.tensors(), tuple) else (surf.tensors(),)))

@@ -14,13 +14,17 @@ from obbmeta.nvds import layouts
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE
 from pipelines import buffer_probe, run
-from surfaces import HostSurface
+from surfaces import CudaSurface, HostSurface
 
 W, H, BATCH = 96, 64, 4
 ORDER = [2, 0, 3, 1]  # batch_id of frame metas 0..3 (frame_meta_list order): routing must follow batch_id
 
 
-def batch_buffers(n, rng, fmt="RGBA"):
+KINDS = ["host", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device and NVIDIA's libnvbufsurface (GPU machine)"))]
+
+
+def batch_buffers(n, rng, fmt="RGBA", kind="host"):
     """n buffers of BATCH frames each, with their surfaces (kept alive by the caller) and the frames' pixels."""
     out = []
     for k in range(n):
@@ -28,7 +32,7 @@ def batch_buffers(n, rng, fmt="RGBA"):
             imgs = [rng.integers(0, 256, (H, W, 4), dtype=np.uint8) for _ in range(BATCH)]
         else:
             imgs = [rng.integers(16, 236, (H, W), dtype=np.uint8) for _ in range(BATCH)]
-        surface = HostSurface(imgs, fmt)
+        surface = HostSurface(imgs, fmt) if kind == "host" else CudaSurface(imgs, fmt)
         buf = Gst.Buffer.new_wrapped(surface.as_bytes())
         buf.pts = k * Gst.SECOND // 30
         batch = nvds.BatchMeta.create(BATCH)
@@ -44,13 +48,14 @@ def caps(fmt):
     return f"video/x-raw(memory:NVMM),format={fmt},width={W},height={H},framerate=30/1"
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("fmt", ["RGBA", "NV12"])
-def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt):
+def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
     rng = np.random.default_rng(11)
     tail = "! fakesink name=s" if fmt == "NV12" else "! obboverlay mode=draw thickness=1 ! fakesink name=s"
     p = Gst.parse_launch(f"appsrc name=src caps={caps(fmt)} format=time "
                          f"! obbinfer model=obb_toy_models:toy input-size=64 {tail}")
-    items = batch_buffers(6, rng, fmt)
+    items = batch_buffers(6, rng, fmt, kind)
     got = []
 
     def on(buf):
@@ -74,9 +79,12 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt):
                 frame = torch.from_numpy(originals[batch_id])
             else:
                 frame = (torch.from_numpy(originals[batch_id]), torch.from_numpy(surface.plane(batch_id, 1).copy()))
+            device = "cpu" if kind == "host" else "cuda"  # the model ran where the frames are
+            frame = tuple(t.to(device) for t in frame) if isinstance(frame, tuple) else frame.to(device)
             (want,) = detector([frame], fmt)
+            want = want.to("cpu")
             order = np.argsort(rows["confidence"])[::-1]
-            assert np.allclose(rows["xywhr"][order], want.xywhr.numpy(), atol=1e-3)
+            assert np.allclose(rows["xywhr"][order], want.xywhr.numpy(), atol=1e-3), (kind, batch_id)
             assert rows["class_id"][order].tolist() == want.labels.tolist()
             if fmt == "RGBA":  # drawn in place into surface batch_id, exactly as draw_obbs paints
                 ref = torch.from_numpy(originals[batch_id].copy())

@@ -22,7 +22,7 @@ def env(tmp_path_factory):
                          check=True).stdout.strip()
     assert out == obbmeta.gst.plugin_path() and (Path(out) / "python" / "gstobbinfer.py").is_file()
     e = dict(os.environ)
-    e["GST_PLUGIN_PATH"] = out
+    e["GST_PLUGIN_PATH"] = os.pathsep.join(filter(None, [out, os.environ.get("GST_PLUGIN_PATH")]))
     # the embedded Python sees this environment's packages (and the test models) through PYTHONPATH
     e["PYTHONPATH"] = os.pathsep.join([str(HERE), obbmeta.gst.python_path()])
     e["GST_REGISTRY"] = str(tmp_path_factory.mktemp("registry") / "registry.bin")
