@@ -1,0 +1,235 @@
+"""What obbinfer costs per batch besides the model: map the frames, find / make the batch meta, decode + rotated NMS,
+write the objects (``attach_obbs_batch``), next to a bare Python identity element in the same pipeline (the anchor:
+what any gst-python element costs per buffer).
+
+Batches as nvstreammux makes them: one NvBufSurface of B frames (1920x1080 RGBA) and a batch meta of B frame metas,
+pushed by appsrc (system memory on the CPU, built like tests/surfaces.py; NVIDIA's NvBufSurfaceCreate in CUDA memory
+with ``--device cuda``). The model is a stand-in returning a fixed YOLO-OBB head output (B, 4+15+1, 8400) with 20
+objects x 3 proposals per frame above conf (20 objects written per frame), so decode + NMS do real work and the
+model itself costs ~nothing. Inside the element each phase is timed per batch (perf_counter; on CUDA with a stream
+sync at the end of the phase): ``preprocess`` (letterbox of B frames to 640x640 on the model's device), ``model``,
+and the rest = the overhead. Median over 60 batches after 5 warm-up batches, one CPU core (affinity + 1 torch
+thread).
+
+Usage: python benchmarks/pipeline_overhead.py [--device cpu|cuda] [--quick]
+       -> benchmarks/results/pipeline_overhead[_cuda].{json,png}
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+from _common import RESULTS, write_json  # noqa: E402
+
+import obbmeta.gst  # noqa: E402
+from obbmeta import nvds  # noqa: E402
+from obbmeta.gst._gi import GObject, Gst, GstBase  # noqa: E402
+from obbmeta.gst.infer import ObbInfer  # noqa: E402
+from obbmeta import Letterbox  # noqa: E402
+from obbmeta.infer import Detector  # noqa: E402
+from surfaces import CudaSurface, HostSurface  # noqa: E402
+
+W, H, NC, ANCHORS, OBJECTS = 1920, 1080, 15, 8400, 20
+
+
+def head(batch: int, seed: int = 0) -> torch.Tensor:
+    """A (B, 4+NC+1, ANCHORS) raw head: background below conf, OBJECTS boxes x 3 jittered proposals above it."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((batch, 4 + NC + 1, ANCHORS), np.float32)
+    out[:, 0:2] = rng.uniform(0, 640, (batch, 2, ANCHORS))
+    out[:, 2:4] = rng.uniform(8, 60, (batch, 2, ANCHORS))
+    out[:, 4:4 + NC] = rng.uniform(0, 0.1, (batch, NC, ANCHORS))
+    out[:, -1] = rng.uniform(-1.5, 1.5, (batch, ANCHORS))
+    for b in range(batch):
+        centres = np.stack(np.meshgrid(np.linspace(60, 580, 5), np.linspace(140, 500, 4)), -1).reshape(-1, 2)
+        for k, (cx, cy) in enumerate(centres[:OBJECTS]):
+            for j in range(3):
+                a = 3 * k + j
+                out[b, 0:4, a] = [cx + j, cy - j, 40 + j, 16, ]
+                out[b, 4:4 + NC, a] = 0
+                out[b, 4 + k % NC, a] = 0.9 - 0.1 * j
+                out[b, -1, a] = 0.3 + 0.01 * j
+    return torch.from_numpy(out)
+
+
+class FixedHead(torch.nn.Module):
+    def __init__(self, batch: int, device: str):
+        super().__init__()
+        self.out = head(batch).to(device)
+
+    def forward(self, x):
+        return self.out[: x.shape[0]]
+
+
+class TimedDetector(Detector):
+    """Detector whose preprocessing and model call are timed (the element's other work is the overhead)."""
+    sync = staticmethod(lambda: None)
+
+    def preprocess(self, frames, pixel_format):
+        t0 = time.perf_counter()
+        out = super().preprocess(frames, pixel_format)
+        self.sync()
+        self.times["preprocess"].append(time.perf_counter() - t0)
+        return out
+
+    def model_on(self, device):
+        model = super().model_on(device)
+
+        def timed(x):
+            t0 = time.perf_counter()
+            y = model(x)
+            self.sync()
+            self.times["model"].append(time.perf_counter() - t0)
+            return y
+        return timed
+
+
+class Identity(GstBase.BaseTransform):
+    """The anchor: a gst-python element that does nothing but exist in the pipeline (in place)."""
+    __gstmetadata__ = ("identity (python)", "Filter", "does nothing", "obbmeta benchmarks")
+    __gsttemplates__ = ObbInfer.__gsttemplates__
+
+    def __init__(self):
+        super().__init__()
+        self.set_in_place(True)
+
+    def do_transform_ip(self, buf):
+        t0 = time.perf_counter()
+        TIMES["identity"].append(time.perf_counter() - t0)
+        return Gst.FlowReturn.OK
+
+
+GObject.type_register(Identity)
+TIMES: dict[str, list[float]] = {}
+
+
+def buffers(batch: int, count: int, device: str) -> list:
+    rng = np.random.default_rng(1)
+    imgs = [rng.integers(0, 256, (H, W, 4), dtype=np.uint8) for _ in range(batch)]
+    surface = HostSurface(imgs) if device == "cpu" else CudaSurface(imgs)
+    out = []
+    for k in range(count):
+        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
+        buf.pts = k * Gst.SECOND // 30
+        meta = nvds.BatchMeta.create(batch)
+        for i in range(batch):
+            meta.add_frame(source_id=i, width=W, height=H, frame_num=k)
+        meta.attach_to_gst_buffer(buf)
+        out.append(buf)
+    return [surface, out]
+
+
+def run(element: Gst.Element, batch: int, count: int, device: str) -> float:
+    surface, bufs = buffers(batch, count, device)
+    pipeline = Gst.Pipeline()
+    src = Gst.ElementFactory.make("appsrc")
+    src.set_property("caps", Gst.Caps.from_string(
+        f"video/x-raw(memory:NVMM),format=RGBA,width={W},height={H},framerate=30/1"))
+    src.set_property("format", Gst.Format.TIME)
+    sink = Gst.ElementFactory.make("fakesink")
+    sink.set_property("sync", False)
+    for e in (src, element, sink):
+        pipeline.add(e)
+    src.link(element)
+    element.link(sink)
+    pipeline.set_state(Gst.State.PLAYING)
+    t0 = time.perf_counter()
+    for b in bufs:
+        src.emit("push-buffer", b)
+    src.emit("end-of-stream")
+    msg = pipeline.get_bus().timed_pop_filtered(600 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    wall = time.perf_counter() - t0
+    pipeline.set_state(Gst.State.NULL)
+    if msg is None or msg.type != Gst.MessageType.EOS:
+        raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
+    del surface
+    return wall / count
+
+
+def measure(batch: int, device: str, count: int, warmup: int) -> dict:
+    global TIMES
+    sync = (lambda: torch.cuda.current_stream().synchronize()) if device == "cuda" else (lambda: None)
+    original = ObbInfer.process
+
+    def timed_process(self, buf):
+        t0 = time.perf_counter()
+        r = original(self, buf)
+        TIMES["process"].append(time.perf_counter() - t0)
+        return r
+
+    ObbInfer.process = timed_process
+    try:
+        TIMES = {"process": [], "preprocess": [], "model": [], "identity": []}
+        det = TimedDetector(FixedHead(batch, device), input_size=640, conf=0.25, iou=0.45, device=device)
+        det.times, det.sync = TIMES, sync
+        infer = Gst.ElementFactory.make("obbinfer")
+        infer.detector = det
+        per_buffer = run(infer, batch, count + warmup, device)
+        proc, pre, mod = (np.array(TIMES[k][warmup:]) for k in ("process", "preprocess", "model"))
+        overhead = proc - pre - mod
+        ident_per_buffer = run(Gst.ElementFactory.make("obbmeta_bench_identity"), batch, count + warmup, device)
+        ident = np.array(TIMES["identity"][warmup:])
+    finally:
+        ObbInfer.process = original
+    ms = lambda a: round(float(statistics.median(a)) * 1e3, 4)  # noqa: E731
+    return {"batch": batch, "frames": f"{W}x{H} RGBA", "objects_per_frame": OBJECTS, "buffers": count,
+            "overhead_ms": ms(overhead), "overhead_per_frame_ms": round(ms(overhead) / batch, 4),
+            "preprocess_ms": ms(pre), "model_ms": ms(mod), "process_ms": ms(proc),
+            "identity_transform_ms": ms(ident),
+            "pipeline_ms_per_buffer": {"obbinfer": round(per_buffer * 1e3, 3),
+                                       "identity (python)": round(ident_per_buffer * 1e3, 3)},
+            "goal_ms": round(0.05 * 1e3 / 30, 3) if batch == 1 else 1.3}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    if args.device == "cpu":
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        torch.set_num_threads(1)
+    obbmeta.gst.register()
+    Gst.Element.register(None, "obbmeta_bench_identity", Gst.Rank.NONE, Identity)
+    count, warmup = (10, 2) if args.quick else (60, 5)
+    rows = [measure(b, args.device, count, warmup) for b in (1, 16)]
+    for r in rows:
+        print(f"batch {r['batch']:2}: overhead {r['overhead_ms']:.3f} ms ({r['overhead_per_frame_ms']:.3f} ms/frame), "
+              f"preprocess {r['preprocess_ms']:.2f} ms, model {r['model_ms']:.3f} ms, identity element "
+              f"{r['identity_transform_ms']:.4f} ms; pipeline per buffer {r['pipeline_ms_per_buffer']}")
+    name = "pipeline_overhead" + ("_cuda" if args.device == "cuda" else "")
+    if not args.quick:
+        path = write_json(name, {"device": args.device, "rows": rows, "note": __doc__.split("\n\n")[1]})
+        plot(rows, name)
+        print(f"wrote {path}")
+
+
+def plot(rows, name) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"batch {r['batch']}" for r in rows]
+    ax.bar(labels, [r["overhead_ms"] for r in rows], label="obbinfer overhead (all but preprocess + model)")
+    ax.bar(labels, [r["identity_transform_ms"] for r in rows], label="python identity element", alpha=0.8)
+    ax.plot(labels, [r["goal_ms"] for r in rows], "r_", markersize=40, label="goal")
+    ax.set_ylabel("ms per batch (median)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name}.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()
