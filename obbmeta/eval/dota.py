@@ -38,6 +38,8 @@ MATCHINGS = ("voc", "coco")
 _VOC07_RECALLS = np.arange(11) / 10.0
 
 _FP, _TP, _IGNORED = 0, 1, 2
+# Above this many detection x ground-truth pairs in one image, IoU is computed per class instead of all at once.
+_MAX_PAIRS = 1 << 20
 
 
 def average_precision(recall, precision, metric: str = "area") -> float:
@@ -130,75 +132,93 @@ def evaluate(
                     f"{kind}[{i}].labels must be < num_classes={num_classes}, got {int(labels.max())}"
                 )
 
-    # Outcome of every detection at every threshold, image by image (matching never crosses images).
-    outcomes, det_scores, det_labels = [], [], []
-    for (d_xywhr, d_scores, d_labels), (g_xywhr, _, g_labels), g_diff in zip(det_arrays, gt_arrays, flags):
-        outcomes.append(_match_image(d_xywhr, d_scores, d_labels, g_xywhr, g_labels, g_diff, thresholds, matching))
-        det_scores.append(d_scores)
-        det_labels.append(d_labels)
-    outcome = np.concatenate(outcomes) if outcomes else np.zeros((0, len(thresholds)), np.int8)
-    scores = np.concatenate(det_scores) if det_scores else np.zeros(0)
-    labels = np.concatenate(det_labels) if det_labels else np.zeros(0, np.int64)
+    thr = np.asarray(thresholds)
+    scores = np.concatenate([d[1] for d in det_arrays]) if det_arrays else np.zeros(0)
+    labels = np.concatenate([d[2] for d in det_arrays]) if det_arrays else np.zeros(0, np.int64)
     gt_labels = np.concatenate([g[2] for g in gt_arrays]) if gt_arrays else np.zeros(0, np.int64)
     gt_difficult = np.concatenate(flags) if flags else np.zeros(0, bool)
+    # One stable global ranking: class, then descending score, then input order (image, index in the image).
+    order = np.lexsort((np.arange(len(scores)), -scores, labels))
+
+    # Matching never crosses images: each image's IoU blocks are scored alone.
+    if matching == "voc":
+        best_iou = np.full(len(scores), -1.0)  # the IoU with the best same-class ground truth (-1: none)
+        best_gt = np.zeros(len(scores), np.int64)  # its index among all images' ground truths
+        det_start = gt_start = 0
+        for (d_xywhr, _, d_labels), (g_xywhr, _, g_labels) in zip(det_arrays, gt_arrays):
+            for d_idx, g_idx, iou in _iou_blocks(d_xywhr, d_labels, g_xywhr, g_labels):
+                j = iou.argmax(axis=1)  # ties: the earlier ground truth
+                best_iou[det_start + d_idx] = iou[np.arange(len(j)), j]
+                best_gt[det_start + d_idx] = gt_start + g_idx[j]
+            det_start += len(d_labels)
+            gt_start += len(g_labels)
+        ranked_outcome = _outcome_voc(best_iou[order], best_gt[order], gt_difficult, thr)
+    else:
+        outcome = np.full((len(scores), len(thr)), _FP, np.int8)
+        det_start = 0
+        for (d_xywhr, d_scores, d_labels), (g_xywhr, _, g_labels), g_diff in zip(det_arrays, gt_arrays, flags):
+            for d_idx, g_idx, iou in _iou_blocks(d_xywhr, d_labels, g_xywhr, g_labels):
+                rank = np.argsort(-d_scores[d_idx], kind="stable")  # this image's share of the global ranking
+                outcome[det_start + d_idx[rank]] = _outcome_coco(iou[rank], g_diff[g_idx], thr)
+            det_start += len(d_labels)
+        ranked_outcome = outcome[order]
 
     if num_classes is not None:
         class_ids = list(range(num_classes))
     else:
         class_ids = sorted(set(labels.tolist()) | set(gt_labels.tolist()))
-    # One stable global ranking: class, then descending score, then input order.
-    order = np.lexsort((np.arange(len(scores)), -scores, labels))
-    ranked_labels = labels[order]
+    ranked_labels, ranked_scores = labels[order], scores[order]
     classes = {}
     for c in class_ids:
         lo, hi = np.searchsorted(ranked_labels, [c, c + 1])
-        idx = order[lo:hi]
         num_gt = int(np.count_nonzero((gt_labels == c) & ~gt_difficult))
         classes[c] = _class_eval(
             c, names.get(c), num_gt, int(np.count_nonzero((gt_labels == c) & gt_difficult)),
-            outcome[idx], scores[idx], thresholds, metric,
+            ranked_outcome[lo:hi], ranked_scores[lo:hi], thresholds, metric,
         )
     return EvalResult(iou_thresholds=thresholds, metric=metric, matching=matching, classes=classes)
 
 
-def _match_image(d_xywhr, d_scores, d_labels, g_xywhr, g_labels, g_diff, thresholds, matching) -> np.ndarray:
-    """(n_det, n_thresholds) int8 outcome (_TP / _FP / _IGNORED) of one image's detections."""
-    out = np.full((len(d_scores), len(thresholds)), _FP, np.int8)
-    thr = np.asarray(thresholds)
+def _iou_blocks(d_xywhr, d_labels, g_xywhr, g_labels):
+    """Yield (det indices, gt indices, float64 IoU) covering every same-class pair of one image; pairs of different
+    classes inside a block have IoU -1. One call for the whole image while it is small (per-call overhead
+    dominates there), one per class when the image's matrix would exceed _MAX_PAIRS."""
+    if not len(d_labels) or not len(g_labels):
+        return
+    if len(d_labels) * len(g_labels) <= _MAX_PAIRS:
+        iou = box_iou_rotated(d_xywhr, g_xywhr).numpy().astype(np.float64)
+        iou[d_labels[:, None] != g_labels[None, :]] = -1.0
+        yield np.arange(len(d_labels)), np.arange(len(g_labels)), iou
+        return
     for c in np.intersect1d(d_labels, g_labels):
-        d_idx = np.flatnonzero(d_labels == c)
-        d_idx = d_idx[np.argsort(-d_scores[d_idx], kind="stable")]  # this image's share of the global ranking
-        g_idx = np.flatnonzero(g_labels == c)
-        # float32 IoU compared in float64 with the thresholds.
-        iou = box_iou_rotated(d_xywhr[d_idx], g_xywhr[g_idx]).numpy().astype(np.float64)
-        diff = g_diff[g_idx]
-        match = _match_voc if matching == "voc" else _match_coco
-        out[d_idx] = match(iou, diff, thr)
-    return out
+        d_idx, g_idx = np.flatnonzero(d_labels == c), np.flatnonzero(g_labels == c)
+        yield d_idx, g_idx, box_iou_rotated(d_xywhr[d_idx], g_xywhr[g_idx]).numpy().astype(np.float64)
 
 
-def _match_voc(iou, diff, thr) -> np.ndarray:
-    """Each detection (rows, ranked) goes to its highest-IoU ground truth; the first to reach it at IoU >= t wins."""
-    best = iou.argmax(axis=1)  # ties: the earlier ground truth
-    best_iou = iou[np.arange(len(iou)), best]
-    out = np.full((len(iou), len(thr)), _FP, np.int8)
+def _outcome_voc(best_iou, best_gt, gt_difficult, thr) -> np.ndarray:
+    """Ranked detections, each with the IoU and index of its best ground truth -> (n, T) outcomes: the first
+    detection to reach a ground truth at IoU >= t takes it, later ones are FP; reaching a difficult one: ignored."""
+    out = np.full((len(best_iou), len(thr)), _FP, np.int8)
+    difficult = np.zeros(len(best_iou), bool)
+    has_gt = best_iou >= 0
+    difficult[has_gt] = gt_difficult[best_gt[has_gt]]
     for k, t in enumerate(thr):
-        hit = best_iou >= t
-        out[hit & diff[best], k] = _IGNORED
-        cand = np.flatnonzero(hit & ~diff[best])
-        _, first = np.unique(best[cand], return_index=True)  # first (highest-ranked) claimant of each ground truth
+        hit = best_iou >= t  # float32 IoU compared in float64
+        out[hit & difficult, k] = _IGNORED
+        cand = np.flatnonzero(hit & ~difficult)
+        _, first = np.unique(best_gt[cand], return_index=True)  # the highest-ranked claimant of each ground truth
         out[cand[first], k] = _TP
     return out
 
 
-def _match_coco(iou, diff, thr) -> np.ndarray:
-    """Each detection (rows, ranked) takes the best untaken non-difficult ground truth with IoU >= t, else is
-    ignored if a difficult one reaches t; all thresholds at once."""
+def _outcome_coco(iou, diff, thr) -> np.ndarray:
+    """One image's ranked detections (rows) -> (n, T) outcomes: each takes the best untaken non-difficult ground
+    truth with IoU >= t, else is ignored if a difficult one reaches t, else is FP; all thresholds at once."""
     n_thr = len(thr)
     taken = np.zeros((n_thr, iou.shape[1]), bool)
     out = np.full((len(iou), n_thr), _FP, np.int8)
     rows = np.arange(n_thr)
-    for d in range(len(iou)):
+    for d in np.flatnonzero(iou.max(axis=1) >= thr.min()):  # the others reach nothing: FP at every threshold
         reach = iou[d][None, :] >= thr[:, None]  # (T, G)
         free = reach & ~diff & ~taken
         j = np.where(free, iou[d], -1.0).argmax(axis=1)  # ties: the earlier ground truth
@@ -274,7 +294,7 @@ def _image_list(name, value) -> list:
 def _host_arrays(name, boxes: OrientedBoxes, *, scores: bool):
     """(xywhr float32 CPU tensor, scores float64, labels int64) of one image, checked for NaN/inf."""
     xywhr = boxes.xywhr.detach().cpu().contiguous()
-    if xywhr.numel() and not bool(torch.isfinite(xywhr).all()):
+    if not np.isfinite(xywhr.numpy()).all():  # numpy: far less per-call overhead than torch on small arrays
         raise ValueError(f"{name}.xywhr contains NaN or inf; every box must be finite")
     s = boxes.scores.detach().cpu().numpy().astype(np.float64)
     if scores and s.size and not np.isfinite(s).all():

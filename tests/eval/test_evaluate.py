@@ -205,6 +205,12 @@ def test_class_with_detections_but_no_ground_truth_has_nan_ap_and_is_left_out():
     assert res.map == 1.0
 
 
+@pytest.mark.parametrize("matching", ["voc", "coco"])
+def test_detections_without_any_ground_truth_are_all_false_positives(matching):
+    res = evaluate([dets(A, B, scores=[0.9, 0.8]), dets(C, scores=[0.7])], [gts(), gts()], matching=matching)
+    assert res.classes[0].num_fp == (3,) and math.isnan(res.map)
+
+
 def test_num_classes_and_class_names_fix_the_class_list():
     res = evaluate([dets(A, scores=[0.9])], [gts(A)], class_names=["car", "ship", "plane"])
     assert list(res.classes) == [0, 1, 2]
