@@ -29,6 +29,7 @@ import torch
 from ..boxes import OrientedBoxes
 from ..ops import box_iou_rotated
 from .result import ClassEval, EvalResult
+
 METRICS = ("area", "voc07")
 MATCHINGS = ("voc", "coco")
 
@@ -116,8 +117,10 @@ def evaluate(
         )
     flags = _difficult_flags(difficult, gts)
     names = _class_names(class_names)
-    if num_classes is None and isinstance(class_names, Sequence) and not isinstance(class_names, str):
+    limit = f"num_classes={num_classes}"
+    if num_classes is None and isinstance(class_names, Sequence):
         num_classes = len(class_names)
+        limit = f"len(class_names)={num_classes}"
     if num_classes is not None and (not isinstance(num_classes, numbers.Integral) or num_classes < 1):
         raise ValueError(f"num_classes must be a positive int, got {num_classes!r}")
 
@@ -129,7 +132,7 @@ def evaluate(
                 raise ValueError(f"{kind}[{i}].labels must be class ids >= 0, got {int(labels.min())}")
             if num_classes is not None and labels.size and labels.max() >= num_classes:
                 raise ValueError(
-                    f"{kind}[{i}].labels must be < num_classes={num_classes}, got {int(labels.max())}"
+                    f"{kind}[{i}].labels must be < {limit}, got {int(labels.max())}"
                 )
 
     thr = np.asarray(thresholds)
@@ -168,14 +171,14 @@ def evaluate(
     else:
         class_ids = sorted(set(labels.tolist()) | set(gt_labels.tolist()))
     ranked_labels, ranked_scores = labels[order], scores[order]
+    size = max(class_ids, default=-1) + 1
+    num_gt = np.bincount(gt_labels[~gt_difficult], minlength=size)
+    num_difficult = np.bincount(gt_labels[gt_difficult], minlength=size)
     classes = {}
     for c in class_ids:
         lo, hi = np.searchsorted(ranked_labels, [c, c + 1])
-        num_gt = int(np.count_nonzero((gt_labels == c) & ~gt_difficult))
-        classes[c] = _class_eval(
-            c, names.get(c), num_gt, int(np.count_nonzero((gt_labels == c) & gt_difficult)),
-            ranked_outcome[lo:hi], ranked_scores[lo:hi], thresholds, metric,
-        )
+        classes[c] = _class_eval(c, names.get(c), int(num_gt[c]), int(num_difficult[c]),
+                                 ranked_outcome[lo:hi], ranked_scores[lo:hi], thresholds, metric)
     return EvalResult(iou_thresholds=thresholds, metric=metric, matching=matching, classes=classes)
 
 

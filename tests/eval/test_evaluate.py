@@ -298,6 +298,7 @@ def test_bad_difficult_flags_are_refused(difficult, match):
     ({"num_classes": 0}, ValueError, "num_classes must be a positive int"),
     ({"num_classes": 1}, ValueError, r"detections\[0\].labels must be < num_classes=1"),
     ({"class_names": "car"}, TypeError, "class_names"),
+    ({"class_names": ["car"]}, ValueError, r"detections\[0\].labels must be < len\(class_names\)=1"),
 ])
 def test_bad_options_are_refused(kwargs, error, match):
     with pytest.raises(error, match=match):
