@@ -434,8 +434,8 @@ def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
     """Like :func:`read_obbs` but as arrays (N rows, ``obj_meta_list`` order): ``xywhr`` (N,5), ``corners``
     (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
     1 rotation_angle, 2 aabb, 3 predicted), ``flags`` (the payload's ``OBB_*`` bits), ``detector_bbox`` and
-    ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``address`` (uint64
-    ``NvDsObjectMeta*``, valid while the frame is)."""
+    ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
+    ``obj_label``), ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
     rows, n = _read_rows(frame, batch)
     table = np.frombuffer(rows, dtype=_row_dtype(), count=n)
     return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
@@ -443,7 +443,8 @@ def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
             "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
             "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
             "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
-            "tracker_confidence": table["tracker_confidence"].copy(), "address": table["address"].copy()}
+            "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
+            "label": table["label"].copy(), "address": table["address"].copy()}
 
 
 @lru_cache(maxsize=1)
