@@ -11,6 +11,7 @@
  * are ours (nvds_meta.h), written from NVIDIA's headers.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nvds_meta.h"
@@ -546,6 +547,10 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
         r->detector_bbox[1] = o->detector_bbox.top;                                                             \
         r->detector_bbox[2] = o->detector_bbox.width;                                                           \
         r->detector_bbox[3] = o->detector_bbox.height;                                                          \
+        r->tracker_bbox[0] = o->tracker_bbox.left;                                                              \
+        r->tracker_bbox[1] = o->tracker_bbox.top;                                                               \
+        r->tracker_bbox[2] = o->tracker_bbox.width;                                                             \
+        r->tracker_bbox[3] = o->tracker_bbox.height;                                                            \
         r->rotation_angle = GET_ROTATION;                                                                       \
         memcpy(r->label, o->obj_label, OBBMETA_MAX_LABEL);                                                      \
         r->label[OBBMETA_MAX_LABEL - 1] = '\0';                                                                 \
@@ -562,7 +567,7 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
         r->num_user_meta = count;                                                                               \
         float b[5];                                                                                             \
         if (found) {                                                                                            \
-            r->source = OBBMETA_SOURCE_USER_META;                                                               \
+            r->source = (found->flags & OBBMETA_OBB_PREDICTED) ? OBBMETA_SOURCE_PREDICTED : OBBMETA_SOURCE_USER_META; \
             b[0] = found->cx;                                                                                   \
             b[1] = found->cy;                                                                                   \
             b[2] = found->w;                                                                                    \
@@ -747,4 +752,169 @@ OBB_EXPORT int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, ob
         obbmeta_overlay_ds6_8(batch, frame, p);
     g_api.release_meta_lock(batch);
     return OBBMETA_OK;
+}
+
+/* ---------------------------------------------------------------- track results onto existing objects */
+
+/* The OBB payload in an object's user-meta list (obbmeta's type, a version we know), or NULL. */
+static obbmeta_obb_v1 *obbmeta_find_payload(obbmeta_glist *list)
+{
+    for (obbmeta_glist *l = list; l; l = l->next) {
+        obbmeta_user_meta *um = (obbmeta_user_meta *)l->data;
+        if (um && um->base.meta_type == g_obb_meta_type && um->user_meta_data) {
+            obbmeta_obb_v1 *c = (obbmeta_obb_v1 *)um->user_meta_data;
+            if (c->version >= OBBMETA_OBB_VERSION && c->struct_size >= sizeof(obbmeta_obb_v1)) return c;
+        }
+    }
+    return NULL;
+}
+
+/* One object; the caller holds the batch lock and has validated the entry. Returns 1 when it added a payload. */
+#define OBBMETA_DEFINE_UPDATE(SUFFIX, OBJ_T, CLEAR_ROTATION)                                                   \
+    static int obbmeta_update_##SUFFIX(void *batch, OBJ_T *o, const obbmeta_update_params *p, int64_t i)       \
+    {                                                                                                           \
+        const float *b = p->xywhr ? p->xywhr + 5 * i : NULL;                                                    \
+        uint32_t rect_bits = 0;                                                                                 \
+        if (p->flags & OBBMETA_UPDATE_OBJECT_ID) o->object_id = p->object_ids[i];                               \
+        if (p->flags & OBBMETA_UPDATE_CONFIDENCE) o->confidence = p->confidence[i];                             \
+        if (p->flags & OBBMETA_UPDATE_TRACKER_CONFIDENCE) o->tracker_confidence = p->tracker_confidence[i];     \
+        if (p->flags & OBBMETA_UPDATE_RECT) {                                                                   \
+            /* What nvtracker does with its own box: the clipped box in rect_params, the unclipped one in      \
+             * tracker_bbox_info. A box outside the frame gets an empty rect at the nearest edge. */           \
+            double aabb[4];                                                                                     \
+            obb_aabb(b, aabb);                                                                                  \
+            const double fw = p->frame_width, fh = p->frame_height;                                             \
+            double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;                       \
+            double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;                           \
+            if (x1 > fw) x1 = fw;                                                                               \
+            if (y1 > fh) y1 = fh;                                                                               \
+            if (x2 < x1) x2 = x1;                                                                               \
+            if (y2 < y1) y2 = y1;                                                                               \
+            if (x1 != aabb[0] || y1 != aabb[1] || x2 != aabb[2] || y2 != aabb[3]) rect_bits = OBBMETA_OBB_RECT_CLIPPED; \
+            o->rect_params.left = (float)x1;                                                                    \
+            o->rect_params.top = (float)y1;                                                                     \
+            o->rect_params.width = (float)(x2 - x1);                                                            \
+            o->rect_params.height = (float)(y2 - y1);                                                           \
+            CLEAR_ROTATION                                                                                      \
+            o->tracker_bbox.left = (float)aabb[0];                                                              \
+            o->tracker_bbox.top = (float)aabb[1];                                                               \
+            o->tracker_bbox.width = (float)(aabb[2] - aabb[0]);                                                 \
+            o->tracker_bbox.height = (float)(aabb[3] - aabb[1]);                                                \
+        }                                                                                                       \
+        if (!(p->flags & OBBMETA_UPDATE_OBB)) return 0;                                                         \
+        obbmeta_obb_v1 *obb = obbmeta_find_payload(o->obj_user_meta_list);                                      \
+        const int added = obb == NULL;                                                                          \
+        if (obb) {                                                                                              \
+            /* rect_params' bits stay true of rect_params unless this call rewrote it. */                       \
+            if (!(p->flags & OBBMETA_UPDATE_RECT))                                                              \
+                rect_bits = obb->flags & (OBBMETA_OBB_RECT_CLIPPED | OBBMETA_OBB_RECT_ROTATED);                 \
+        } else {                                                                                                \
+            obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));                                     \
+            obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);                        \
+            um->user_meta_data = obb;                                                                           \
+            um->base.meta_type = g_obb_meta_type;                                                               \
+            um->base.copy_func = obbmeta_obb_meta_copy;                                                         \
+            um->base.release_func = obbmeta_obb_meta_release;                                                   \
+            um->base.user_context = NULL;                                                                       \
+            g_api.add_user_meta_to_obj(o, um);                                                                  \
+            __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);                                          \
+        }                                                                                                       \
+        double corners[8];                                                                                      \
+        obb_corners(b, corners);                                                                                \
+        obb->version = OBBMETA_OBB_VERSION;                                                                     \
+        obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);                                                    \
+        obb->cx = b[0];                                                                                         \
+        obb->cy = b[1];                                                                                         \
+        obb->w = b[2];                                                                                          \
+        obb->h = b[3];                                                                                          \
+        obb->angle = b[4];                                                                                      \
+        for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];                                        \
+        obb->flags = rect_bits | (p->obb_flags[i] & (OBBMETA_OBB_PREDICTED | OBBMETA_OBB_TRACKED));            \
+        return added;                                                                                           \
+    }
+
+OBBMETA_DEFINE_UPDATE(ds6_8, obbmeta_object_meta_ds6_8, )
+OBBMETA_DEFINE_UPDATE(ds9, obbmeta_object_meta_ds9, o->rect_params.rotation_angle = 0.0f;)
+
+typedef struct {
+    uint64_t address;
+    int64_t index;
+} obbmeta_addr_index;
+
+static int obbmeta_addr_compare(const void *pa, const void *pb)
+{
+    const uint64_t a = ((const obbmeta_addr_index *)pa)->address, b = ((const obbmeta_addr_index *)pb)->address;
+    return (a > b) - (a < b);
+}
+
+/* Writes track results onto objects already in `frame` (what a tracker does to the objects it keeps): per
+ * p->flags the OBB payload (replaced in place, or added with obbmeta's copy / release functions when the object
+ * has none, e.g. an object nvtracker made itself), object_id, rect_params + tracker_bbox_info, confidence,
+ * tracker_confidence. Every p->objects[i] must be an object meta of `frame`, each once, and every box valid;
+ * otherwise nothing is written, the result is negative and p->bad_index names the entry. Returns 0. */
+OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *frame, obbmeta_update_params *p)
+{
+    if (!g_ready) return OBBMETA_ERR_NOT_READY;
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!batch || !frame || !p || p->n < 0) return OBBMETA_ERR_ARGUMENT;
+    p->bad_index = -1;
+    p->added = 0;
+    const int32_t f = p->flags;
+    if (p->n > 0 && (!p->objects || ((f & (OBBMETA_UPDATE_OBB | OBBMETA_UPDATE_RECT)) && !p->xywhr) ||
+                     ((f & OBBMETA_UPDATE_OBB) && !p->obb_flags) || ((f & OBBMETA_UPDATE_OBJECT_ID) && !p->object_ids) ||
+                     ((f & OBBMETA_UPDATE_CONFIDENCE) && !p->confidence) ||
+                     ((f & OBBMETA_UPDATE_TRACKER_CONFIDENCE) && !p->tracker_confidence)))
+        return OBBMETA_ERR_ARGUMENT;
+    if ((f & OBBMETA_UPDATE_RECT) && (!(p->frame_width > 0.0) || !(p->frame_height > 0.0))) return OBBMETA_ERR_ARGUMENT;
+    if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
+    if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
+    if (p->n == 0) return OBBMETA_OK;
+    if (f & (OBBMETA_UPDATE_OBB | OBBMETA_UPDATE_RECT))
+        for (int64_t i = 0; i < p->n; ++i)
+            if (!obb_is_valid(p->xywhr + 5 * i)) {
+                p->bad_index = i;
+                return OBBMETA_ERR_INVALID_BOX;
+            }
+    /* Every entry must name an object of this frame, once: sort the addresses, then walk the frame's list. */
+    obbmeta_addr_index *sorted = (obbmeta_addr_index *)g_api.g_malloc(sizeof(obbmeta_addr_index) * (size_t)p->n);
+    uint8_t *seen = (uint8_t *)g_api.g_malloc((size_t)p->n);
+    memset(seen, 0, (size_t)p->n);
+    for (int64_t i = 0; i < p->n; ++i) {
+        sorted[i].address = p->objects[i];
+        sorted[i].index = i;
+    }
+    qsort(sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
+    int64_t rc = OBBMETA_OK;
+    for (int64_t i = 1; i < p->n; ++i)
+        if (sorted[i].address == sorted[i - 1].address) {
+            p->bad_index = sorted[i].index > sorted[i - 1].index ? sorted[i].index : sorted[i - 1].index;
+            rc = OBBMETA_ERR_ARGUMENT;
+            break;
+        }
+    g_api.acquire_meta_lock(batch);
+    if (rc == OBBMETA_OK) {
+        for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) {
+            const obbmeta_addr_index key = {(uint64_t)(uintptr_t)l->data, 0};
+            const obbmeta_addr_index *hit =
+                (const obbmeta_addr_index *)bsearch(&key, sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
+            if (hit) seen[hit->index] = 1;
+        }
+        for (int64_t i = 0; i < p->n; ++i)
+            if (!seen[i]) {
+                p->bad_index = i;
+                rc = OBBMETA_ERR_FOREIGN_FRAME;
+                break;
+            }
+    }
+    if (rc == OBBMETA_OK) {
+        for (int64_t i = 0; i < p->n; ++i) {
+            void *o = (void *)(uintptr_t)p->objects[i];
+            p->added += layout == OBBMETA_LAYOUT_DS9 ? obbmeta_update_ds9(batch, (obbmeta_object_meta_ds9 *)o, p, i)
+                                                     : obbmeta_update_ds6_8(batch, (obbmeta_object_meta_ds6_8 *)o, p, i);
+        }
+    }
+    g_api.release_meta_lock(batch);
+    g_api.g_free(seen);
+    g_api.g_free(sorted);
+    return rc;
 }

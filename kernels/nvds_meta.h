@@ -225,6 +225,8 @@ typedef struct {
 /* flags */
 #define OBBMETA_OBB_RECT_CLIPPED 1u  /* rect_params was clipped to the frame */
 #define OBBMETA_OBB_RECT_ROTATED 2u  /* DS 9 mode: rect_params is the un-rotated box + rotation_angle */
+#define OBBMETA_OBB_PREDICTED 4u     /* obbmeta.track predicted it from the object's track: no detector OBB on this frame */
+#define OBBMETA_OBB_TRACKED 8u       /* obbmeta.track moved / smoothed the detector's OBB along the object's track */
 
 typedef struct {
     uint32_t version;     /* OBBMETA_OBB_VERSION */
@@ -284,6 +286,7 @@ typedef struct {
 #define OBBMETA_SOURCE_USER_META 0
 #define OBBMETA_SOURCE_ROTATION 1
 #define OBBMETA_SOURCE_AABB 2
+#define OBBMETA_SOURCE_PREDICTED 3 /* obbmeta's payload with OBBMETA_OBB_PREDICTED */
 
 typedef struct {
     uint64_t address;     /* NvDsObjectMeta* */
@@ -301,6 +304,7 @@ typedef struct {
     uint32_t obb_flags;
     int32_t num_user_meta; /* all user metas on the object */
     char label[OBBMETA_MAX_LABEL];
+    float tracker_bbox[4]; /* tracker_bbox_info left, top, width, height (unclipped tracker box; 0 before a tracker) */
 } obbmeta_read_row;
 
 /* ---- OBB overlay for nvdsosd: one call per frame (obbmeta.osd.add_obb_overlay). ---- */
@@ -336,5 +340,29 @@ typedef struct {
     int64_t labels;        /* text_params moved */
     int64_t hidden;        /* rect_params borders set to 0 */
 } obbmeta_overlay_params;
+
+/* ---- Track results onto objects already in a frame (obbmeta.track): one call per frame. ---- */
+
+/* flags */
+#define OBBMETA_UPDATE_OBB 1                /* write xywhr[i] as the OBB payload (added when the object has none) */
+#define OBBMETA_UPDATE_OBJECT_ID 2          /* object_id = object_ids[i] */
+#define OBBMETA_UPDATE_RECT 4               /* rect_params = the OBB's tight AABB clipped to the frame (DS 9:
+                                             * rotation_angle 0), tracker_bbox_info = the same box unclipped */
+#define OBBMETA_UPDATE_CONFIDENCE 8         /* confidence = confidence[i] */
+#define OBBMETA_UPDATE_TRACKER_CONFIDENCE 16 /* tracker_confidence = tracker_confidence[i] */
+
+typedef struct {
+    const uint64_t *objects;          /* n NvDsObjectMeta* of `frame` (each once) */
+    const float *xywhr;               /* n x 5 (OBBMETA_UPDATE_OBB / _RECT) */
+    const uint32_t *obb_flags;        /* n: OBBMETA_OBB_PREDICTED / _TRACKED for the payload (OBBMETA_UPDATE_OBB) */
+    const uint64_t *object_ids;       /* n (OBBMETA_UPDATE_OBJECT_ID) */
+    const float *confidence;          /* n (OBBMETA_UPDATE_CONFIDENCE) */
+    const float *tracker_confidence;  /* n (OBBMETA_UPDATE_TRACKER_CONFIDENCE) */
+    int64_t n;
+    int32_t flags;                    /* OBBMETA_UPDATE_* */
+    double frame_width, frame_height; /* for OBBMETA_UPDATE_RECT */
+    int64_t added;                    /* out: payloads added to objects that had none */
+    int64_t bad_index;                /* out: first offending entry on error, else -1 */
+} obbmeta_update_params;
 
 #endif /* OBBMETA_NVDS_META_H */

@@ -1,7 +1,7 @@
 """obbmeta: oriented boxes as first-class NVIDIA DeepStream metadata.
 
 Data path: ``obbmeta.decode`` -> ``obbmeta.ops`` (suppress) -> ``obbmeta.nvds`` (write meta) -> ``obbmeta.osd``
-(draw), ``obbmeta.eval`` (DOTA-style mAP); ``obbmeta.frames`` (NVMM frames as tensors), ``obbmeta.infer`` (a model on frames) and ``obbmeta.gst``
+(draw), ``obbmeta.track`` (objects over time), ``obbmeta.eval`` (DOTA-style mAP); ``obbmeta.frames`` (NVMM frames as tensors), ``obbmeta.infer`` (a model on frames) and ``obbmeta.gst``
 (GStreamer elements) put them into pipelines.
 
 Every submodule and name is imported on first use (PEP 562), so ``import obbmeta.nvds`` and the GStreamer plugin
@@ -30,7 +30,7 @@ def _one_unwinder() -> None:
 _one_unwinder()
 
 _NAMES = {"OrientedBoxes": "boxes", "Letterbox": "letterbox"}
-_MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "frames", "infer", "gst", "palette")
+_MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "infer", "gst", "palette")
 __all__ = ["OrientedBoxes", "Letterbox", *_MODULES]
 
 

@@ -44,6 +44,9 @@ class OrientedBoxes:
             are the same rectangle; obbmeta never normalises silently (see :mod:`obbmeta.conventions`).
         scores: (N,) float32.
         labels: (N,) int64 class indices.
+        track_ids: optional (N,) int64 track ids (like supervision's ``tracker_id``), set by
+            :mod:`obbmeta.track`; None when the boxes are not tracked. Kept by indexing, ``cat``, ``to``,
+            ``rescale`` and ``clip``.
 
     Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
     ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would force a GPU sync; the ops and the
@@ -53,6 +56,7 @@ class OrientedBoxes:
     xywhr: torch.Tensor
     scores: torch.Tensor
     labels: torch.Tensor
+    track_ids: Optional[torch.Tensor] = None
 
     def __post_init__(self):
         # Lists and NumPy arrays are converted to the documented dtypes; tensors must already be of the right
@@ -79,6 +83,15 @@ class OrientedBoxes:
             raise TypeError(f"scores must be a floating-point tensor, got {scores.dtype}")
         if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
             raise TypeError(f"labels must be an integer tensor, got {labels.dtype}")
+        if self.track_ids is not None:
+            ids = _tensor("track_ids", self.track_ids, device if not isinstance(self.track_ids, torch.Tensor) else None)
+            if ids.shape != (n,):
+                raise ValueError(f"track_ids must have shape ({n},) to match xywhr, got {tuple(ids.shape)}")
+            if ids.device != device:
+                raise ValueError(f"track_ids is on {ids.device} but xywhr is on {device}; put them on one device")
+            if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+                raise TypeError(f"track_ids must be an integer tensor, got {ids.dtype}")
+            object.__setattr__(self, "track_ids", ids.to(torch.int64))
         object.__setattr__(self, "xywhr", xywhr.to(torch.float32))
         object.__setattr__(self, "scores", scores.to(torch.float32))
         object.__setattr__(self, "labels", labels.to(torch.int64))
@@ -105,10 +118,12 @@ class OrientedBoxes:
             index = torch.as_tensor(np.asarray(index), device=self.device)
         if isinstance(index, torch.Tensor) and index.dtype == torch.bool and index.shape != (len(self),):
             raise IndexError(f"a boolean mask must have shape ({len(self)},), got {tuple(index.shape)}")
-        return OrientedBoxes(self.xywhr[index], self.scores[index], self.labels[index])
+        return OrientedBoxes(self.xywhr[index], self.scores[index], self.labels[index],
+                             None if self.track_ids is None else self.track_ids[index])
 
     def __repr__(self) -> str:
-        return f"OrientedBoxes(n={len(self)}, device={self.device})"
+        tracked = "" if self.track_ids is None else ", tracked"
+        return f"OrientedBoxes(n={len(self)}, device={self.device}{tracked})"
 
     @property
     def device(self) -> torch.device:
@@ -123,16 +138,22 @@ class OrientedBoxes:
 
     @classmethod
     def cat(cls, items: Iterable["OrientedBoxes"]) -> "OrientedBoxes":
-        """Concatenate; an empty list gives :meth:`empty`. All items must be on one device."""
+        """Concatenate; an empty list gives :meth:`empty`. All items must be on one device, and either all or
+        none of them have ``track_ids``."""
         items = list(items)
         if not items:
             return cls.empty()
         for i, item in enumerate(items):
             if not isinstance(item, OrientedBoxes):
                 raise TypeError(f"items[{i}] must be OrientedBoxes, got {type(item).__name__}")
+        tracked = [item.track_ids is not None for item in items]
+        if any(tracked) and not all(tracked):
+            k = tracked.index(not tracked[0])
+            raise ValueError(f"items[{k}] {'has no' if tracked[0] else 'has'} track_ids but items[0] "
+                             f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked boxes")
         return cls(
             torch.cat([b.xywhr for b in items]), torch.cat([b.scores for b in items]),
-            torch.cat([b.labels for b in items]),
+            torch.cat([b.labels for b in items]), torch.cat([b.track_ids for b in items]) if tracked[0] else None,
         )
 
     # --- conversions ----------------------------------------------------------------------------------------
@@ -152,7 +173,8 @@ class OrientedBoxes:
         return (self.xywhr[:, 2] > min_size) & (self.xywhr[:, 3] > min_size)
 
     def to(self, device: Union[str, torch.device]) -> "OrientedBoxes":
-        return OrientedBoxes(self.xywhr.to(device), self.scores.to(device), self.labels.to(device))
+        return OrientedBoxes(self.xywhr.to(device), self.scores.to(device), self.labels.to(device),
+                             None if self.track_ids is None else self.track_ids.to(device))
 
     def numpy(self) -> OrientedBoxesArrays:
         return OrientedBoxesArrays(
@@ -166,7 +188,7 @@ class OrientedBoxes:
         cx, cy, w, h, a = self.xywhr.unbind(-1)
         s = letterbox.scale
         xywhr = torch.stack(((cx - letterbox.pad_x) / s, (cy - letterbox.pad_y) / s, w / s, h / s, a), dim=-1)
-        return OrientedBoxes(xywhr, self.scores, self.labels)
+        return OrientedBoxes(xywhr, self.scores, self.labels, self.track_ids)
 
     def clip(self, width: float, height: float) -> "OrientedBoxes":
         """Replace each box by the minimum-area rectangle around its part inside the frame [0, W] x [0, H].
@@ -208,7 +230,7 @@ class OrientedBoxes:
         aabb = self.aabb().to(torch.float64)
         fully = (aabb[:, 0] >= 0) & (aabb[:, 1] >= 0) & (aabb[:, 2] <= width) & (aabb[:, 3] <= height)
         best = torch.where(fully[:, None], original, best)
-        return OrientedBoxes(best.to(torch.float32), self.scores, self.labels)
+        return OrientedBoxes(best.to(torch.float32), self.scores, self.labels, self.track_ids)
 
     # --- constructors ---------------------------------------------------------------------------------------
     @classmethod
@@ -229,7 +251,7 @@ class OrientedBoxes:
     def from_ultralytics(cls, obb) -> "OrientedBoxes":
         """From an Ultralytics result: a ``Results`` (uses ``.obb``), its ``OBB`` object (``.xywhr``, ``.conf``,
         ``.cls``) or that object's ``data`` tensor, (N, 7) ``[cx, cy, w, h, angle, conf, cls]`` or (N, 8) with a
-        track id before conf. Ultralytics uses the same angle convention (radians, clockwise on screen).
+        track id before conf (kept as ``track_ids``, like a tracked ``OBB``'s ``.id``). Ultralytics uses the same angle convention (radians, clockwise on screen).
 
         >>> from ultralytics import YOLO                                   # doctest: +SKIP
         >>> dets = OrientedBoxes.from_ultralytics(YOLO("yolo11n-obb.pt")("img.jpg")[0])  # doctest: +SKIP
@@ -240,14 +262,17 @@ class OrientedBoxes:
                 raise ValueError("this Ultralytics result has no oriented boxes (result.obb is None)")
         if hasattr(obb, "xywhr") and hasattr(obb, "conf") and hasattr(obb, "cls"):
             xywhr, conf, cls_ = (_tensor(n, getattr(obb, n)) for n in ("xywhr", "conf", "cls"))
-            return cls(xywhr.float(), conf.float(), cls_.to(torch.int64))
+            ids = getattr(obb, "id", None)
+            return cls(xywhr.float(), conf.float(), cls_.to(torch.int64),
+                       None if ids is None else _tensor("id", ids).to(torch.int64))
         data = _tensor("obb", obb)
         if data.dim() != 2 or data.shape[1] not in (7, 8):
             raise ValueError(
                 "obb must be an Ultralytics Results/OBB object or an (N, 7) [cx, cy, w, h, angle, conf, cls] / "
                 f"(N, 8) [cx, cy, w, h, angle, track_id, conf, cls] tensor, got shape {tuple(data.shape)}"
             )
-        return cls(data[:, :5].float(), data[:, -2].float(), data[:, -1].to(torch.int64))
+        return cls(data[:, :5].float(), data[:, -2].float(), data[:, -1].to(torch.int64),
+                   data[:, 5].to(torch.int64) if data.shape[1] == 8 else None)
 
     @classmethod
     def from_mmrotate(cls, result, score_thr: float = 0.0) -> "OrientedBoxes":

@@ -171,3 +171,49 @@ def test_from_mmrotate_1x_and_0x():
 def test_from_deepstream9_uses_the_unrotated_box_and_degrees():
     b = OrientedBoxes.from_deepstream9([[80, 45, 40, 10, 30.0]], scores=[0.5], labels=[1])
     assert b.xywhr[0].tolist() == pytest.approx([100, 50, 40, 10, math.radians(30)])
+
+
+def tracked(n=4):
+    return OrientedBoxes(torch.rand(n, 5) + 1, torch.rand(n), torch.arange(n), track_ids=torch.arange(10, 10 + n))
+
+
+def test_track_ids_are_optional_and_cast_to_int64():
+    assert OrientedBoxes(torch.rand(2, 5), torch.rand(2), torch.zeros(2, dtype=torch.int64)).track_ids is None
+    boxes = OrientedBoxes(torch.rand(2, 5), torch.rand(2), torch.zeros(2, dtype=torch.int64), track_ids=[3, 4])
+    assert boxes.track_ids.dtype == torch.int64 and boxes.track_ids.tolist() == [3, 4]
+    assert "tracked" in repr(boxes)
+
+
+@pytest.mark.parametrize("ids, error, match", [
+    (torch.arange(3), ValueError, r"track_ids must have shape \(2,\)"),
+    (torch.tensor([1.0, 2.0]), TypeError, "track_ids must be an integer tensor"),
+    (torch.tensor([True, False]), TypeError, "track_ids must be an integer tensor"),
+])
+def test_track_ids_are_validated(ids, error, match):
+    with pytest.raises(error, match=match):
+        OrientedBoxes(torch.rand(2, 5), torch.rand(2), torch.zeros(2, dtype=torch.int64), track_ids=ids)
+
+
+def test_track_ids_follow_indexing_to_rescale_and_clip():
+    boxes = tracked()
+    assert boxes[1].track_ids.tolist() == [11]
+    assert boxes[torch.tensor([True, False, True, False])].track_ids.tolist() == [10, 12]
+    assert boxes[[3, 0]].track_ids.tolist() == [13, 10]
+    assert boxes.to("cpu").track_ids.tolist() == [10, 11, 12, 13]
+    assert boxes.rescale(Letterbox(0.5, 1, 2)).track_ids.tolist() == [10, 11, 12, 13]
+    assert boxes.clip(100, 100).track_ids.tolist() == [10, 11, 12, 13]
+
+
+def test_cat_keeps_track_ids_and_refuses_to_mix_tracked_and_untracked():
+    both = OrientedBoxes.cat([tracked(2), tracked(3)])
+    assert both.track_ids.tolist() == [10, 11, 10, 11, 12]
+    plain = OrientedBoxes(torch.rand(1, 5), torch.rand(1), torch.zeros(1, dtype=torch.int64))
+    assert OrientedBoxes.cat([plain, plain]).track_ids is None
+    with pytest.raises(ValueError, match=r"items\[1\] has no track_ids"):
+        OrientedBoxes.cat([tracked(2), plain])
+
+
+def test_from_ultralytics_keeps_the_track_id_column():
+    data = torch.tensor([[10.0, 20.0, 4.0, 2.0, 0.1, 7.0, 0.9, 1.0]])
+    assert OrientedBoxes.from_ultralytics(data).track_ids.tolist() == [7]
+    assert OrientedBoxes.from_ultralytics(data[:, [0, 1, 2, 3, 4, 6, 7]]).track_ids is None

@@ -2,7 +2,9 @@
 
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
 :func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
-:func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`. NVIDIA's library is loaded on first use (not at import), from
+:func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`,
+:func:`update_objects` / :func:`remove_objects` (what a tracker does to a frame's objects). NVIDIA's library is
+loaded on first use (not at import), from
 ``$OBBMETA_NVDS_LIB_DIR``, a copy already loaded in the process, ``/opt/nvidia/deepstream/deepstream/lib`` or the
 ``nvidia-deepstream-videodecode-cu13`` wheel, in that order. No GStreamer import here.
 """
@@ -12,8 +14,9 @@ from ._library import ENV_VAR, NvdsUnavailableError
 from .batch import BatchMeta, FrameMeta
 from .display import add_display_lines, read_display_lines
 from .layouts import UNTRACKED_OBJECT_ID, LayoutError
-from .obbs import (PALETTE, AttachResult, Obb, ObjectInfo, attach_obbs, attach_obbs_batch, cut_label, read_obbs,
-                   read_obbs_arrays)
+from .objects import UpdateResult, remove_objects, update_objects
+from .obbs import (OBB_PREDICTED, OBB_RECT_CLIPPED, OBB_RECT_ROTATED, OBB_TRACKED, PALETTE, AttachResult, Obb,
+                   ObjectInfo, attach_obbs, attach_obbs_batch, cut_label, read_obbs, read_obbs_arrays)
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
@@ -21,7 +24,8 @@ __all__ = [
     "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_obbs", "read_obbs_arrays", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
-    "read_display_lines",
+    "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",
+    "OBB_PREDICTED", "OBB_TRACKED",
 ]
 
 

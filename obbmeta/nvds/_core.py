@@ -41,7 +41,15 @@ class ReadRow(Structure):
                 ("confidence", c_float), ("tracker_confidence", c_float), ("rect", c_float * 4),
                 ("detector_bbox", c_float * 4), ("rotation_angle", c_float), ("source", c_int32),
                 ("xywhr", c_float * 5), ("corners", c_float * 8), ("obb_flags", c_uint32),
-                ("num_user_meta", c_int32), ("label", c_char * layouts.MAX_LABEL_SIZE)]
+                ("num_user_meta", c_int32), ("label", c_char * layouts.MAX_LABEL_SIZE),
+                ("tracker_bbox", c_float * 4)]
+
+
+class UpdateParams(Structure):
+    """``obbmeta_update_params`` (kernels/nvds_meta.h): track results onto objects already in a frame."""
+    _fields_ = [("objects", c_void_p), ("xywhr", c_void_p), ("obb_flags", c_void_p), ("object_ids", c_void_p),
+                ("confidence", c_void_p), ("tracker_confidence", c_void_p), ("n", c_int64), ("flags", c_int32),
+                ("frame_width", c_double), ("frame_height", c_double), ("added", c_int64), ("bad_index", c_int64)]
 
 
 WRITE_ROTATION = 1
@@ -49,6 +57,7 @@ WRITE_TEXT = 2
 OVERLAY_LABEL, OVERLAY_HIDE_AABB, OVERLAY_NATIVE, OVERLAY_REMOVE_ONLY = 1, 2, 4, 8
 OVERLAY_MARK = 0x4F42424D4F564C31  # "OBBMOVL1" in misc_osd_data[3] of obbmeta's overlay display metas
 OVERLAY_MARK_SLOT = 3
+UPDATE_OBB, UPDATE_OBJECT_ID, UPDATE_RECT, UPDATE_CONFIDENCE, UPDATE_TRACKER_CONFIDENCE = 1, 2, 4, 8, 16
 ERRORS = {-1: "the C writer is not initialised", -2: "unknown layout, or rotation mode on a layout without "
           "rotation_angle", -3: "a box is not finite or has w <= 0 or h <= 0", -4: "the batch's pools do not "
           "hold elements of the detected layout (a batch from another DeepStream version?)",
@@ -85,6 +94,7 @@ def _declare(c: ctypes.CDLL) -> None:
     c.obbmeta_nvds_overlay.argtypes, c.obbmeta_nvds_overlay.restype = [c_int, vp, vp, vp], c_int64
     c.obbmeta_nvds_read.argtypes = [c_int, vp, POINTER(ReadRow), c_int64]
     c.obbmeta_nvds_read.restype = c_int64
+    c.obbmeta_nvds_update_objects.argtypes, c.obbmeta_nvds_update_objects.restype = [c_int, vp, vp, vp], c_int64
 
 
 def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:

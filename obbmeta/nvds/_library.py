@@ -152,6 +152,7 @@ def _declare(libs: Libraries) -> None:
         "nvds_add_frame_meta_to_batch": ([vp, vp], None),
         "nvds_acquire_obj_meta_from_pool": ([vp], vp),
         "nvds_add_obj_meta_to_frame": ([vp, vp, vp], None),
+        "nvds_remove_obj_meta_from_frame": ([vp, vp], None),
         "nvds_acquire_user_meta_from_pool": ([vp], vp),
         "nvds_add_user_meta_to_obj": ([vp, vp], None),
         "nvds_acquire_meta_lock": ([vp], None),

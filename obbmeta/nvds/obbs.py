@@ -33,7 +33,13 @@ DEFAULT_BORDER_WIDTH = 3
 # The per-class palette (RGBA in 0..1), shared with obbmeta.osd: class k is PALETTE[k % len(PALETTE)].
 PALETTE: tuple[tuple[float, float, float, float], ...] = PALETTE_RGBA
 
-SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb"}
+SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb", 3: "predicted"}
+
+# Bits of the payload's flags (obbmeta_obb_v1.flags, kernels/nvds_meta.h).
+OBB_RECT_CLIPPED = 1  # rect_params was clipped to the frame
+OBB_RECT_ROTATED = 2  # DS 9 mode: rect_params is the un-rotated box + rotation_angle
+OBB_PREDICTED = 4     # obbmeta.track predicted it from the object's track: no detector OBB on this frame
+OBB_TRACKED = 8       # obbmeta.track moved / smoothed the detector's OBB along the object's track
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class ObjectInfo:
     detector_bbox: tuple[float, float, float, float]  # detector_bbox_info left, top, width, height
     rotation_angle: float                             # degrees (DS 9 layout), else 0
     num_user_meta: int
+    tracker_bbox: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # tracker_bbox_info (unclipped)
 
     @property
     def tracked(self) -> bool:
@@ -74,8 +81,10 @@ class ObjectInfo:
 class Obb:
     """The oriented box of one object: cx, cy, w, h, angle (radians, clockwise on screen) and its 4 corners.
 
-    ``source`` says where it came from: ``"user_meta"`` (obbmeta's payload), ``"rotation_angle"`` (DS 9
-    rect_params rotation, e.g. written by nvinfer) or ``"aabb"`` (last resort: rect_params as a 0-degree box).
+    ``source`` says where it came from: ``"user_meta"`` (obbmeta's payload), ``"predicted"`` (obbmeta's payload
+    that :mod:`obbmeta.track` predicted from the object's track, flag ``OBB_PREDICTED``: no detector OBB on this
+    frame), ``"rotation_angle"`` (DS 9 rect_params rotation, e.g. written by nvinfer) or ``"aabb"`` (last resort:
+    rect_params as a 0-degree box).
     """
     xywhr: tuple[float, float, float, float, float]
     corners: tuple[tuple[float, float], ...]
@@ -412,7 +421,8 @@ def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
             component_id=int(r.component_id), confidence=float(r.confidence),
             tracker_confidence=float(r.tracker_confidence),
             label=r.label.decode("utf-8", "replace"), rect=tuple(r.rect), detector_bbox=tuple(r.detector_bbox),
-            rotation_angle=float(r.rotation_angle), num_user_meta=int(r.num_user_meta))
+            rotation_angle=float(r.rotation_angle), num_user_meta=int(r.num_user_meta),
+            tracker_bbox=tuple(r.tracker_bbox))
         c = list(r.corners)
         obb = Obb(xywhr=tuple(r.xywhr), corners=tuple((c[2 * k], c[2 * k + 1]) for k in range(4)),
                   source=SOURCES[int(r.source)], flags=int(r.obb_flags))
@@ -423,13 +433,18 @@ def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
 def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
     """Like :func:`read_obbs` but as arrays (N rows, ``obj_meta_list`` order): ``xywhr`` (N,5), ``corners``
     (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
-    1 rotation_angle, 2 aabb)."""
+    1 rotation_angle, 2 aabb, 3 predicted), ``flags`` (the payload's ``OBB_*`` bits), ``detector_bbox`` and
+    ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
+    ``obj_label``), ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
     rows, n = _read_rows(frame, batch)
     table = np.frombuffer(rows, dtype=_row_dtype(), count=n)
     return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
             "rect": table["rect"].copy(), "class_id": table["class_id"].copy(),
             "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
-            "source": table["source"].copy()}
+            "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
+            "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
+            "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
+            "label": table["label"].copy(), "address": table["address"].copy()}
 
 
 @lru_cache(maxsize=1)

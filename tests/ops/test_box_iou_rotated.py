@@ -169,3 +169,27 @@ def test_aligned_length_mismatch_is_an_error():
 def test_registered_as_a_torch_operator():
     a = t([0, 0, 10, 10, 0])
     assert torch.ops.obbmeta.box_iou_rotated(a, a, False).item() == pytest.approx(1.0)
+
+
+def test_host_entry_matches_shapely_matrix_and_aligned():
+    from obbmeta.ops import box_iou_rotated_host
+
+    rng = np.random.default_rng(1)
+    a = np.c_[rng.uniform(0, 100, (7, 2)), rng.uniform(5, 60, (7, 2)), rng.uniform(-3, 3, 7)].astype(np.float32)
+    b = np.c_[rng.uniform(0, 100, (7, 2)), rng.uniform(5, 60, (7, 2)), rng.uniform(-3, 3, 7)].astype(np.float32)
+    got = box_iou_rotated_host(a, b)
+    assert got.shape == (7, 7) and got.dtype == np.float32
+    np.testing.assert_allclose(got, reference.iou_matrix(a, b), atol=1e-5)
+    np.testing.assert_array_equal(box_iou_rotated_host(a, b, aligned=True), np.diagonal(got))
+    assert box_iou_rotated_host(a[:0], b).shape == (0, 7)
+
+
+@pytest.mark.parametrize("args, match", [
+    ((np.zeros((2, 4)), np.zeros((2, 5))), r"boxes1 must have shape \(N, 5\)"),
+    ((np.zeros((2, 5)), np.full((2, 5), np.nan)), "boxes2 contains NaN"),
+])
+def test_host_entry_names_the_bad_argument(args, match):
+    from obbmeta.ops import box_iou_rotated_host
+
+    with pytest.raises(ValueError, match=match):
+        box_iou_rotated_host(*args)

@@ -1,0 +1,160 @@
+"""Changing objects already in a frame, the way a tracker does: ``update_objects`` (object_id, rect_params +
+tracker_bbox_info, confidences, the OBB payload, in one C call per frame) and ``remove_objects``.
+
+:mod:`obbmeta.track` writes its results with these; they are plain functions so that any probe or element can.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .batch import FrameMeta
+from .obbs import OBB_PREDICTED, OBB_TRACKED, _address, _batch_of, _frame_of, _frame_size, _to_host_once, _to_numpy
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """What ``update_objects`` did: ``updated`` objects, of which ``added_payloads`` had no OBB payload before."""
+    updated: int
+    added_payloads: int
+
+
+def _objects(objects: Any) -> np.ndarray:
+    o = _to_numpy(objects, "objects")
+    if o.ndim != 1:
+        raise ValueError(f"objects must be a 1-d array of NvDsObjectMeta* addresses, got shape {tuple(o.shape)}")
+    if o.size and o.dtype.kind not in "iu":
+        raise TypeError(f"objects must be integer addresses (uint64, e.g. read_obbs_arrays(...)['address']), "
+                        f"got dtype {o.dtype}")
+    if o.size and o.dtype.kind == "i" and (o <= 0).any():
+        raise ValueError("objects holds a NULL or negative address")
+    return np.ascontiguousarray(o, dtype=np.uint64)
+
+
+def _column(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) -> np.ndarray:
+    v = _to_numpy(value, name)
+    if v.ndim == 0:
+        v = np.full(n, v)
+    if v.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) to match objects (or be one value); got {tuple(v.shape)}")
+    if v.dtype.kind not in kinds:
+        raise TypeError(f"{name} must be {form}, got dtype {v.dtype}")
+    return np.ascontiguousarray(v, dtype=dtype)
+
+
+def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, obb_flags: Any = OBB_TRACKED,
+                   object_ids: Any = None, rect: bool = False, confidence: Any = None,
+                   tracker_confidence: Any = None, frame_size: tuple[float, float] | None = None) -> UpdateResult:
+    """Write track results onto objects of ``frame`` in one C call, under the batch lock.
+
+    Args:
+        batch, frame: as for :func:`~obbmeta.nvds.attach_obbs`.
+        objects: (N,) ``NvDsObjectMeta*`` addresses of objects in ``frame`` (``read_obbs_arrays(frame)["address"]``),
+            each once. An address that is not an object of this frame is refused before anything is written.
+        xywhr: (N, 5) boxes (cx, cy, w, h, angle in radians clockwise on screen): written as each object's OBB
+            payload, replacing obbmeta's payload in place or adding one (with obbmeta's C copy / release functions)
+            to an object that has none. None: payloads untouched.
+        obb_flags: ``OBB_PREDICTED`` (no detector OBB of the object on this frame: read back with source
+            ``"predicted"``) or ``OBB_TRACKED`` (a detector OBB moved or smoothed along the track), one value or
+            (N,). Only these two bits are taken; the rect bits are kept true of rect_params.
+        object_ids: (N,) uint64 track ids written to ``object_id``; None leaves them.
+        rect: True: ``rect_params`` = the tight AABB of ``xywhr`` clipped to the frame (DS 9: ``rotation_angle``
+            0) and ``tracker_bbox_info`` = the same box unclipped, as nvtracker writes its own box.
+        confidence, tracker_confidence: (N,) float32 or one value; None leaves them.
+        frame_size: (width, height) for ``rect=True``; default: the frame meta's size.
+
+    Returns: :class:`UpdateResult`.
+    """
+    b = _batch_of(batch)
+    f = _frame_of(frame, b)
+    objs = _objects(objects)
+    n = objs.shape[0]
+    xywhr, confidence, tracker_confidence = _to_host_once(xywhr, confidence, tracker_confidence)
+    params = _core.UpdateParams()
+    keep = [objs]
+    params.objects, params.n = _address(objs), n
+    flags = 0
+    if rect and xywhr is None:
+        raise ValueError("rect=True needs xywhr (rect_params is the AABB of the given boxes)")
+    if xywhr is not None:
+        x = _to_numpy(xywhr, "xywhr")
+        if x.shape != (n, 5):
+            raise ValueError(f"xywhr must have shape ({n}, 5) = cx, cy, w, h, angle to match objects; got "
+                             f"{tuple(x.shape)}")
+        if x.dtype.kind != "f":
+            raise TypeError(f"xywhr must be a floating-point array (float32), got dtype {x.dtype}")
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        fl = _column(obb_flags, "obb_flags", n, "iu", np.uint32, "OBB_PREDICTED / OBB_TRACKED bits")
+        if (fl & ~np.uint32(OBB_PREDICTED | OBB_TRACKED)).any():
+            raise ValueError("obb_flags may hold only OBB_PREDICTED (4) and OBB_TRACKED (8)")
+        keep += [x, fl]
+        params.xywhr, params.obb_flags = _address(x), _address(fl)
+        flags |= _core.UPDATE_OBB
+    if object_ids is not None:
+        ids = _column(object_ids, "object_ids", n, "iu", np.uint64, "integer track ids")
+        keep.append(ids)
+        params.object_ids = _address(ids)
+        flags |= _core.UPDATE_OBJECT_ID
+    if rect:
+        params.frame_width, params.frame_height = _frame_size(f, frame_size)
+        flags |= _core.UPDATE_RECT
+    for name, value, bit, field in (("confidence", confidence, _core.UPDATE_CONFIDENCE, "confidence"),
+                                    ("tracker_confidence", tracker_confidence, _core.UPDATE_TRACKER_CONFIDENCE,
+                                     "tracker_confidence")):
+        if value is not None:
+            v = _column(value, name, n, "f", np.float32, "floating-point (float32)")
+            if not np.isfinite(v).all():
+                raise ValueError(f"{name} must be finite")
+            keep.append(v)
+            setattr(params, field, _address(v))
+            flags |= bit
+    params.flags = flags
+    core = b._core
+    rc = core.c.obbmeta_nvds_update_objects(core.layout.id, b.address, f.address, ctypes.addressof(params))
+    if rc < 0:
+        i = int(params.bad_index)
+        if rc == -3:
+            raise ValueError(f"xywhr[{i}] = {np.asarray(xywhr)[i].tolist()} is not finite or has w <= 0 or h <= 0")
+        if rc == -7 and i >= 0:
+            raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is not an object meta of this frame")
+        if rc == -6 and i >= 0:
+            raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is listed twice")
+        raise RuntimeError(f"obbmeta's C object update failed: {_core.ERRORS.get(rc, rc)}")
+    del keep
+    return UpdateResult(n, int(params.added))
+
+
+def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
+    """Remove objects from ``frame`` with NVIDIA's ``nvds_remove_obj_meta_from_frame`` (which releases each one
+    and its user metas back to the pools), as nvtracker removes the objects it does not track. Addresses that are
+    not objects of the frame are refused before anything is removed. Returns the number removed."""
+    b = _batch_of(batch)
+    f = _frame_of(frame, b)
+    objs = _objects(objects)
+    if not objs.size:
+        return 0
+    if len(set(objs.tolist())) != objs.size:
+        raise ValueError("objects lists an address twice")
+    meta = b._core.libs.meta
+    with b.locked():
+        present = set(_frame_object_addresses(f))
+        missing = [int(o) for o in objs.tolist() if o not in present]
+        if missing:
+            raise ValueError(f"objects holds 0x{missing[0]:x}, which is not an object meta of this frame")
+        for o in objs.tolist():
+            meta.nvds_remove_obj_meta_from_frame(f.address, int(o))
+    return int(objs.size)
+
+
+def _frame_object_addresses(frame: FrameMeta) -> list[int]:
+    out = []
+    node = frame._head.obj_meta_list
+    while node:
+        out.append(int(node.contents.data))
+        node = node.contents.next
+    return out
+

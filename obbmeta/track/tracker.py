@@ -1,0 +1,420 @@
+"""OrientedTracker: a SORT / ByteTrack-style multi-object tracker for oriented boxes.
+
+Per frame: every track's (cx, cy, w, h, angle) is predicted by a constant-velocity Kalman filter
+(:mod:`obbmeta.track.kalman`); detections are matched to predictions greedily by IoU in three stages, as in
+ByteTrack: confident detections with all confirmed tracks (also those lost for up to ``max_age`` frames), then the
+low-score detections with the confirmed tracks that were seen on the previous detection frame, then the remaining
+confident detections with tentative tracks. Matched tracks are updated with the detection re-described to continue
+the track's angle (:func:`obbmeta.track.angles.align_to`); unmatched confident detections start tentative tracks,
+confirmed after ``min_hits`` matched frames. The overlap is the exact rotated IoU, or (``association="aabb"``, for
+comparison) the IoU of the boxes' tight axis-aligned boxes, which is what an axis-aligned tracker sees.
+
+Frames without detection (``detection_done=False``: nvinfer's ``interval``) only advance the prediction; they do
+not count as misses, like nvtracker.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..boxes import OrientedBoxes
+from .angles import align_to
+from .association import ASSOCIATIONS, candidate_ious, greedy_match
+from .kalman import KalmanBank
+
+MIN_SIDE = 1e-2  # filtered widths / heights never go below this (pixels): boxes stay valid
+
+
+@dataclass(frozen=True)
+class MotionNoise:
+    """Standard deviations of the constant-velocity model, per frame. Position and size terms are fractions of a
+    box's size sqrt(w * h) (ByteTrack uses the same fractions of the height); angle terms are radians."""
+    position: float = 1.0 / 20.0      # measurement and process noise of cx, cy, w, h
+    velocity: float = 1.0 / 160.0     # process noise of their velocities
+    angle: float = 0.05               # measurement noise of the angle (about 3 degrees)
+    angle_process: float = 0.02       # process noise of the angle
+    angle_velocity: float = 0.002     # process noise of the angular velocity
+
+    def __post_init__(self):
+        for name in ("position", "velocity", "angle", "angle_process", "angle_velocity"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not (v > 0) or not math.isfinite(v):
+                raise ValueError(f"MotionNoise.{name} must be a positive number, got {v!r}")
+
+    def stds(self, wh: np.ndarray, dims: slice = slice(0, 5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(process value std, process velocity std, measurement std), each (T, 5)[:, dims], for boxes of
+        widths / heights ``wh`` (T, 2)."""
+        size = np.sqrt(np.maximum(wh[:, 0] * wh[:, 1], 1.0))[:, None]
+        ones = np.ones((1, 4))
+        value = np.concatenate((self.position * size * ones, np.full_like(size, self.angle_process)), axis=1)
+        velocity = np.concatenate((self.velocity * size * ones, np.full_like(size, self.angle_velocity)), axis=1)
+        measure = np.concatenate((self.position * size * ones, np.full_like(size, self.angle)), axis=1)
+        return value[:, dims], velocity[:, dims], measure[:, dims]
+
+
+@dataclass
+class TrackStep:
+    """What one frame did, as NumPy arrays. Detections: ``det_track_ids`` (D,) int64, the confirmed track of each
+    input detection or -1 (tentative, unmatched or below ``low_score``); ``det_xywhr`` (D, 5) the filtered box of
+    its track (the detection itself where untracked). Predictions: confirmed tracks without a detection on this
+    frame that are reported (``output_lost``; every reported track on a frame without detection):
+    ``pred_track_ids`` (P,), ``pred_xywhr`` (P, 5), ``pred_labels`` (P,), ``pred_scores`` (P,) (the track's last
+    detection score)."""
+    det_track_ids: np.ndarray
+    det_xywhr: np.ndarray
+    pred_track_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    pred_xywhr: np.ndarray = field(default_factory=lambda: np.zeros((0, 5), np.float32))
+    pred_labels: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    pred_scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
+
+
+class _Tracks:
+    """The tracks of one stream, as parallel arrays (row = track)."""
+
+    def __init__(self):
+        self.ids = np.zeros(0, np.int64)
+        self.labels = np.zeros(0, np.int64)
+        self.confirmed = np.zeros(0, bool)
+        self.hits = np.zeros(0, np.int64)
+        self.lost = np.zeros(0, np.int64)  # detection frames since the last match
+        self.score = np.zeros(0, np.float32)
+        self.kf = KalmanBank(5)
+        self.detection_frames = 0
+
+    def __len__(self) -> int:
+        return self.ids.shape[0]
+
+    def boxes(self) -> np.ndarray:
+        b = self.kf.mean.copy()
+        b[:, 2:4] = np.maximum(b[:, 2:4], MIN_SIDE)
+        return b
+
+    def keep(self, index) -> None:
+        for name in ("ids", "labels", "confirmed", "hits", "lost", "score"):
+            setattr(self, name, getattr(self, name)[index])
+        self.kf.keep(index)
+
+
+def _check_fraction(name: str, value: Any) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _check_count(name: str, value: Any, low: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return value
+
+
+class OrientedTracker:
+    """Multi-object tracker for oriented boxes (one state per ``source_id``; track ids unique across streams).
+
+    >>> tracker = OrientedTracker()                        # rotated-IoU association
+    >>> for dets in detections_per_frame:                  # doctest: +SKIP
+    ...     tracked = tracker.update(dets)                 # OrientedBoxes with .track_ids
+    >>> tracker.update_frame(batch, frame_meta)            # doctest: +SKIP  (NvDsBatchMeta: writes object_id)
+
+    Args:
+        association: ``"rotated"`` (exact IoU of the oriented boxes) or ``"aabb"`` (IoU of their axis-aligned
+            boxes, what nvtracker's IOU association sees; for comparison).
+        match_iou: least IoU for confident detections with confirmed tracks (ByteTrack: 0.2).
+        low_match_iou: least IoU for low-score detections with confirmed tracks (ByteTrack: 0.5).
+        tentative_match_iou: least IoU for confident detections with tentative tracks (ByteTrack: 0.3).
+        high_score: detections with a score >= this are confident; ``low_score`` <= score < ``high_score`` are
+            used only to continue tracks; lower ones are ignored.
+        new_track_score: least score of a detection that starts a track.
+        min_hits: matched frames that confirm a track (on a stream's first detection frame tracks are confirmed
+            at once, as in ByteTrack).
+        max_age: detection frames a confirmed track survives without a match (then its id is never used again).
+        class_aware: match only detections and tracks of one class.
+        heading: the angle is a 2*pi heading (w along the heading): never flipped by pi or swapped with h.
+        output_lost: also report confirmed tracks missed for up to this many detection frames, at their predicted
+            box (0: only tracks matched on this frame, like nvtracker without shadow-track output).
+        noise: :class:`MotionNoise`.
+    """
+
+    def __init__(self, association: str = "rotated", *, match_iou: float = 0.2, low_match_iou: float = 0.5,
+                 tentative_match_iou: float = 0.3, high_score: float = 0.5, low_score: float = 0.1,
+                 new_track_score: float = 0.6, min_hits: int = 2, max_age: int = 30, class_aware: bool = True,
+                 heading: bool = False, output_lost: int = 0, buffer: float = 0.15,
+                 noise: MotionNoise = MotionNoise()):
+        if association not in ASSOCIATIONS:
+            raise ValueError(f"association must be one of {ASSOCIATIONS}, got {association!r}")
+        if not isinstance(noise, MotionNoise):
+            raise TypeError(f"noise must be an obbmeta.track.MotionNoise, got {type(noise).__name__}")
+        self.association = association
+        self.match_iou = _check_fraction("match_iou", match_iou)
+        self.low_match_iou = _check_fraction("low_match_iou", low_match_iou)
+        self.tentative_match_iou = _check_fraction("tentative_match_iou", tentative_match_iou)
+        self.high_score = float(high_score)
+        self.low_score = float(low_score)
+        self.new_track_score = float(new_track_score)
+        if not (self.low_score <= self.high_score <= self.new_track_score) or not all(
+                math.isfinite(v) for v in (self.low_score, self.high_score, self.new_track_score)):
+            raise ValueError("scores must satisfy low_score <= high_score <= new_track_score, got "
+                             f"{low_score}, {high_score}, {new_track_score}")
+        self.min_hits = _check_count("min_hits", min_hits, 1)
+        self.max_age = _check_count("max_age", max_age, 0)
+        self.output_lost = _check_count("output_lost", output_lost, 0)
+        if not isinstance(buffer, (int, float)) or isinstance(buffer, bool) or not 0.0 <= buffer <= 2.0:
+            raise ValueError(f"buffer must be a number in [0, 2], got {buffer!r}")
+        self.buffer = float(buffer)
+        self.class_aware = bool(class_aware)
+        self.heading = bool(heading)
+        self.noise = noise
+        self._streams: dict[int, _Tracks] = {}
+        self._next_id = 1
+        self.last: TrackStep | None = None
+        self._labels: dict[int, dict[int, tuple[bytes, int]]] = {}  # per source: class -> (label, component id)
+
+    # ---------------------------------------------------------------- state
+    def reset(self, source_id: int | None = None) -> None:
+        """Forget every track (of one stream, or of all); ids already given are never reused."""
+        if source_id is None:
+            self._streams.clear()
+            self._labels.clear()
+        else:
+            self._streams.pop(source_id, None)
+            self._labels.pop(source_id, None)
+
+    def num_tracks(self, source_id: int | None = None, confirmed: bool = True) -> int:
+        """Live tracks (confirmed only, or all) of one stream or of all."""
+        streams = self._streams.values() if source_id is None else [self._streams.get(source_id, _Tracks())]
+        return sum(int(s.confirmed.sum()) if confirmed else len(s) for s in streams)
+
+    # ---------------------------------------------------------------- the step, on arrays
+    def step(self, xywhr: Any, scores: Any, labels: Any, *, source_id: int = 0,
+             detection_done: bool = True) -> TrackStep:
+        """One frame on NumPy arrays (``xywhr`` (D, 5), ``scores`` (D,), ``labels`` (D,)); see :class:`TrackStep`."""
+        x = np.asarray(xywhr, dtype=np.float64).reshape(-1, 5)
+        d = x.shape[0]
+        s = np.asarray(scores, dtype=np.float64).reshape(-1)
+        lab = np.asarray(labels).reshape(-1)
+        if s.shape != (d,) or lab.shape != (d,):
+            raise ValueError(f"scores and labels must have shape ({d},) to match xywhr, got {s.shape} and {lab.shape}")
+        if lab.dtype.kind not in "iu":
+            raise TypeError(f"labels must be integer class ids, got dtype {lab.dtype}")
+        if not (np.isfinite(x).all() and np.isfinite(s).all()):
+            raise ValueError("xywhr and scores must be finite")
+        if d and not ((x[:, 2] > 0).all() and (x[:, 3] > 0).all()):
+            raise ValueError("every detection must have w > 0 and h > 0")
+        if not isinstance(source_id, int) or isinstance(source_id, bool):
+            raise TypeError(f"source_id must be an int, got {type(source_id).__name__}")
+        lab = lab.astype(np.int64)
+        st = self._streams.setdefault(source_id, _Tracks())
+        n = self.noise
+        if len(st):
+            q_value, q_velocity, _ = n.stds(np.maximum(st.kf.mean[:, 2:4], MIN_SIDE))
+            st.kf.predict(q_value, q_velocity)
+        det_ids = np.full(d, -1, np.int64)
+        det_boxes = x.astype(np.float32)
+        if not detection_done:
+            self.last = self._predictions(st, det_ids, det_boxes, lost_max=self.output_lost)
+            return self.last
+
+        t = len(st)
+        pred = st.boxes()
+        ti, di, iou = candidate_ious(pred, x, self.association, st.labels if self.class_aware else None,
+                                     lab if self.class_aware else None, self.buffer)
+        high = s >= self.high_score
+        low = (s >= self.low_score) & ~high
+        det_free = high.copy()
+        m1 = greedy_match(ti, di, iou, self.match_iou, st.confirmed.copy(), det_free)
+        m2 = greedy_match(ti, di, iou, self.low_match_iou, st.confirmed & (st.lost == 0) & ~_mask(t, m1[0]),
+                          low.copy())
+        m3 = greedy_match(ti, di, iou, self.tentative_match_iou, ~st.confirmed, det_free)
+        mt = np.concatenate((m1[0], m2[0], m3[0]))
+        md = np.concatenate((m1[1], m2[1], m3[1]))
+
+        if mt.size:
+            z = align_to(x[md], st.kf.mean[mt, 4], self.heading)
+            _, _, r = n.stds(np.maximum(z[:, 2:4], MIN_SIDE))
+            st.kf.update(mt, z, r)
+            st.hits[mt] += 1
+            st.lost[mt] = 0
+            st.score[mt] = s[md]
+            st.confirmed[mt] |= st.hits[mt] >= self.min_hits
+        matched = _mask(t, mt)
+        st.lost[~matched] += 1
+        ok = st.confirmed[mt]
+        det_ids[md[ok]] = st.ids[mt[ok]]
+        det_boxes[md[ok]] = st.boxes()[mt[ok]].astype(np.float32)
+
+        st.keep((matched | st.confirmed) & (st.lost <= self.max_age))
+        new = det_free & (s >= self.new_track_score)
+        if new.any():
+            k = int(new.sum())
+            ids = np.arange(self._next_id, self._next_id + k, dtype=np.int64)
+            self._next_id += k
+            first = st.detection_frames == 0
+            z = x[new]
+            _, q_velocity, r = n.stds(z[:, 2:4])
+            st.kf.append(z, 2.0 * r, 10.0 * q_velocity)
+            st.ids = np.concatenate((st.ids, ids))
+            st.labels = np.concatenate((st.labels, lab[new]))
+            st.confirmed = np.concatenate((st.confirmed, np.full(k, first or self.min_hits <= 1)))
+            st.hits = np.concatenate((st.hits, np.ones(k, np.int64)))
+            st.lost = np.concatenate((st.lost, np.zeros(k, np.int64)))
+            st.score = np.concatenate((st.score, s[new].astype(np.float32)))
+            if first or self.min_hits <= 1:
+                det_ids[new] = ids
+        st.detection_frames += 1
+        self.last = self._predictions(st, det_ids, det_boxes, lost_max=self.output_lost, skip_matched=True)
+        return self.last
+
+    def _predictions(self, st: _Tracks, det_ids: np.ndarray, det_boxes: np.ndarray, lost_max: int,
+                     skip_matched: bool = False) -> TrackStep:
+        sel = st.confirmed & (st.lost <= lost_max)
+        if skip_matched:
+            sel &= st.lost >= 1
+        return TrackStep(det_ids, det_boxes, st.ids[sel].copy(), st.boxes()[sel].astype(np.float32),
+                         st.labels[sel].copy(), st.score[sel].copy())
+
+    # ---------------------------------------------------------------- OrientedBoxes in, OrientedBoxes out
+    def update(self, boxes: OrientedBoxes | None, *, source_id: int = 0, detection_done: bool = True
+               ) -> OrientedBoxes:
+        """Track one frame of ``boxes`` (None or ``detection_done=False``: a frame without detection).
+
+        Returns the tracked detections, in input order, with ``track_ids`` and each track's filtered box (the angle
+        continues the track's: no jump by pi or swap of w and h between frames), followed by the reported tracks
+        without a detection on this frame at their predicted box (``output_lost``; on a frame without detection
+        every confirmed track seen on the last detection frame). ``tracker.last`` has the whole
+        :class:`TrackStep`. CUDA input gives CUDA output (the tracking itself runs on the CPU).
+        """
+        if boxes is None or not detection_done:
+            device = boxes.device if boxes is not None else torch.device("cpu")
+            step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source_id,
+                             detection_done=False)
+            return _boxes(step, None, None, device)
+        if not isinstance(boxes, OrientedBoxes):
+            raise TypeError(f"boxes must be OrientedBoxes or None, got {type(boxes).__name__}")
+        x, s, lab = boxes.numpy()
+        step = self.step(x, s, lab, source_id=source_id)
+        return _boxes(step, s, lab, boxes.device)
+
+    # ---------------------------------------------------------------- NvDsBatchMeta
+    def update_batch(self, batch: Any, frames: Any = None, **kwargs: Any) -> list["FrameTracking"]:
+        """:meth:`update_frame` for every frame of ``batch`` (``batch.frames`` order)."""
+        from .. import nvds
+
+        b = batch if isinstance(batch, nvds.BatchMeta) else nvds.BatchMeta.from_address(batch)
+        return [self.update_frame(b, f, **kwargs) for f in (b.frames if frames is None else frames)]
+
+    def update_frame(self, batch: Any, frame: Any, *, remove_untracked: bool = True,
+                     frame_size: tuple[float, float] | None = None) -> "FrameTracking":
+        """Track the objects of one ``NvDsFrameMeta`` in place, as nvtracker would (see docs/track.md).
+
+        On a frame with ``bInferDone`` every object is a detection (its OBB from obbmeta's payload, or the DS 9
+        rotation, or rect_params). Tracked objects get ``object_id``, ``rect_params`` = the clipped AABB of the
+        track's filtered box, ``tracker_bbox_info`` (unclipped), ``tracker_confidence`` = the detection score, and
+        the filtered box as OBB payload (flag ``OBB_TRACKED``). The other objects are removed
+        (``remove_untracked=False`` keeps them with ``UNTRACKED_OBJECT_ID``). Reported tracks without a detection
+        (``output_lost``; all confirmed tracks on a frame without ``bInferDone``) are added as new objects at
+        their predicted box: ``confidence`` -0.1 (nvtracker's mark of objects it made), the OBB payload flagged
+        ``OBB_PREDICTED``, the class label and component id of the track's last detection. ``bInferDone`` is
+        left as it was.
+        """
+        from .. import nvds
+
+        b = batch if isinstance(batch, nvds.BatchMeta) else nvds.BatchMeta.from_address(batch)
+        f = frame if isinstance(frame, nvds.FrameMeta) else nvds.FrameMeta(frame, b)
+        source = int(f.source_id)
+        with b.locked():  # recursive: the reads, writes and removals below see one consistent frame
+            a = nvds.read_obbs_arrays(f)
+            cache = self._labels.setdefault(source, {})
+            for cls, label, comp in zip(a["class_id"].tolist(), a["label"].tolist(), a["component_id"].tolist()):
+                cache[cls] = (label, comp)
+            detection = bool(f.infer_done)
+            if detection:
+                step = self.step(a["xywhr"], a["confidence"], a["class_id"], source_id=source)
+            else:
+                step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
+                                 detection_done=False)
+            tracked = step.det_track_ids >= 0
+            if tracked.any():
+                nvds.update_objects(b, f, a["address"][tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
+                                    object_ids=step.det_track_ids[tracked].astype(np.uint64), rect=True,
+                                    tracker_confidence=a["confidence"][tracked], frame_size=frame_size)
+            removed = 0
+            if detection and remove_untracked and (~tracked).any():
+                removed = nvds.remove_objects(b, f, a["address"][~tracked])
+            added = _add_predicted(b, f, step, cache, frame_size)
+        return FrameTracking(int(tracked.sum()), removed, added, step)
+
+
+@dataclass(frozen=True)
+class FrameTracking:
+    """What :meth:`OrientedTracker.update_frame` did to one frame: objects ``tracked`` (object_id written),
+    ``removed`` (untracked detections), ``added`` (tracks without a detection, at their predicted box), and the
+    :class:`TrackStep`."""
+    tracked: int
+    removed: int
+    added: int
+    step: TrackStep
+
+
+TRACKER_MADE_CONFIDENCE = -0.1  # nvtracker's confidence of the objects it makes itself (no detection behind them)
+
+
+def _add_predicted(batch: Any, frame: Any, step: TrackStep, cache: dict, frame_size) -> int:
+    """New object metas for the reported tracks without a detection: the predicted box as OBB payload
+    (OBB_PREDICTED), decorated with the class's last label / component id, like nvtracker's own objects."""
+    from .. import nvds
+    from ..nvds import _core
+
+    rows = np.flatnonzero(step.pred_labels >= 0)  # attach_obbs writes class ids >= 0 only
+    if not rows.size:
+        return 0
+    names = [cache.get(k, (str(k).encode(), 1))[0].decode("utf-8", "replace")
+             for k in range(int(step.pred_labels[rows].max()) + 1)]
+    comps = np.array([cache.get(int(k), (b"", 1))[1] for k in step.pred_labels[rows]], np.int64)
+    head = frame._head
+    infer_done = head.bInferDone
+    added = 0
+    obj_t = _core.get().layout.object_meta
+    for comp in np.unique(comps).tolist():
+        group = rows[comps == comp]
+        before = set(nvds.read_obbs_arrays(frame)["address"].tolist())
+        res = nvds.attach_obbs(batch, frame, xywhr=step.pred_xywhr[group],
+                               scores=np.full(group.size, TRACKER_MADE_CONFIDENCE, np.float32),
+                               labels=step.pred_labels[group], class_names=names, component_id=max(int(comp), 0),
+                               frame_size=frame_size)
+        head.bInferDone = infer_done  # attach_obbs marks detection; these objects are the tracker's own
+        written = group[res.written_mask]
+        # DeepStream prepends: the new objects are the unknown addresses, newest first.
+        new = [o for o in nvds.read_obbs_arrays(frame)["address"].tolist() if o not in before][::-1]
+        if not new:
+            continue
+        objs = np.asarray(new, np.uint64)
+        nvds.update_objects(batch, frame, objs, step.pred_xywhr[written], obb_flags=nvds.OBB_PREDICTED,
+                            object_ids=step.pred_track_ids[written].astype(np.uint64), rect=True,
+                            tracker_confidence=step.pred_scores[written], frame_size=frame_size)
+        for o in new:  # nvtracker leaves detector_bbox_info zeroed on the objects it makes
+            d = obj_t.from_address(o).detector_bbox_info
+            d.left = d.top = d.width = d.height = 0.0
+        added += len(new)
+    return added
+
+
+def _mask(n: int, index: np.ndarray) -> np.ndarray:
+    m = np.zeros(n, bool)
+    m[index] = True
+    return m
+
+
+def _boxes(step: TrackStep, scores, labels, device) -> OrientedBoxes:
+    tracked = step.det_track_ids >= 0
+    parts_x = [step.det_xywhr[tracked], step.pred_xywhr]
+    parts_s = [scores[tracked] if scores is not None else np.zeros(0, np.float32), step.pred_scores]
+    parts_l = [labels[tracked] if labels is not None else np.zeros(0, np.int64), step.pred_labels]
+    parts_i = [step.det_track_ids[tracked], step.pred_track_ids]
+    out = OrientedBoxes(torch.from_numpy(np.concatenate(parts_x).astype(np.float32)),
+                        torch.from_numpy(np.concatenate(parts_s).astype(np.float32)),
+                        torch.from_numpy(np.concatenate(parts_l).astype(np.int64)),
+                        torch.from_numpy(np.concatenate(parts_i).astype(np.int64)))
+    return out if device.type == "cpu" else out.to(device)

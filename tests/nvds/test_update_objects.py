@@ -1,0 +1,185 @@
+"""update_objects / remove_objects (what a tracker does to a frame's objects), checked with the tests' own offsets
+on NVIDIA's real library, and through its copy and release functions."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import reference
+from obbmeta import nvds
+
+from . import raw
+
+W, H = 1920, 1080
+TRK = dict(left=80, top=84, width=88, height=92)  # tracker_bbox_info follows detector_bbox_info (16 bytes)
+
+
+def write(batch, frame, rows):
+    x = np.asarray(rows, np.float32).reshape(-1, 5)
+    nvds.attach_obbs(batch, frame, xywhr=x, scores=np.full(len(x), 0.8, np.float32), labels=np.zeros(len(x), np.int64))
+    return nvds.read_obbs_arrays(frame)["address"]
+
+
+def payload_of(obj):
+    found = [raw.ptr(u + raw.USER["user_meta_data"]) for u in raw.user_metas_of(obj)
+             if raw.i32(u + raw.BASE_TYPE) == nvds.obb_meta_type()]
+    assert len(found) == 1
+    p = found[0]
+    xywhr = [raw.f32(p + raw.PAYLOAD[k]) for k in ("cx", "cy", "w", "h", "angle")]
+    corners = struct.unpack("8f", bytes((raw.ctypes.c_char * 32).from_address(p + raw.PAYLOAD["corners"])))
+    return xywhr, corners, raw.u32(p + raw.PAYLOAD["flags"]), raw.u32(p + raw.PAYLOAD["version"])
+
+
+def bare_object(lib, batch, frame):
+    """An object meta without user meta, as nvtracker makes for a track without a detection."""
+    obj = lib.nvds_acquire_obj_meta_from_pool(batch.address)
+    raw.ctypes.c_uint64.from_address(obj + raw.OBJ["object_id"]).value = 42
+    lib.nvds_add_obj_meta_to_frame(frame.address, obj, None)
+    return obj
+
+
+def test_the_payload_is_replaced_in_place_with_the_predicted_flag(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    (obj,) = write(batch, frame, [[500, 400, 120, 40, 0.3]])
+    before = raw.user_metas_of(int(obj))
+    box = [510.0, 395.0, 118.0, 41.0, 0.35]
+    res = nvds.update_objects(batch, frame, [obj], np.array([box], np.float32), obb_flags=nvds.OBB_PREDICTED)
+    assert (res.updated, res.added_payloads) == (1, 0)
+    assert raw.user_metas_of(int(obj)) == before  # the same user meta, no second payload
+    xywhr, corners, flags, version = payload_of(int(obj))
+    assert xywhr == pytest.approx(box, abs=1e-5)
+    assert np.allclose(np.asarray(corners).reshape(4, 2), np.asarray(reference.corners(box)), atol=1e-3)
+    assert (flags, version) == (nvds.OBB_PREDICTED, 1)
+    (_, obb), = nvds.read_obbs(frame)
+    assert obb.source == "predicted" and not obb.exact
+
+
+def test_an_object_without_payload_gets_one_that_nvidias_copy_and_release_handle(lib, make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    live = nvds.live_payloads()
+    obj = bare_object(lib, batch, frame)
+    assert nvds.read_obbs(frame)[0][1].source == "aabb"
+    res = nvds.update_objects(batch, frame, [obj], [[300.0, 200.0, 60.0, 20.0, -0.5]], obb_flags=nvds.OBB_PREDICTED)
+    assert res.added_payloads == 1
+    assert nvds.live_payloads() == live + 1
+    (um,) = raw.user_metas_of(obj)
+    assert raw.i32(um + raw.BASE_TYPE) == nvds.obb_meta_type()
+    copy = batch.copy()
+    assert nvds.live_payloads() == live + 2
+    (copied,) = raw.objects_of(raw.frames_of(copy.address)[0])
+    assert payload_of(copied)[0] == pytest.approx([300.0, 200.0, 60.0, 20.0, -0.5], abs=1e-5)
+    copy.destroy()
+    batch.destroy()
+    assert nvds.live_payloads() == live
+
+
+def test_object_id_rect_and_tracker_box_are_written_as_nvtracker_writes_its_box(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [1900, 500, 100, 30, 1.0]])
+    boxes = np.array([[505, 402, 120, 40, 0.31], [1910, 505, 100, 30, 1.0]], np.float32)
+    nvds.update_objects(batch, frame, objs, boxes, object_ids=np.array([7, 2**40], np.uint64), rect=True,
+                        confidence=[0.5, -0.1], tracker_confidence=np.array([0.9, 0.4], np.float32))
+    for obj, box, oid, conf, tconf in zip(objs.tolist(), boxes.tolist(), (7, 2**40), (0.5, -0.1), (0.9, 0.4)):
+        x1, y1, x2, y2 = reference.aabb(box)
+        cx1, cy1, cx2, cy2 = max(x1, 0), max(y1, 0), min(x2, W), min(y2, H)
+        assert raw.u64(obj + raw.OBJ["object_id"]) == oid
+        rect = [raw.f32(obj + raw.OBJ[f"rect_{k}"]) for k in ("left", "top", "width", "height")]
+        assert rect == pytest.approx([cx1, cy1, cx2 - cx1, cy2 - cy1], abs=1e-3)
+        trk = [raw.f32(obj + TRK[k]) for k in ("left", "top", "width", "height")]
+        assert trk == pytest.approx([x1, y1, x2 - x1, y2 - y1], abs=1e-3)
+        assert raw.f32(obj + raw.OBJ["confidence"]) == pytest.approx(conf)
+        assert raw.f32(obj + raw.OBJ["tracker_confidence"]) == pytest.approx(tconf)
+        assert payload_of(obj)[2] & nvds.OBB_RECT_CLIPPED == (nvds.OBB_RECT_CLIPPED if x2 > W else 0)
+    x1, y1, x2, y2 = reference.aabb(boxes[0])
+    info = {o.address: o for o, _ in nvds.read_obbs(frame)}
+    assert info[int(objs[0])].tracker_bbox == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
+
+
+def test_without_xywhr_only_the_named_fields_change(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    (obj,) = write(batch, frame, [[500, 400, 120, 40, 0.3]])
+    before = payload_of(int(obj))
+    rect_before = [raw.f32(int(obj) + raw.OBJ[f"rect_{k}"]) for k in ("left", "top", "width", "height")]
+    nvds.update_objects(batch, frame, [obj], object_ids=[3])
+    assert raw.u64(int(obj) + raw.OBJ["object_id"]) == 3
+    assert payload_of(int(obj)) == before
+    assert [raw.f32(int(obj) + raw.OBJ[f"rect_{k}"]) for k in ("left", "top", "width", "height")] == rect_before
+
+
+@pytest.mark.parametrize("case", ["foreign", "twice", "nan", "zero_width"])
+def test_bad_entries_are_refused_before_anything_is_written(make_batch, case):
+    batch = make_batch(max_frames=2, frames=2)
+    f0, f1 = batch.frames
+    objs = list(write(batch, f0, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]]))
+    (other,) = write(batch, f1, [[100, 100, 20, 20, 0.0]])
+    boxes = np.array([[1, 1, 5, 5, 0], [2, 2, 5, 5, 0]], np.float32)
+    if case == "foreign":
+        objs[1] = other
+        match = r"objects\[1\].*not an object meta of this frame"
+    elif case == "twice":
+        objs[1] = objs[0]
+        match = r"objects\[1\].*listed twice"
+    elif case == "nan":
+        boxes[1, 0] = np.nan
+        match = r"xywhr\[1\]"
+    else:
+        boxes[1, 2] = 0
+        match = r"xywhr\[1\]"
+    before = [payload_of(int(o)) for o in nvds.read_obbs_arrays(f0)["address"]]
+    with pytest.raises(ValueError, match=match):
+        nvds.update_objects(batch, f0, np.array(objs, np.uint64), boxes, object_ids=[5, 6])
+    after = nvds.read_obbs_arrays(f0)
+    assert [payload_of(int(o)) for o in after["address"]] == before
+    assert (after["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(xywhr=[[1, 2, 3, 4, 0]], obb_flags=1), "obb_flags"),
+    (dict(rect=True), "rect=True needs xywhr"),
+    (dict(object_ids=[1, 2]), r"object_ids must have shape \(1,\)"),
+    (dict(xywhr=[[1, 2, 3, 4]]), r"xywhr must have shape \(1, 5\)"),
+    (dict(confidence=[np.inf]), "confidence must be finite"),
+])
+def test_argument_errors_name_the_argument(make_batch, kwargs, match):
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3]])
+    if "xywhr" in kwargs:
+        kwargs["xywhr"] = np.asarray(kwargs["xywhr"], np.float32)
+    with pytest.raises(ValueError, match=match):
+        nvds.update_objects(batch, frame, objs, **kwargs)
+
+
+def test_remove_objects_releases_them_and_their_payloads(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    live = nvds.live_payloads()
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3], [900, 600, 50, 50, 0]])
+    assert nvds.live_payloads() == live + 3
+    assert nvds.remove_objects(batch, frame, objs[[0, 2]]) == 2
+    left = nvds.read_obbs_arrays(frame)["address"]
+    assert left.tolist() == [objs[1]]
+    assert raw.u32(frame.address + raw.FRAME["num_obj_meta"]) == 1
+    assert nvds.live_payloads() == live + 1
+    with pytest.raises(ValueError, match="not an object meta of this frame"):
+        nvds.remove_objects(batch, frame, objs[[0]])
+    assert nvds.read_obbs_arrays(frame)["address"].tolist() == [objs[1]]
+
+
+def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 120, 40, 0.3]], np.float32), scores=np.array([0.7], np.float32),
+                     labels=np.array([1]), class_names=["car", "ship"], component_id=4)
+    a = nvds.read_obbs_arrays(frame)
+    (info, obb), = nvds.read_obbs(frame)
+    assert a["label"].tolist() == [b"ship"] and a["component_id"].tolist() == [4]
+    assert a["address"].tolist() == [info.address]
+    assert a["detector_bbox"][0] == pytest.approx(info.detector_bbox)
+    assert a["flags"].tolist() == [obb.flags] and a["tracker_bbox"].tolist() == [[0, 0, 0, 0]]

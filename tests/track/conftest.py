@@ -1,0 +1,5 @@
+"""tests/track: the scene generator lives in benchmarks/ (it feeds the tracking benchmark too)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

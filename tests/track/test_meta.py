@@ -1,0 +1,140 @@
+"""obbmeta.track on real NvDsBatchMeta: the nvtracker stand-in behaves as nvtracker is documented to, FollowTracker
+gives every tracked object an OBB that follows the tracker's box, OrientedTracker.update_frame writes what
+nvtracker writes. Everything read back through NVIDIA's library (read_obbs) and the tests' own offsets."""
+import math
+
+import numpy as np
+import pytest
+
+from obbmeta import nvds
+from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker
+
+if not nvds.available():
+    pytest.skip("NVIDIA's libnvds_meta is not available", allow_module_level=True)
+
+W, H = 1920, 1080
+CARS = np.array([[400.0 + 60 * k, 300.0 + 40 * k, 46.0, 20.0, 0.6] for k in range(4)], np.float32)
+
+
+def frame_with(k, boxes=None, labels=None):
+    batch = nvds.BatchMeta.create(1)
+    frame = batch.add_frame(source_id=0, width=W, height=H, frame_num=k)
+    if boxes is not None:
+        nvds.attach_obbs(batch, frame, xywhr=np.asarray(boxes, np.float32), scores=np.full(len(boxes), 0.9, np.float32),
+                         labels=np.zeros(len(boxes), np.int64) if labels is None else labels, class_names=["car", "ship"],
+                         component_id=3)
+    return batch, frame
+
+
+def by_id(frame):
+    return {info.object_id: (info, obb) for info, obb in nvds.read_obbs(frame)}
+
+
+def test_standin_keeps_matched_metas_rewrites_rect_and_adds_bare_objects_on_skipped_frames():
+    standin = NvTrackerStandIn()
+    for k in range(2):
+        batch, frame = frame_with(k, CARS + [5 * k, 0, 0, 0, 0])
+        before = {info.address for info, _ in nvds.read_obbs(frame)}
+        standin.update_frame(batch, frame)
+        after = nvds.read_obbs(frame)
+        if k == 0:  # tentative tracks: their objects are removed, as nvtracker removes untracked objects
+            assert after == []
+        else:
+            assert {info.address for info, _ in after} == before  # the same metas, user meta kept
+            for info, obb in after:
+                assert info.tracked and obb.source == "user_meta" and info.tracker_bbox[2] > 0
+                assert info.rect != pytest.approx(info.detector_bbox, abs=1e-3)  # the tracker's box, not the detector's
+        batch.destroy()
+    batch, frame = frame_with(2)  # nvinfer skipped this frame: bInferDone stays 0
+    standin.update_frame(batch, frame)
+    made = nvds.read_obbs(frame)
+    assert len(made) == 4
+    for info, obb in made:
+        assert info.tracked and info.confidence == pytest.approx(-0.1) and info.num_user_meta == 0
+        assert obb.source == "aabb" and info.detector_bbox == (0, 0, 0, 0) and info.label == "car"
+        assert info.component_id == 3
+    batch.destroy()
+
+
+def run_follow(detect_every=3, frames=12, flip=True, **kw):
+    standin, follow = NvTrackerStandIn(probation=1), FollowTracker(**kw)
+    seen = []
+    for k in range(frames):
+        det = None
+        if k % detect_every == 0:
+            det = CARS + [4 * k, 2 * k, 0, 0, 0]
+            if flip and (k // detect_every) % 2:
+                det[:, 4] -= math.pi  # a detector reporting the other description of the same boxes
+                det[:, [2, 3]] = det[:, [3, 2]]
+                det[:, 4] += math.pi / 2
+        batch, frame = frame_with(k, det)
+        standin.update_frame(batch, frame)
+        result = follow.update_frame(batch, frame)
+        seen.append((k, det is not None, result, by_id(frame)))
+        batch.destroy()
+    return follow, seen
+
+
+def test_every_tracked_object_has_an_obb_on_every_frame_predicted_where_no_detection_was():
+    _, seen = run_follow()
+    for k, detected, result, objs in seen:
+        assert len(objs) == 4 and result.objects == 4
+        for info, obb in objs.values():
+            assert obb.source == ("user_meta" if detected else "predicted")
+            assert obb.flags & (nvds.OBB_TRACKED if detected else nvds.OBB_PREDICTED)
+
+
+def test_the_obb_is_centred_on_the_trackers_box_and_the_angle_never_jumps():
+    _, seen = run_follow()
+    last = {}
+    for k, detected, _, objs in seen:
+        for oid, (info, obb) in objs.items():
+            t = info.tracker_bbox
+            assert obb.xywhr[:2] == pytest.approx((t[0] + t[2] / 2, t[1] + t[3] / 2), abs=1e-3)
+            if oid in last:
+                assert abs(obb.xywhr[4] - last[oid]) < 0.1  # detections flip by pi/2 with w/h swapped every 3 frames
+            last[oid] = obb.xywhr[4]
+            assert obb.xywhr[2] > obb.xywhr[3]
+
+
+def test_a_heading_is_unwrapped_by_two_pi_only():
+    follow, seen = run_follow(flip=False, heading=True)
+    angles = {oid: obb.xywhr[4] for oid, (_, obb) in seen[-1][3].items()}
+    assert all(abs(a - 0.6) < 0.05 for a in angles.values())
+
+
+def test_track_state_is_dropped_after_forget_after_frames():
+    follow, seen = run_follow(frames=4, forget_after=2)
+    assert len(follow) == 4
+    batch, frame = frame_with(10)
+    r = [follow.update_frame(batch, frame) for _ in range(2)]
+    assert len(follow) == 0 and sum(x.forgotten for x in r) == 4
+    batch.destroy()
+    follow.reset()
+
+
+def test_oriented_tracker_on_metadata_writes_ids_removes_untracked_and_adds_predictions():
+    tracker = OrientedTracker(min_hits=2)
+    batch, frame = frame_with(0, CARS)
+    res = tracker.update_frame(batch, frame)
+    assert res.tracked == 4 and res.removed == 0
+    objs = by_id(frame)
+    assert sorted(objs) == [1, 2, 3, 4]
+    for info, obb in objs.values():
+        assert obb.flags & nvds.OBB_TRACKED and info.tracker_confidence == pytest.approx(0.9)
+        x1, y1 = info.tracker_bbox[:2]
+        assert info.rect[:2] == pytest.approx((max(x1, 0), max(y1, 0)), abs=1e-3)
+    batch.destroy()
+    batch, frame = frame_with(1, np.concatenate([CARS, [[1500, 900, 40, 18, 0.2]]]))
+    res = tracker.update_frame(batch, frame)
+    assert (res.tracked, res.removed) == (4, 1)  # the new object is tentative: removed, like nvtracker does
+    batch.destroy()
+    batch, frame = frame_with(2)
+    res = tracker.update_frame(batch, frame)
+    assert res.added == 4 and not frame.infer_done
+    for oid, (info, obb) in by_id(frame).items():
+        assert obb.source == "predicted" and info.confidence == pytest.approx(-0.1)
+        assert info.label == "car" and info.component_id == 3 and info.detector_bbox == (0, 0, 0, 0)
+    live = nvds.live_payloads()
+    batch.destroy()
+    assert nvds.live_payloads() == live - 4
