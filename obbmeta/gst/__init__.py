@@ -3,7 +3,8 @@
 * ``obbinfer``: a PyTorch oriented detector in the pipeline, the nvinfer replacement: frames (system memory or
   ``memory:NVMM``) -> model -> decode + rotated NMS -> NvDsObjectMeta + OBB user meta on the batch meta.
 * ``obboverlay``: the rotated boxes for nvdsosd (``mode=meta``, display-meta lines) or drawn into the frames
-  (``mode=draw``).
+  (``mode=draw``); ``follow-tracker=true`` after nvtracker gives every tracked object an OBB first.
+* ``obbtrack``: obbmeta's oriented tracker (rotated-IoU association), writing object ids as nvtracker does.
 
 Two ways to get them:
 
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
-ELEMENTS = ("obbinfer", "obboverlay")
+ELEMENTS = ("obbinfer", "obboverlay", "obbtrack")
 
 
 def plugin_path() -> str:
@@ -36,12 +37,13 @@ def python_path() -> str:
 
 
 def register() -> None:
-    """Register ``obbinfer`` and ``obboverlay`` with GStreamer in this process (idempotent)."""
+    """Register obbmeta's elements with GStreamer in this process (idempotent)."""
     from ._gi import Gst
     from .infer import ObbInfer
     from .overlay import ObbOverlay
+    from .track import ObbTrack
 
-    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay)):
+    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay), ("obbtrack", ObbTrack)):
         if Gst.ElementFactory.find(name) is None:
             Gst.Element.register(None, name, Gst.Rank.NONE, cls)
 

@@ -6,13 +6,15 @@
 * ``mode=draw``: ``draw_obbs`` into the frames themselves (system memory, or NVMM surfaces on the GPU in place),
   for pipelines without nvdsosd: every object of the frame meta, its OBB where it has one, else its ``rect_params``
   box, in its class colour (``obbmeta.palette``), in the frame's channel order. Packed RGB formats only.
+* ``follow-tracker=true`` (after nvtracker): ``obbmeta.track.FollowTracker`` first gives every tracked object an OBB
+  (the detector's, moved with the tracker's box, or the track's prediction on frames without inference).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, templates
-from ._gi import GObject, Gst
+from ._gi import GObject, Gst, GstBase
 
 RW = GObject.ParamFlags.READWRITE
 MODES = ("meta", "draw")
@@ -38,9 +40,25 @@ class ObbOverlay(ObbmetaElement):
         "hide-aabb": (bool, "hide AABB", "mode=meta: set rect_params.border_width=0 on objects with an OBB", True, RW),
         "label": (bool, "label", "mode=meta: move each label to the top corner of its OBB", True, RW),
         "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False, RW),
+        "follow-tracker": (bool, "follow tracker", "after nvtracker: give every tracked object an OBB first (the "
+                           "detector's moved with the tracker's box, else the track's prediction)", False, RW),
     }
     __gproperties__ = _specs
     _checks = {"mode": _check_mode}
+
+    def __init__(self):
+        super().__init__()
+        self.follow = None
+
+    def start(self) -> None:
+        from ..track import FollowTracker
+
+        self.follow = FollowTracker() if self.prop("follow-tracker") else None
+
+    def do_sink_event(self, event: Gst.Event) -> bool:
+        if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP) and self.follow is not None:
+            self.follow.reset()
+        return GstBase.BaseTransform.do_sink_event(self, event)
 
     def check_format(self, video: VideoFormat) -> None:
         if self.prop("mode") == "draw" and video.format not in PACKED_FORMATS:
@@ -54,6 +72,9 @@ class ObbOverlay(ObbmetaElement):
             batch = nvds.BatchMeta.from_gst_buffer(buf)
         except LookupError:
             return Gst.FlowReturn.OK  # nothing upstream wrote metadata: nothing to draw
+        if self.follow is not None:
+            for frame in batch.frames:
+                self.follow.update_frame(batch, frame, frame_size=(self.video.width, self.video.height))
         if self.prop("mode") == "meta":
             self._plan(batch)
         else:

@@ -1,0 +1,72 @@
+"""``obbtrack``: obbmeta's oriented tracker as a pipeline element, for pipelines without nvtracker or that want
+rotated-IoU association (``obbmeta.track.OrientedTracker.update_frame`` on every frame meta; docs/track.md).
+
+Like nvtracker on the metadata: tracked objects get ``object_id``, ``rect_params`` = the clipped AABB of the track's
+box and ``tracker_bbox_info``; untracked detections are removed; on frames without inference (``bInferDone``
+false: ``obbinfer interval``) confirmed tracks are added at their predicted OBB with confidence -0.1. One tracker
+state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer flow) or flush.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, templates
+from ._gi import GObject, Gst, GstBase
+
+RW = GObject.ParamFlags.READWRITE
+ASSOCIATIONS = ("rotated", "aabb")
+
+
+def _check_association(value: Any) -> str:
+    if value not in ASSOCIATIONS:
+        raise ValueError(f"expected one of {', '.join(ASSOCIATIONS)}")
+    return value
+
+
+class ObbTrack(ObbmetaElement):
+    __gtype_name__ = "GstObbTrack"
+    __gstmetadata__ = (
+        "obbmeta oriented tracker", "Filter/Analyzer/Video",
+        "Tracks oriented objects with rotated-IoU association and writes object_id / rect_params as nvtracker does",
+        "obbmeta")
+    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    _specs = {
+        "association": (str, "association", "rotated (exact IoU of the OBBs) or aabb (IoU of their AABBs)",
+                        "rotated", RW),
+        "max-age": (int, "max age", "detection frames a confirmed track survives unmatched", 0, 100000, 30, RW),
+        "min-hits": (int, "min hits", "matched frames that confirm a track", 1, 1000, 2, RW),
+        "output-lost": (int, "output lost", "also output confirmed tracks missed for up to this many detection "
+                        "frames, at their prediction", 0, 100000, 0, RW),
+        "heading": (bool, "heading", "the model's angle is a 2*pi heading (never flipped by pi)", False, RW),
+    }
+    __gproperties__ = _specs
+    _checks = {"association": _check_association}
+
+    def __init__(self):
+        super().__init__()
+        self.tracker = None
+
+    def start(self) -> None:
+        from ..track import OrientedTracker
+
+        self.tracker = OrientedTracker(self.prop("association"), max_age=self.prop("max-age"),
+                                       min_hits=self.prop("min-hits"), output_lost=self.prop("output-lost"),
+                                       heading=self.prop("heading"))
+
+    def do_sink_event(self, event: Gst.Event) -> bool:
+        if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP) and self.tracker is not None:
+            self.tracker.reset()
+        return GstBase.BaseTransform.do_sink_event(self, event)
+
+    def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
+        from .. import nvds
+
+        try:
+            batch = nvds.BatchMeta.from_gst_buffer(buf)
+        except LookupError:
+            return Gst.FlowReturn.OK  # no detections upstream: nothing to track
+        self.tracker.update_batch(batch, frame_size=(self.video.width, self.video.height))
+        return Gst.FlowReturn.OK
+
+
+GObject.type_register(ObbTrack)

@@ -1,0 +1,52 @@
+"""obbtrack and obboverlay follow-tracker=true in real pipelines (the tracker's own behaviour is tested in
+tests/track against ground truth; here: the elements wire it to every buffer)."""
+from __future__ import annotations
+
+from obbmeta import nvds
+from obbmeta.gst._gi import Gst
+from pipelines import buffer_probe, run
+
+W, H = 160, 120
+
+
+def test_obbtrack_gives_stable_ids_and_predicts_on_skipped_frames():
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=30 pattern=solid-color foreground-color=0xff808080 "
+        f"! video/x-raw,format=RGBA,width={W},height={H} "
+        "! obbinfer model=obb_toy_models:toy input-size=96 interval=1 ! obbtrack min-hits=1 ! fakesink name=s")
+    frames = []
+
+    def on(buf):
+        (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        objs = nvds.read_obbs(f)
+        frames.append((f.infer_done, sorted(i.object_id for i, _ in objs), {o.source for _, o in objs}))
+
+    errors = buffer_probe(p.get_by_name("s"), "sink", on)
+    assert run(p).eos and not errors
+    assert len(frames) == 30
+    ids = [ids for done, ids, _ in frames if done]
+    # a still frame: the same objects every detection frame, with the same ids after the first
+    assert all(x == ids[1] for x in ids[1:]) and len(ids[1]) > 0
+    assert nvds.UNTRACKED_OBJECT_ID not in ids[1]
+    for done, got, sources in frames[2:]:
+        if not done:  # skipped by interval: the tracks come back as predicted objects
+            assert got == ids[1] and sources == {"predicted"}
+
+
+def test_obboverlay_follow_tracker_runs_on_every_buffer():
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=10 ! video/x-raw,format=RGBA,width={W},height={H} "
+        "! obbinfer model=obb_toy_models:toy input-size=96 ! obbtrack min-hits=1 "
+        "! obboverlay follow-tracker=true mode=meta ! fakesink name=s")
+    lines = []
+    errors = buffer_probe(p.get_by_name("s"), "sink", lambda b: lines.append(
+        sum(len(nvds.read_display_lines(f)) for f in nvds.BatchMeta.from_gst_buffer(b).frames)))
+    assert run(p).eos and not errors
+    assert len(lines) == 10 and all(n > 0 for n in lines[1:])
+
+
+def test_bad_association_is_refused():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbtrack name=t association=iou ! fakesink")
+    outcome = run(p, timeout_s=30)
+    assert outcome.error and "association='iou' refused" in outcome.error
