@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
+from ._native import gst_buffer_address
+
 MAX_PLANES = 4
 MAX_BATCH = 4096          # plausibility bound for batchSize (nvstreammux batches are far smaller)
 MAX_SIDE = 1 << 16        # plausibility bound for a surface side in pixels
@@ -298,24 +300,12 @@ def _gst() -> ctypes.CDLL:
     return lib
 
 
-def _buffer_address(buf: Any) -> int:
-    if isinstance(buf, int) and not isinstance(buf, bool):
-        address = buf
-    elif type(buf).__module__.startswith("gi."):  # a PyGObject Gst.Buffer: hash() is the GstBuffer*
-        address = hash(buf)
-    else:
-        raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
-    if address <= 0:
-        raise ValueError(f"buf address must be a positive pointer, got {address}")
-    return address
-
-
 @contextlib.contextmanager
 def map_buffer(buf: Any, write: bool = False) -> Iterator[tuple[int, int]]:
     """``gst_buffer_map`` for the duration of the block: yields ``(data address, size)``."""
     lib = _gst()
     info = _GstMapInfo()
-    address = _buffer_address(buf)
+    address = gst_buffer_address(buf)
     if not lib.gst_buffer_map(address, ctypes.byref(info), GST_MAP_READ | (GST_MAP_WRITE if write else 0)):
         raise RuntimeError("gst_buffer_map failed" + (" (is the buffer writable?)" if write else ""))
     try:

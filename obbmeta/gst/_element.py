@@ -25,6 +25,15 @@ def templates(formats: tuple[str, ...]) -> tuple[Gst.PadTemplate, Gst.PadTemplat
             Gst.PadTemplate.new("sink", Gst.PadDirection.SINK, Gst.PadPresence.ALWAYS, caps))
 
 
+def one_of(*choices: str) -> Callable[[Any], str]:
+    """A property check accepting exactly one of ``choices``."""
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return value
+    return check
+
+
 @dataclass(frozen=True)
 class VideoFormat:
     """What the negotiated caps say about the frames."""
@@ -102,6 +111,14 @@ class ObbmetaElement(GstBase.BaseTransform):
 
     def start(self) -> None:
         """Hook: load what the element needs (may raise)."""
+
+    def reset(self) -> None:
+        """Hook: a stream ended or was flushed (EOS / FLUSH_STOP): drop per-stream state."""
+
+    def do_sink_event(self, event: Gst.Event) -> bool:
+        if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP):
+            self.reset()
+        return GstBase.BaseTransform.do_sink_event(self, event)
 
     def do_set_caps(self, incaps: Gst.Caps, outcaps: Gst.Caps) -> bool:
         try:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, batch_meta_for, mapped_frames, templates
+from ._element import (PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, batch_meta_for, mapped_frames, one_of,
+                       templates)
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -41,12 +42,6 @@ def _check_class_names(value: Any) -> str:
 
     parse_class_names(value or None)
     return value or ""
-
-
-def _check_output_format(value: Any) -> str:
-    if value not in OUTPUT_FORMATS:
-        raise ValueError(f"expected one of {', '.join(OUTPUT_FORMATS)}")
-    return value
 
 
 def _check_device(value: Any) -> str:
@@ -81,7 +76,7 @@ class ObbInfer(ObbmetaElement):
     }
     __gproperties__ = _specs
     _checks = {"model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
-               "output-format": _check_output_format, "device": _check_device}
+               "output-format": one_of(*OUTPUT_FORMATS), "device": _check_device}
 
     def __init__(self):
         super().__init__()

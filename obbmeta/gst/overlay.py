@@ -13,17 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, templates
-from ._gi import GObject, Gst, GstBase
+from ._element import (PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, one_of,
+                       templates)
+from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
 MODES = ("meta", "draw")
-
-
-def _check_mode(value: Any) -> str:
-    if value not in MODES:
-        raise ValueError(f"expected one of {', '.join(MODES)}")
-    return value
 
 
 class ObbOverlay(ObbmetaElement):
@@ -44,7 +39,7 @@ class ObbOverlay(ObbmetaElement):
                            "detector's moved with the tracker's box, else the track's prediction)", False, RW),
     }
     __gproperties__ = _specs
-    _checks = {"mode": _check_mode}
+    _checks = {"mode": one_of(*MODES)}
 
     def __init__(self):
         super().__init__()
@@ -55,10 +50,9 @@ class ObbOverlay(ObbmetaElement):
 
         self.follow = FollowTracker() if self.prop("follow-tracker") else None
 
-    def do_sink_event(self, event: Gst.Event) -> bool:
-        if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP) and self.follow is not None:
+    def reset(self) -> None:
+        if self.follow is not None:
             self.follow.reset()
-        return GstBase.BaseTransform.do_sink_event(self, event)
 
     def check_format(self, video: VideoFormat) -> None:
         if self.prop("mode") == "draw" and video.format not in PACKED_FORMATS:

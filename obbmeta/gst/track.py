@@ -8,19 +8,11 @@ state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer
 """
 from __future__ import annotations
 
-from typing import Any
-
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, templates
-from ._gi import GObject, Gst, GstBase
+from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, one_of, templates
+from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
 ASSOCIATIONS = ("rotated", "aabb")
-
-
-def _check_association(value: Any) -> str:
-    if value not in ASSOCIATIONS:
-        raise ValueError(f"expected one of {', '.join(ASSOCIATIONS)}")
-    return value
 
 
 class ObbTrack(ObbmetaElement):
@@ -40,7 +32,7 @@ class ObbTrack(ObbmetaElement):
         "heading": (bool, "heading", "the model's angle is a 2*pi heading (never flipped by pi)", False, RW),
     }
     __gproperties__ = _specs
-    _checks = {"association": _check_association}
+    _checks = {"association": one_of(*ASSOCIATIONS)}
 
     def __init__(self):
         super().__init__()
@@ -53,10 +45,9 @@ class ObbTrack(ObbmetaElement):
                                        min_hits=self.prop("min-hits"), output_lost=self.prop("output-lost"),
                                        heading=self.prop("heading"))
 
-    def do_sink_event(self, event: Gst.Event) -> bool:
-        if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP) and self.tracker is not None:
+    def reset(self) -> None:
+        if self.tracker is not None:
             self.tracker.reset()
-        return GstBase.BaseTransform.do_sink_event(self, event)
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         from .. import nvds
