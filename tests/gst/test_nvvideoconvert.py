@@ -35,7 +35,15 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
         "t. ! queue ! fakesink name=sys "
         f"t. ! queue ! nvvideoconvert ! video/x-raw(memory:NVMM),format={fmt} ! identity name=nvmm "
         f"! obbinfer name=infer model=obb_toy_models:toy input-size=160 device=cuda {draw}! fakesink name=out")
-    sys_frames, views, objects, drawn = {}, {}, {}, {}
+    sys_frames, views, objects, drawn, seen_by_model = {}, {}, {}, {}, []
+
+    class Recording(Detector):  # what obbinfer hands the model's pre-processing: the surface's own memory
+        def preprocess(self, frames, pixel_format):
+            first = frames[0][0] if isinstance(frames[0], tuple) else frames[0]
+            seen_by_model.append((first.is_cuda, first.data_ptr()))
+            return super().preprocess(frames, pixel_format)
+
+    p.get_by_name("infer").detector = Recording("obb_toy_models:toy", input_size=160, device="cuda")
 
     def on_nvmm(buf):
         with frames.map_surface(buf) as s:
@@ -44,6 +52,9 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
             t = t if isinstance(t, tuple) else (t,)
             assert t[0].data_ptr() == s.surfaces[0].data_ptr + s.surfaces[0].planes[0].offset
             views[buf.pts] = tuple(v.cpu().numpy() for v in t)
+            pointers.append(t[0].data_ptr())
+
+    pointers = []
 
     def on_out(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
@@ -57,6 +68,7 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
     outcome = run(p)
     assert outcome.eos and not errors, (outcome, errors[:1])
     assert len(views) == len(objects) == N
+    assert seen_by_model == [(True, ptr) for ptr in pointers]  # zero-copy: the model's input came from dataPtr
     detector = Detector("obb_toy_models:toy", input_size=160, device="cuda")
     for pts, planes in sys_frames.items():
         for got, want in zip(views[pts], planes):
