@@ -4,6 +4,8 @@
   ``memory:NVMM``) -> model -> decode + rotated NMS -> NvDsObjectMeta + OBB user meta on the batch meta.
 * ``obboverlay``: the rotated boxes for nvdsosd (``mode=meta``, display-meta lines) or drawn into the frames
   (``mode=draw``).
+* ``obbmessage``: every frame's objects with their rotated boxes as an ``NVDS_CUSTOM_MSG_BLOB`` JSON message for
+  ``nvmsgconv msg2p-newapi=1`` (docs/messages.md).
 
 Two ways to get them:
 
@@ -21,7 +23,7 @@ import sys
 from pathlib import Path
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
-ELEMENTS = ("obbinfer", "obboverlay")
+ELEMENTS = ("obbinfer", "obboverlay", "obbmessage")
 
 
 def plugin_path() -> str:
@@ -36,12 +38,13 @@ def python_path() -> str:
 
 
 def register() -> None:
-    """Register ``obbinfer`` and ``obboverlay`` with GStreamer in this process (idempotent)."""
+    """Register ``obbinfer``, ``obboverlay`` and ``obbmessage`` with GStreamer in this process (idempotent)."""
     from ._gi import Gst
     from .infer import ObbInfer
+    from .message import ObbMessage
     from .overlay import ObbOverlay
 
-    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay)):
+    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay), ("obbmessage", ObbMessage)):
         if Gst.ElementFactory.find(name) is None:
             Gst.Element.register(None, name, Gst.Rank.NONE, cls)
 
