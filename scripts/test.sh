@@ -7,4 +7,7 @@ cd "$ROOT"
 # Optional test oracles without their declared dependencies (see the file); a failure only skips those tests.
 python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -r requirements/oracles.txt \
   2> >(grep -v "^WARNING: Location" >&2) || echo "[setup] could not install requirements/oracles.txt: its cross-checks will be skipped" >&2
+# pyds' type stubs (pure .pyi, declared for Python 3.12 only) for the pyds interop tests; a failure skips those.
+python -m pip install -q --disable-pip-version-check --no-deps --ignore-requires-python -r requirements/stubs.txt \
+  2> >(grep -v "^WARNING: Location" >&2) || echo "[setup] could not install requirements/stubs.txt: the pyds signature checks will be skipped" >&2
 exec python -m pytest -q "$@"

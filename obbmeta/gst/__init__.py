@@ -5,6 +5,8 @@
 * ``obboverlay``: the rotated boxes for nvdsosd (``mode=meta``, display-meta lines) or drawn into the frames
   (``mode=draw``); ``follow-tracker=true`` after nvtracker gives every tracked object an OBB first.
 * ``obbtrack``: obbmeta's oriented tracker (rotated-IoU association), writing object ids as nvtracker does.
+* ``obbmessage``: every frame's objects with their rotated boxes as an ``NVDS_CUSTOM_MSG_BLOB`` JSON message for
+  ``nvmsgconv msg2p-newapi=1`` (docs/messages.md).
 
 Two ways to get them:
 
@@ -22,7 +24,7 @@ import sys
 from pathlib import Path
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
-ELEMENTS = ("obbinfer", "obboverlay", "obbtrack")
+ELEMENTS = ("obbinfer", "obboverlay", "obbtrack", "obbmessage")
 
 
 def plugin_path() -> str:
@@ -40,10 +42,12 @@ def register() -> None:
     """Register obbmeta's elements with GStreamer in this process (idempotent)."""
     from ._gi import Gst
     from .infer import ObbInfer
+    from .message import ObbMessage
     from .overlay import ObbOverlay
     from .track import ObbTrack
 
-    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay), ("obbtrack", ObbTrack)):
+    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay), ("obbtrack", ObbTrack),
+                      ("obbmessage", ObbMessage)):
         if Gst.ElementFactory.find(name) is None:
             Gst.Element.register(None, name, Gst.Rank.NONE, cls)
 

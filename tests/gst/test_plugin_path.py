@@ -59,7 +59,7 @@ def test_gst_launch_reports_a_failing_model_and_exits(env, model, message):
 
 
 def test_plugin_files_import_without_torch(env):
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import gstobbinfer, gstobboverlay; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import gstobbinfer, gstobboverlay, gstobbmessage; "
             "assert 'torch' not in sys.modules, 'torch imported'; print(gstobbinfer.__gstelementfactory__[0])")
     r = subprocess.run([sys.executable, "-c", code, str(Path(obbmeta.gst.plugin_path()) / "python")],
                        capture_output=True, text=True, env=env)

@@ -7,7 +7,7 @@ borders, replaced by a second call; DS 9 native rects); NVIDIA's nvds_batch_meta
 and the overlay (replacing / removing the copied one) on the copy; both released with
 nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
-Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
+nvmsgconv message blobs ride along on every frame. Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
 no payload is left alive.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ if "--no-torch" in sys.argv:
         sys.modules[name] = package
 
 from obbmeta import nvds  # noqa: E402
-from obbmeta.nvds import _core  # noqa: E402
+from obbmeta.nvds import _core, messages  # noqa: E402
 from obbmeta.osd.overlay import add_obb_overlay, remove_obb_overlay  # noqa: E402
 
 ROUNDS = 3
@@ -86,6 +86,11 @@ def make_batch(seed: int) -> nvds.BatchMeta:
           "the overlay is replaced, not duplicated")
     check(add_obb_overlay(batch, f1, native=True).rects > 16, "native rects over several display metas")
     check(add_obb_overlay(batch, f2).display_metas == 0, "no objects, no display meta")
+    # nvmsgconv message blobs (kernels/nvds_message.c): the JSON of each frame, an empty one, a long one
+    for frame in (f0, f1, f2):
+        messages.attach_obb_message(batch, frame)
+    messages.attach_message(batch, f2, b"")
+    messages.attach_message(batch, f2, "é" * 5000)
     return batch
 
 
@@ -99,6 +104,8 @@ def main() -> int:
         check(any(info.label == "é" * 63 for info, _ in got), "the cut UTF-8 label survives the copy")
         # The copied overlay is recognised (NVIDIA's display-meta copy keeps misc_osd_data) and replaced.
         check(add_obb_overlay(copy, copy.frames[0]).removed > 1, "the copied overlay is replaced")
+        check([sorted(messages.read_messages(f)) for f in copy.frames]
+              == [sorted(messages.read_messages(f)) for f in batch.frames], "the message blobs survive the copy")
         check(remove_obb_overlay(copy, copy.frames[1]) > 1, "the copied native overlay is removed")
         try:
             nvds.attach_obbs(batch, batch.frames[0], xywhr=np.array([[1, 1, float("nan"), 1, 0]], np.float32))
@@ -116,6 +123,7 @@ def main() -> int:
         return 0
     live = core.c.obbmeta_nvds_live_payloads()
     check(live == 0, f"no payload left alive (live={live})")
+    check(messages.live_blobs() == 0, f"no message blob left alive (live={messages.live_blobs()})")
     print("harness OK", flush=True)
     return 0
 

@@ -1,0 +1,189 @@
+"""Message payloads for nvmsgconv / nvmsgbroker that carry the rotated box.
+
+Two paths lead out of a DeepStream pipeline (docs/messages.md says which carries what):
+
+* **Custom message blob** (``nvmsgconv msg2p-newapi=1``): per frame, one user meta of type
+  ``NVDS_CUSTOM_MSG_BLOB`` on ``frame_user_meta_list`` holding an ``NvDsCustomMsgInfo {message, size}``; nvmsgconv
+  copies the message into its payload's ``"customMessage"`` array. :func:`attach_obb_message` writes it (the JSON of
+  :func:`obb_message`), with C copy / release functions (kernels/nvds_message.c), so tee / queue copies and buffer
+  release handle it.
+* **Event messages** (``NvDsEventMsgMeta``, the older path): nvmsgconv's schema lets one free array of numbers
+  through, ``objSignature`` (``"signature"`` in the full-schema object); :func:`obb_signature` gives the 13 numbers
+  to put there.
+
+:func:`obb_message` / :func:`obb_message_json` return the same JSON for users who publish messages themselves.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import threading
+from ctypes import POINTER, Structure, c_int32, c_uint32, c_void_p
+from typing import Any
+
+from . import _library, layouts
+from .batch import FrameMeta
+
+SCHEMA = "obbmeta.obb-message/1"
+
+# NvDsMetaType is a positional enum: NVDS_CUSTOM_MSG_BLOB is its 29th member in NVIDIA's nvdsmeta.h of DeepStream
+# 8.0 and of the v9.0.0 / v9.1.0 tags (the members before it are the same list in each). 7.1 is not verified:
+# set OBBMETA_CUSTOM_MSG_BLOB_TYPE (or pass meta_type=) if its header says otherwise.
+NVDS_CUSTOM_MSG_BLOB_BY_VERSION = {"8.0": 29, "9.0": 29, "9.1": 29}
+NVDS_CUSTOM_MSG_BLOB = 29
+META_TYPE_ENV = "OBBMETA_CUSTOM_MSG_BLOB_TYPE"
+
+
+def custom_msg_blob_type() -> int:
+    """The NvDsMetaType used for message blobs: ``$OBBMETA_CUSTOM_MSG_BLOB_TYPE`` when set, else 29."""
+    value = os.environ.get(META_TYPE_ENV)
+    if value is None:
+        return NVDS_CUSTOM_MSG_BLOB
+    try:
+        return _check_meta_type(int(value))
+    except ValueError as exc:
+        raise ValueError(f"${META_TYPE_ENV} must be an int in 1..4095 (an NvDsMetaType), got {value!r}") from exc
+
+
+def _check_meta_type(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4095:
+        raise ValueError(f"meta_type must be an int in 1..4095 (NVIDIA's NvDsMetaType range), got {value!r}")
+    return value
+
+
+# ---------------------------------------------------------------- the JSON
+
+def _object_entry(info: Any, obb: Any) -> dict:
+    cx, cy, w, h, angle = (float(v) for v in obb.xywhr)
+    return {
+        "id": int(info.object_id) if info.tracked else None,
+        "class_id": int(info.class_id),
+        "label": info.label,
+        "confidence": float(info.confidence),
+        "bbox": dict(zip(("left", "top", "width", "height"), (float(v) for v in info.rect))),
+        "obb": {"cx": cx, "cy": cy, "w": w, "h": h, "angle_deg": math.degrees(angle), "angle_rad": angle,
+                "corners": [[float(x), float(y)] for x, y in obb.corners]},
+        "obb_source": obb.source,
+    }
+
+
+def obb_message(frame: Any, batch: Any = None) -> dict:
+    """The message of one frame as a dict (the schema of docs/messages.md): frame identity and every object in
+    ``obj_meta_list`` order with id (tracking id, or None before a tracker), class, confidence, AABB
+    (``rect_params``, pixels of the batched surface) and the rotated box (cx, cy, w, h, angle in degrees and
+    radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them."""
+    from .obbs import read_obbs
+
+    f = frame if isinstance(frame, FrameMeta) else None
+    objects = [_object_entry(info, obb) for info, obb in read_obbs(frame, batch)]
+    head = layouts.FrameMetaHead.from_address(f.address if f is not None else int(frame))
+    return {"schema": SCHEMA,
+            "frame": {"source_id": int(head.source_id), "frame_num": int(head.frame_num),
+                      "batch_id": int(head.batch_id), "pts": int(head.buf_pts)},
+            "objects": objects}
+
+
+def obb_message_json(frame: Any, batch: Any = None) -> str:
+    """:func:`obb_message` as compact JSON text (UTF-8 labels kept as they are)."""
+    return json.dumps(obb_message(frame, batch), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def obb_signature(obb: Any) -> list[float]:
+    """The 13 numbers obbmeta puts in ``NvDsEventMsgMeta.objSignature`` (the event-message path):
+    ``cx, cy, w, h, angle_deg, x0, y0, x1, y1, x2, y2, x3, y3`` (corners as in :class:`obbmeta.nvds.Obb`)."""
+    cx, cy, w, h, angle = (float(v) for v in obb.xywhr)
+    return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in obb.corners for v in xy]
+
+
+# ---------------------------------------------------------------- the C blob writer
+
+class _Api(Structure):
+    _fields_ = [(name, c_void_p) for name in ("acquire_user_meta", "add_user_meta_to_frame", "acquire_meta_lock",
+                                              "release_meta_lock", "g_malloc", "g_free")]
+
+
+class CustomMsgInfo(Structure):
+    """``NvDsCustomMsgInfo`` (nvdsmeta_schema.h): message pointer and its size in bytes."""
+    _fields_ = [("message", c_void_p), ("size", c_uint32)]
+
+
+_lock = threading.Lock()
+_lib: ctypes.CDLL | None = None
+
+
+def _c() -> ctypes.CDLL:
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        from .. import _native
+        from . import _core
+
+        core = _core.get()  # the same NVIDIA library and glib the OBB writer uses
+        lib = _native.load_library("nvds._nvdsmessage")
+        lib.obbmeta_msg_init.argtypes, lib.obbmeta_msg_init.restype = [POINTER(_Api)], c_int32
+        lib.obbmeta_msg_live_blobs.argtypes, lib.obbmeta_msg_live_blobs.restype = [], ctypes.c_int64
+        lib.obbmeta_msg_attach.argtypes = [c_void_p, c_void_p, ctypes.c_char_p, c_uint32, c_int32]
+        lib.obbmeta_msg_attach.restype = c_void_p
+        m, g = core.libs.meta, core.libs.glib
+        m.nvds_add_user_meta_to_frame.argtypes, m.nvds_add_user_meta_to_frame.restype = [c_void_p, c_void_p], None
+        addr = lambda lib_, name: ctypes.cast(getattr(lib_, name), c_void_p).value  # noqa: E731
+        api = _Api(addr(m, "nvds_acquire_user_meta_from_pool"), addr(m, "nvds_add_user_meta_to_frame"),
+                   addr(m, "nvds_acquire_meta_lock"), addr(m, "nvds_release_meta_lock"), addr(g, "g_malloc"),
+                   addr(g, "g_free"))
+        if lib.obbmeta_msg_init(ctypes.byref(api)) != 0:
+            raise RuntimeError("obbmeta's message-blob writer could not be initialised")
+        _lib = lib
+        return lib
+
+
+def live_blobs() -> int:
+    """Message blobs written or copied and not yet released by DeepStream (a leak check)."""
+    return int(_c().obbmeta_msg_live_blobs())
+
+
+def attach_message(batch: Any, frame: Any, message: str | bytes, meta_type: int | None = None) -> int:
+    """Attach ``message`` to ``frame`` as an ``NVDS_CUSTOM_MSG_BLOB`` user meta (``NvDsCustomMsgInfo``, a g_malloc'd
+    copy, released by DeepStream). Returns the ``NvDsUserMeta*``."""
+    from .obbs import _batch_of, _frame_of
+
+    b = _batch_of(batch)
+    f = _frame_of(frame, b)
+    if isinstance(message, str):
+        message = message.encode("utf-8")
+    if not isinstance(message, bytes):
+        raise TypeError(f"message must be str or bytes, got {type(message).__name__}")
+    if len(message) >= 2**32:
+        raise ValueError(f"message must be shorter than 4 GiB (NvDsCustomMsgInfo.size is a guint), got {len(message)}")
+    kind = custom_msg_blob_type() if meta_type is None else _check_meta_type(meta_type)
+    address = _c().obbmeta_msg_attach(b.address, f.address, message, len(message), kind)
+    if not address:
+        raise RuntimeError("obbmeta's message-blob writer failed (nvds_acquire_user_meta_from_pool returned NULL?)")
+    return int(address)
+
+
+def attach_obb_message(batch: Any, frame: Any, meta_type: int | None = None) -> str:
+    """Write :func:`obb_message_json` of ``frame`` as its message blob; returns the JSON written."""
+    text = obb_message_json(frame, batch)
+    attach_message(batch, frame, text, meta_type)
+    return text
+
+
+def read_messages(frame: Any, meta_type: int | None = None) -> list[bytes]:
+    """The message blobs of ``frame`` (``frame_user_meta_list`` order), as nvmsgconv reads them:
+    ``string(message, size)`` of every user meta of ``meta_type`` (default :func:`custom_msg_blob_type`)."""
+    _library.load()
+    kind = custom_msg_blob_type() if meta_type is None else _check_meta_type(meta_type)
+    address = frame.address if isinstance(frame, FrameMeta) else int(frame)
+    head = layouts.FrameMetaHead.from_address(address)
+    out = []
+    node = head.frame_user_meta_list
+    while node:
+        um = layouts.UserMeta.from_address(node.contents.data)
+        if um.base_meta.meta_type == kind and um.user_meta_data:
+            info = CustomMsgInfo.from_address(um.user_meta_data)
+            out.append(ctypes.string_at(info.message, info.size) if info.size else b"")
+        node = node.contents.next
+    return out

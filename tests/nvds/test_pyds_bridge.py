@@ -1,0 +1,104 @@
+"""obbmeta <-> pyds: the bridge uses only pyds names that exist with those signatures (pyds-stubs 1.2.2), and with
+a stand-in on real addresses every object, user meta and frame maps both ways to the same NvDsBatchMeta memory."""
+from __future__ import annotations
+
+import ast
+import re
+import importlib.metadata
+import sys
+
+import numpy as np
+import pytest
+
+from obbmeta import nvds
+from obbmeta.nvds import pyds_bridge
+
+from . import pyds_standin
+
+
+def stub_tree():
+    try:
+        stub = importlib.metadata.distribution("pyds-stubs").locate_file("pyds-stubs/stub.pyi")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("pyds-stubs is not installed (requirements/stubs.txt)")
+    text = open(stub, encoding="utf-8").read()
+    # Python 3.12 ``type X = ...`` aliases: not needed here, and not parseable by older Pythons
+    return ast.parse(re.sub(r"(?m)^type ", "# type ", text))
+
+
+def test_the_pyds_names_the_bridge_uses_exist_in_pyds_with_those_signatures():
+    tree = stub_tree()
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    get_ptr = functions["get_ptr"]
+    assert [a.arg for a in get_ptr.args.args] == ["ptr"] and ast.unparse(get_ptr.returns) == "int"
+    assert [ast.unparse(a.annotation) for a in functions["gst_buffer_get_nvds_batch_meta"].args.args] == ["int"]
+    for name in ("NvDsObjectMeta", "NvDsFrameMeta", "NvDsBatchMeta", "NvDsUserMeta"):
+        casts = [n for n in classes[name].body if isinstance(n, ast.FunctionDef) and n.name == "cast"]
+        # an overload that takes the address as an int and returns the struct
+        assert any([ast.unparse(a.annotation) for a in c.args.args] == ["int"] and ast.unparse(c.returns) == name
+                   for c in casts), name
+        assert getattr(pyds_standin, name).cast  # the stand-in offers the same entry point
+    assert "class_id" in ast.unparse(classes["NvDsObjectMeta"])  # the field the test reads through the stand-in
+
+
+@pytest.fixture
+def pyds(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyds", pyds_standin)
+    return pyds_standin
+
+
+@pytest.fixture
+def written(make_batch):
+    batch = make_batch(max_frames=2, frames=2, width=640, height=480)
+    boxes = np.array([[100, 100, 40, 20, 0.4], [300, 200, 60, 30, -1.0], [500, 50, 20, 20, 0.0]], np.float32)
+    nvds.attach_obbs(batch, batch.frames[1], xywhr=boxes, labels=np.array([2, 0, 1]), class_names=["a", "b", "c"])
+    return batch
+
+
+def test_every_object_maps_to_pyds_and_back_with_its_obb(pyds, written):
+    rows = nvds.read_obbs(written.frames[1])
+    assert len(rows) == 3
+    for info, obb in rows:
+        obj = pyds_bridge.to_pyds(info)
+        assert isinstance(obj, pyds.NvDsObjectMeta) and pyds.get_ptr(obj) == info.address
+        assert obj.class_id == info.class_id
+        assert pyds_bridge.obb_of_object(obj) == obb  # read through pyds' object, equal to read_obbs
+
+
+def test_a_pyds_batch_and_frame_read_the_same_objects(pyds, written):
+    pb = pyds.NvDsBatchMeta.cast(written.address)   # what pyds.gst_buffer_get_nvds_batch_meta returns
+    batch = pyds_bridge.batch_from_pyds(pb)
+    assert batch.address == written.address and not batch.owned
+    pf = pyds.NvDsFrameMeta.cast(written.frames[1].address)
+    frame = pyds_bridge.frame_from_pyds(pf, pb)
+    assert frame == written.frames[1] and pf.frame_num == frame.frame_num == 1
+    assert nvds.read_obbs(frame) == nvds.read_obbs(written.frames[1])
+    assert pyds_bridge.to_pyds(frame, "NvDsFrameMeta").frame_num == 1
+
+
+def test_user_metas_other_than_obbmetas_give_none(pyds, written, lib):
+    um = lib.nvds_acquire_user_meta_from_pool(written.address)
+    from obbmeta.nvds import layouts
+
+    u = layouts.UserMeta.from_address(um)
+    u.base_meta.meta_type, u.user_meta_data = nvds.obb_meta_type() + 1, None
+    assert pyds_bridge.obb_of_user_meta(pyds.NvDsUserMeta.cast(um)) is None
+    (info, obb), *_ = nvds.read_obbs(written.frames[1])
+    assert pyds_bridge.obb_of_object(info) == obb and pyds_bridge.obb_of_object(info.address) == obb
+
+
+def test_an_object_without_obb_gives_none_and_bad_input_names_what_was_expected(pyds, written, lib):
+    obj = lib.nvds_acquire_obj_meta_from_pool(written.address)
+    lib.nvds_add_obj_meta_to_frame(written.frames[0].address, obj, None)
+    assert pyds_bridge.obb_of_object(pyds.NvDsObjectMeta.cast(obj)) is None
+    with pytest.raises(ValueError, match="positive address"):
+        pyds_bridge.address(0)
+    with pytest.raises(ValueError, match="kind must be"):
+        pyds_bridge.to_pyds(obj, "NvDsDisplayMeta")
+
+
+def test_without_pyds_the_error_says_where_it_comes_from(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyds", None)
+    with pytest.raises(ImportError, match="deepstream_python_apps"):
+        pyds_bridge.to_pyds(1234)
