@@ -70,7 +70,8 @@ def describe() -> str:
         return "\n".join(lines)
     libs = core.libs
     lines.append(f"  libnvds_meta:    {libs.meta_path} (from {libs.source})")
-    lines.append(f"  libnvdsgst_meta: {libs.gst_meta_path or 'not loaded: ' + libs.gst_meta_error}")
+    lines.append(f"  libnvdsgst_meta: {libs.gst_meta_path or 'unavailable: ' + libs.gst_meta_error}"
+                 + ("" if libs.gst_meta_path is None or libs._gst_tried else " (loaded on first Gst.Buffer use)"))
     sizes = core.evidence.get("element_size", {})
     lines.append(f"  layout:          {core.layout.name}")
     lines.append("  pool element sizes: " + ", ".join(f"{k} {v}" for k, v in sizes.items()))

@@ -45,10 +45,35 @@ class Libraries:
     meta_path: Path
     source: str
     glib: ctypes.CDLL
-    gst_meta: ctypes.CDLL | None = None
     gst_meta_path: Path | None = None
     gst_meta_error: str = ""
     candidates: list[Candidate] = field(default_factory=list)
+    _gst_meta: ctypes.CDLL | None = None
+    _gst_tried: bool = False
+
+    @property
+    def gst_meta(self) -> ctypes.CDLL | None:
+        """``libnvdsgst_meta`` (the Gst.Buffer helpers), loaded on first use, i.e. once a Gst.Buffer exists and so
+        GStreamer is initialised. It links libgstreamer; loaded before ``gst_init``, a later ``gst_init`` aborted the
+        process ("free(): invalid pointer") on the GPU machine's GStreamer, so it is never loaded earlier than needed.
+        None when it cannot be loaded (``gst_meta_error`` says why)."""
+        if not self._gst_tried:
+            with _gst_lock:
+                if not self._gst_tried:
+                    if self.gst_meta_path is not None:
+                        try:
+                            lib = ctypes.CDLL(str(self.gst_meta_path))
+                            vp = ctypes.c_void_p
+                            lib.gst_buffer_get_nvds_batch_meta.argtypes = [vp]
+                            lib.gst_buffer_get_nvds_batch_meta.restype = vp
+                            lib.gst_buffer_add_nvds_meta.argtypes = [vp, vp, vp, vp, vp]
+                            lib.gst_buffer_add_nvds_meta.restype = vp
+                            self._gst_meta = lib
+                        except OSError as exc:  # needs libgstreamer-1.0; only the Gst.Buffer helpers depend on it
+                            self.gst_meta_error = f"{self.gst_meta_path} could not be loaded: {exc}"
+                            self.gst_meta_path = None
+                    self._gst_tried = True
+        return self._gst_meta
 
 
 def _loaded_in_process() -> Path | None:
@@ -99,6 +124,7 @@ def candidates() -> list[Candidate]:
 
 
 _lock = threading.Lock()
+_gst_lock = threading.Lock()
 _libs: Libraries | None = None
 
 
@@ -129,11 +155,7 @@ def load() -> Libraries:
         libs = Libraries(meta=meta, meta_path=meta_path, source=chosen.source, glib=glib, candidates=cands)
         gst_path = chosen.folder / GST_META_LIB
         if gst_path.exists():
-            try:
-                libs.gst_meta = ctypes.CDLL(str(gst_path))
-                libs.gst_meta_path = gst_path
-            except OSError as exc:  # needs libgstreamer-1.0; only the Gst.Buffer helpers depend on it
-                libs.gst_meta_error = f"{gst_path} could not be loaded: {exc}"
+            libs.gst_meta_path = gst_path  # loaded on first use (Libraries.gst_meta)
         else:
             libs.gst_meta_error = f"no {GST_META_LIB} next to {meta_path}"
         _declare(libs)
@@ -168,11 +190,6 @@ def _declare(libs: Libraries) -> None:
         fn.argtypes, fn.restype = args, res
     libs.glib.g_malloc.argtypes, libs.glib.g_malloc.restype = [ctypes.c_size_t], vp
     libs.glib.g_free.argtypes, libs.glib.g_free.restype = [vp], None
-    if libs.gst_meta is not None:
-        g = libs.gst_meta
-        g.gst_buffer_get_nvds_batch_meta.argtypes, g.gst_buffer_get_nvds_batch_meta.restype = [vp], vp
-        g.gst_buffer_add_nvds_meta.argtypes = [vp, vp, vp, vp, vp]
-        g.gst_buffer_add_nvds_meta.restype = vp
 
 
 def status() -> tuple[Libraries | None, str | None]:

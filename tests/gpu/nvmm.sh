@@ -5,13 +5,13 @@
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
 source .gpu-gst/activate.sh
-export PYTHONUNBUFFERED=1 OBBMETA_CUDA_ARCHS="${OBBMETA_CUDA_ARCHS:-90}"
+export PYTHONUNBUFFERED=1 OBBMETA_CUDA_ARCHS="${OBBMETA_CUDA_ARCHS:-90}" PYTHONPATH="$PWD:$PWD/tests/gst:${PYTHONPATH:-}"
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 -m pytest -q -p no:cacheprovider -rs tests/test_frames.py tests/test_infer.py tests/gst 2>&1 \
-  | grep -v "should be floating" | tee "$OUT/pytest_nvmm.log"
+python3 -m pytest -q -p no:cacheprovider -rs tests/test_frames.py tests/test_infer.py tests/gst > "$OUT/pytest_nvmm.log" 2>&1
+echo "pytest exit: $?" | tee -a "$OUT/pytest_nvmm.log"; grep -v "should be floating" "$OUT/pytest_nvmm.log" | tail -25
 # gst-launch-1.0 (the plugin loader's embedded Python) on real NVMM frames with the model on the GPU
-export GST_PLUGIN_PATH="$(python3 -m obbmeta.gst --plugin-path):$GST_PLUGIN_PATH" PYTHONPATH="$PWD/tests/gst:$PYTHONPATH"
+export GST_PLUGIN_PATH="$(python3 -m obbmeta.gst --plugin-path):$GST_PLUGIN_PATH"
 timeout 120 gst-launch-1.0 videotestsrc num-buffers=60 ! video/x-raw,format=RGBA,width=640,height=480 ! nvvideoconvert \
   ! "video/x-raw(memory:NVMM),format=RGBA" ! obbinfer model=obb_toy_models:toy input-size=320 device=cuda \
   ! obboverlay mode=draw ! fakesink 2>&1 | grep -v "should be floating" | tail -5 | tee "$OUT/gst_launch_nvmm.log"

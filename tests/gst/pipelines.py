@@ -27,10 +27,11 @@ def run(pipeline: Gst.Pipeline, timeout_s: float = 60.0) -> Outcome:
     return Outcome(True, None, stopped)
 
 
-def buffer_probe(element: Gst.Element, pad: str, fn) -> list[Exception]:
-    """Call fn(buffer) for every buffer through element's pad; returns the list the probe's exceptions go to (a
-    test asserts it is empty: an exception inside a probe must not pass unseen)."""
-    errors: list[Exception] = []
+def buffer_probe(element: Gst.Element, pad: str, fn, errors: list | None = None) -> list[Exception]:
+    """Call fn(buffer) for every buffer through element's pad; returns the list the probe's exceptions go to
+    (``errors`` when given, so several probes can share one; a test asserts it is empty after the run: an exception
+    inside a probe must not pass unseen). Concatenating the returned lists before the run would copy them empty."""
+    errors = [] if errors is None else errors
 
     def probe(_pad, info):
         try:

@@ -63,8 +63,9 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
             with frames.map_surface(buf) as s:
                 drawn[buf.pts] = s.surfaces[0].tensors().cpu().numpy()
 
-    errors = (buffer_probe(p.get_by_name("sys"), "sink", lambda b: sys_frames.__setitem__(b.pts, system_planes(b, fmt)))
-              + buffer_probe(p.get_by_name("nvmm"), "src", on_nvmm) + buffer_probe(p.get_by_name("out"), "sink", on_out))
+    errors = buffer_probe(p.get_by_name("sys"), "sink", lambda b: sys_frames.__setitem__(b.pts, system_planes(b, fmt)))
+    buffer_probe(p.get_by_name("nvmm"), "src", on_nvmm, errors)
+    buffer_probe(p.get_by_name("out"), "sink", on_out, errors)
     outcome = run(p)
     assert outcome.eos and not errors, (outcome, errors[:1])
     assert len(views) == len(objects) == N

@@ -58,9 +58,9 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
         drawn[buf.pts] = (frame_copy(buf), nvds.read_obbs_arrays(frame))
 
-    errors = (buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
-              + buffer_probe(p.get_by_name("meta"), "sink", on_meta)
-              + buffer_probe(p.get_by_name("drawn"), "sink", on_drawn))
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
+    buffer_probe(p.get_by_name("meta"), "sink", on_meta, errors)
+    buffer_probe(p.get_by_name("drawn"), "sink", on_drawn, errors)
     outcome = run(p)
     assert outcome.eos and outcome.stopped and not errors, (outcome, errors[:1])
     assert len(originals) == len(got) == len(drawn) == 300
