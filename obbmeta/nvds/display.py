@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _core
 from .batch import BatchMeta, FrameMeta
-from .obbs import _address, _batch_of, _frame_of, _frame_size, _to_host_once, _to_numpy
+from .obbs import _address, _batch_of, _frame_of, _frame_size, _reader_frame, _to_host_once, _to_numpy
 
 
 def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0, 1.0, 1.0, 1.0),
@@ -69,17 +69,31 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     return int(written)
 
 
-def read_display_lines(frame: FrameMeta) -> list[tuple[int, int, int, int, int, tuple[float, ...]]]:
-    """All display-meta lines of a frame: (x1, y1, x2, y2, width, (r, g, b, a)) in display_meta_list order."""
+def read_display_lines(frame: Any, batch: Any = None) -> list[tuple[int, int, int, int, int, tuple[float, ...]]]:
+    """All display-meta lines of a frame: (x1, y1, x2, y2, width, (r, g, b, a)) in display_meta_list order.
+
+    Read under the lock of the frame's own batch (as every writer here writes), so a concurrent
+    ``add_display_lines`` / ``add_obb_overlay`` is seen whole or not at all. ``frame``: a FrameMeta, or an
+    NvDsFrameMeta* int (of ``batch`` when given)."""
+    f = _reader_frame(frame, batch)
     core = _core.get()
+    head = f._head
+    owner = head.base_meta.batch_meta
+    meta = core.libs.meta
     out = []
-    node = frame._head.display_meta_list
-    while node:
-        dm = core.layout.display_meta.from_address(node.contents.data)
-        for lp in dm.line_params[: min(dm.num_lines, 16)]:
-            c = lp.line_color
-            out.append((lp.x1, lp.y1, lp.x2, lp.y2, lp.line_width, (c.red, c.green, c.blue, c.alpha)))
-        node = node.contents.next
+    if owner:
+        meta.nvds_acquire_meta_lock(owner)
+    try:
+        node = head.display_meta_list
+        while node:
+            dm = core.layout.display_meta.from_address(node.contents.data)
+            for lp in dm.line_params[: min(dm.num_lines, 16)]:
+                c = lp.line_color
+                out.append((lp.x1, lp.y1, lp.x2, lp.y2, lp.line_width, (c.red, c.green, c.blue, c.alpha)))
+            node = node.contents.next
+    finally:
+        if owner:
+            meta.nvds_release_meta_lock(owner)
     return out
 
 
