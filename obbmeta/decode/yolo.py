@@ -69,8 +69,10 @@ def yolo_obb(
         raise ValueError(f"output must have shape (B, 4+nc+1, N) or (B, K, 7), got {tuple(output.shape)}")
     conf = as_threshold("conf", conf)
     iou = as_threshold("iou", iou)
-    if not isinstance(max_det, int) or max_det < 0:
+    if not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0:
         raise ValueError(f"max_det must be an int >= 0, got {max_det!r}")
+    if not isinstance(max_nms, int) or isinstance(max_nms, bool) or max_nms < 1:
+        raise ValueError(f"max_nms must be an int >= 1 (candidates per image that go through NMS), got {max_nms!r}")
     if letterbox is not None and not isinstance(letterbox, Letterbox):
         raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
     if fmt == RAW:

@@ -299,6 +299,9 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
         table, n_names, _keep = _label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
+    if palette is not PALETTE and (isinstance(palette, (str, bytes)) or
+                                   any(isinstance(c, (str, bytes)) or not hasattr(c, "__len__") for c in palette)):
+        raise TypeError(f"palette must be a sequence of (r, g, b, a) colours in 0..1, got {palette!r}")
     pal, n_colors = _DEFAULT_PALETTE if palette is PALETTE else _palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width

@@ -86,3 +86,16 @@ def test_bad_display_arguments_are_named(make_batch, kwargs, error, message):
     with pytest.raises(error, match=message):
         nvds.add_display_lines(batch, batch.frames[0], **kwargs)
     assert raw.display_metas_of(batch.frames[0].address) == []
+
+
+@pytest.mark.parametrize("colors", ["red", ["r", "g", "b", "a"]])
+def test_named_colours_are_refused_by_name(make_batch, colors):
+    batch = make_batch()
+    with pytest.raises(TypeError, match=r"colors must be \(r, g, b, a\)"):
+        nvds.add_display_lines(batch, batch.frames[0], np.zeros((1, 4), np.float32), colors=colors)
+
+
+def test_a_named_palette_is_refused_by_name(make_batch):
+    batch = make_batch()
+    with pytest.raises(TypeError, match="palette must be a sequence of"):
+        nvds.attach_obbs(batch, batch.frames[0], xywhr=np.zeros((1, 5), np.float32) + 1, palette="red")
