@@ -91,3 +91,16 @@ def test_draw_at_the_largest_thickness_covers_the_small_image():
 def test_draw_named_colours_are_refused_by_name(colors):
     with pytest.raises(TypeError, match="colors must be 3 or 4 ints"):
         draw_obbs(torch.zeros(8, 8, 3, dtype=torch.uint8), torch.zeros(1, 5), colors=colors)
+
+
+def test_polygons_to_obb_processes_many_polygons_in_bounded_chunks_with_the_same_result():
+    rng = np.random.default_rng(0)
+    polys = torch.from_numpy(rng.uniform(0, 100, (3000, 16, 2)))  # 3000 x 120 pairs x 16 points: three chunks
+    whole = polygons_to_obb(polys)
+    parts = torch.cat([polygons_to_obb(polys[i:i + 700]) for i in range(0, 3000, 700)])
+    assert whole.shape == (3000, 5) and torch.equal(whole, parts)
+
+
+def test_polygons_with_too_many_points_ask_for_their_convex_hull():
+    with pytest.raises(ValueError, match="at most 64 are supported .* convex hull"):
+        polygons_to_obb(torch.zeros(1, 65, 2))

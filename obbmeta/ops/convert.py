@@ -12,6 +12,9 @@ import torch
 from ..conventions import to_le90
 from ._validate import as_boxes
 
+MAX_POLYGON_POINTS = 64
+_CHUNK_ELEMENTS = 1 << 22  # candidate projections (N x pairs x K) computed at once
+
 _SX = (-0.5, 0.5, 0.5, -0.5)
 _SY = (-0.5, -0.5, 0.5, 0.5)
 
@@ -57,6 +60,9 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     [-pi/2, pi/2); a square gets the quarter turn mmrotate gives it). Collinear points give h = 0; coincident points
     give w = h = 0. Computed in float64; returned as float64 for float64 polygons, else float32. An empty (0, K, 2)
     or (0, 2K) input gives an empty (0, 5) result.
+
+    Memory is bounded: polygons are processed in chunks of at most ~4 M candidate projections, and K is limited
+    to 64 points (the pair search grows as K^3 per polygon; pass the convex hull of larger point sets).
     """
     if not isinstance(polygons, torch.Tensor):
         raise TypeError(f"polygons must be a torch.Tensor of shape (N, K, 2) or (N, 2K), got {type(polygons).__name__}")
@@ -69,10 +75,16 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     if polygons.numel() and not bool(torch.isfinite(polygons).all()):
         raise ValueError("polygons contains NaN or inf")
     n, k = polygons.shape[:2]
+    if k > MAX_POLYGON_POINTS:
+        raise ValueError(f"polygons have {k} points each; at most {MAX_POLYGON_POINTS} are supported (the search over "
+                         "point pairs grows as K^3): pass the convex hull of each point set")
     out_dtype = torch.float64 if polygons.dtype == torch.float64 else torch.float32
-    p = polygons.to(torch.float64)
     if n == 0:
         return polygons.new_zeros((0, 5), dtype=out_dtype)
+    chunk = max(1, _CHUNK_ELEMENTS // (k * k * (k - 1) // 2))
+    if n > chunk:
+        return torch.cat([polygons_to_obb(polygons[i:i + chunk]) for i in range(0, n, chunk)])
+    p = polygons.to(torch.float64)
     p = p - p.mean(dim=1, keepdim=True)  # centre for precision; added back below
     i, j = torch.triu_indices(k, k, offset=1, device=p.device)
     d = p[:, j] - p[:, i]  # (N, P, 2) candidate directions

@@ -68,7 +68,8 @@ def draw_obbs(
         raise ValueError(f"thickness must be a number of pixels in (0, {MAX_THICKNESS}], got {thickness!r}")
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
-    xywhr = as_boxes("boxes", raw, check_finite=False).to(image.device)
+    # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.
+    xywhr = as_boxes("boxes", raw, check_finite=False).to(device=image.device, dtype=torch.float32).contiguous()
     n = xywhr.shape[0]
     rgba = _colors(colors, labels, n, channels, image.device)
     if n == 0 or height == 0 or width == 0:
