@@ -104,3 +104,14 @@ def test_polygons_to_obb_processes_many_polygons_in_bounded_chunks_with_the_same
 def test_polygons_with_too_many_points_ask_for_their_convex_hull():
     with pytest.raises(ValueError, match="at most 64 are supported .* convex hull"):
         polygons_to_obb(torch.zeros(1, 65, 2))
+
+
+@pytest.mark.parametrize("classes", ["ab", 3, [0.5], [True]])
+def test_yolo_obb_classes_must_be_int_class_ids(classes):
+    with pytest.raises(TypeError, match="classes must be None or a sequence of int class ids"):
+        decode.yolo_obb(raw_output(), classes=classes)
+
+
+def test_a_bool_threshold_is_refused():
+    with pytest.raises(TypeError, match="iou_threshold must be a number"):
+        nms_rotated(torch.zeros(1, 5), torch.zeros(1), True)

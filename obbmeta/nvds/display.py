@@ -60,7 +60,7 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         raise ValueError("colors must be r, g, b, a values in 0..1")
     rgba = np.ascontiguousarray(rgba)
     if not isinstance(width, int) or isinstance(width, bool) or not 0 < width < 2**31:
-        raise ValueError(f"width must be an int > 0, got {width!r}")
+        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
     fw, fh = _frame_size(f, frame_size)
     core = b._core
     n_display = ctypes.c_int64(0)

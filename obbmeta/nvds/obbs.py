@@ -154,6 +154,9 @@ def _vector(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) ->
         raise TypeError(f"{name} must be {form}, got dtype {v.dtype}")
     if dtype is np.float32:
         return _float32(name, v)
+    if v.dtype.kind == "u" and v.size and v.max() > np.iinfo(np.int64).max:  # would wrap to a negative id
+        i = int(np.argmax(v))
+        raise ValueError(f"{name}[{i}] = {int(v[i])}: class ids must be in 0..2**31-1")
     return np.ascontiguousarray(v, dtype=dtype)
 
 
@@ -286,7 +289,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     if not isinstance(component_id, int) or isinstance(component_id, bool) or not 0 <= component_id < 2**31:
         raise ValueError(f"component_id must be an int in 0..2**31-1, got {component_id!r}")
     if not isinstance(border_width, int) or isinstance(border_width, bool) or not 0 <= border_width < 2**31:
-        raise ValueError(f"border_width must be an int >= 0, got {border_width!r}")
+        raise ValueError(f"border_width must be an int in 0..2**31-1 (pixels), got {border_width!r}")
     if rotation_angle and not core.layout.has_rotation_angle:
         raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                          f"the loaded library has {core.layout.name}")

@@ -61,6 +61,8 @@ def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool
 
 
 def as_threshold(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
     if isinstance(value, torch.Tensor):
         if value.numel() != 1:
             raise TypeError(f"{name} must be a number in [0, 1] (a float, or a tensor of one element), got a tensor "

@@ -126,3 +126,19 @@ def test_a_box_whose_bounds_leave_the_float32_range_is_refused(make_batch):
     with pytest.raises(ValueError, match=r"xywhr\[0\] = .* bounding box leaves the float32 range"):
         nvds.attach_obbs(batch, batch.frames[0], xywhr=x)
     assert nvds.read_obbs(batch.frames[0]) == []
+
+
+def test_uint64_labels_beyond_int64_are_named_not_wrapped(make_batch):
+    batch = make_batch()
+    with pytest.raises(ValueError, match=r"labels\[0\] = 9223372036854775813: class ids must be in 0\.\.2\*\*31-1"):
+        nvds.attach_obbs(batch, batch.frames[0], xywhr=np.ones((1, 5), np.float32) * 5,
+                         labels=np.array([2**63 + 5], dtype=np.uint64))
+
+
+@pytest.mark.parametrize("name, call", [
+    ("border_width", lambda b: nvds.attach_obbs(b, b.frames[0], xywhr=np.ones((1, 5), np.float32), border_width=2**40)),
+    ("width", lambda b: nvds.add_display_lines(b, b.frames[0], np.zeros((1, 4), np.float32), width=2**33)),
+])
+def test_widths_too_large_for_their_c_field_say_the_range(make_batch, name, call):
+    with pytest.raises(ValueError, match=rf"{name} must be an int in .*2\*\*31-1"):
+        call(make_batch())
