@@ -53,12 +53,14 @@ OBB_EXPORT void obbmeta_iou_aligned(const void *a, const void *b, int64_t n, voi
  * its bounding box covers: near-linear cost at constant box density instead of (kept x n).
  *
  * The grid has levels of doubling cell size; a kept box goes into the level whose cells are at least as large as
- * its bounding box (so it covers at most 2 x 2 cells there), and is entered in every cell it covers. A query visits,
- * per non-empty level, the cells its own bounding box covers, or, when those are more than the level's entries,
- * simply every entry of that level. Cells are addressed through one hash table (key: label, level, cell x, cell y),
- * chained; a bucket may hold other keys, which cost a comparison, never a wrong answer: every candidate passes the
- * same bounding-box test and exact IoU as before. Why it misses nothing: the cell index floor((x - origin) / size),
- * clamped, is a non-decreasing function of x, so two intervals that share a point x share the cell of x.
+ * its bounding box, and is entered once, in the cell of its bounding box's lower corner (x1, y1). A query visits, per
+ * non-empty level, the cells from its own lower corner minus the level's largest entered extent to its upper
+ * corner (every box of that level that can meet it has its lower corner there), or, when those cells are more than
+ * the level's entries, simply every entry of that level. Cells are addressed through one hash table (key: label,
+ * level, cell x, cell y), chained; a bucket may hold other keys, which cost a comparison, never a wrong answer:
+ * every candidate passes the same bounding-box test and exact IoU as before. Why it misses nothing: the cell index
+ * floor((x - origin) / size), clamped, is a non-decreasing function of x, and the query's lower bound is widened by
+ * more than the rounding of the extents it subtracts.
  */
 
 #define OBB_GRID_LEVELS 48
@@ -88,6 +90,7 @@ typedef struct {
 typedef struct {
     int64_t *rank; /* every kept box entered at this level (for queries that would visit more cells than this) */
     int64_t count, capacity;
+    double max_extent; /* the largest bounding-box side entered here */
 } obb_grid_level;
 
 typedef struct {
@@ -151,21 +154,18 @@ static int obb_grid_insert(obb_grid *g, int64_t rank, int64_t label, const doubl
     const double size = obb_cell_size(g, level);
     obb_grid_level *lv = &g->levels[level];
     if (!obb_grow((void **)&lv->rank, &lv->capacity, lv->count + 1, sizeof(int64_t))) return 0;
+    if (!obb_grow((void **)&g->entries, &g->capacity, g->count + 1, sizeof(obb_grid_entry))) return 0;
     if (lv->count == 0) g->used[g->n_used++] = level;
     lv->rank[lv->count++] = rank;
-    const int64_t x0 = obb_cell_index(box[0], g->origin_x, size), x1 = obb_cell_index(box[2], g->origin_x, size);
-    const int64_t y0 = obb_cell_index(box[1], g->origin_y, size), y1 = obb_cell_index(box[3], g->origin_y, size);
-    for (int64_t ix = x0; ix <= x1; ++ix)
-        for (int64_t iy = y0; iy <= y1; ++iy) {
-            if (!obb_grow((void **)&g->entries, &g->capacity, g->count + 1, sizeof(obb_grid_entry))) return 0;
-            const uint64_t key = obb_cell_key(label, level, ix, iy);
-            obb_grid_entry *e = &g->entries[g->count];
-            e->key = key;
-            e->rank = rank;
-            for (int k = 0; k < 4; ++k) e->aabb[k] = box[k];
-            e->next = g->head[key & g->mask];
-            g->head[key & g->mask] = g->count++;
-        }
+    if (ext > lv->max_extent) lv->max_extent = ext;
+    const uint64_t key = obb_cell_key(label, level, obb_cell_index(box[0], g->origin_x, size),
+                                      obb_cell_index(box[1], g->origin_y, size));
+    obb_grid_entry *e = &g->entries[g->count];
+    e->key = key;
+    e->rank = rank;
+    for (int k = 0; k < 4; ++k) e->aabb[k] = box[k];
+    e->next = g->head[key & g->mask];
+    g->head[key & g->mask] = g->count++;
     return 1;
 }
 
@@ -174,7 +174,6 @@ typedef struct {
     const double *aabb;      /* their bounding boxes (4 per box) */
     const int64_t *label;    /* their labels in rank order, or NULL */
     double threshold;
-    int64_t *stamp;          /* per kept rank: the last query that tested it (each candidate is tested once) */
 } obb_nms_data;
 
 /* An upper bound of IoU(k, r) from areas alone: the intersection is at most the smaller box and at most the
@@ -197,8 +196,6 @@ static int obb_suppresses(const obb_nms_data *d, int64_t k, int64_t r, const dou
     const double *ar = d->aabb + 4 * r;
     /* Disjoint bounding boxes: IoU is 0, never above a threshold >= 0. */
     if (ar[0] > ak[2] || ar[2] < ak[0] || ar[1] > ak[3] || ar[3] < ak[1]) return 0;
-    if (d->stamp[k] == r) return 0; /* already tested in another cell */
-    d->stamp[k] = r;
     if (d->label && d->label[k] != d->label[r]) return 0;
     const obb_box *bk = &d->box[k], *br = &d->box[r];
     if (obb_iou_bound(bk, br, ak, ar) < d->threshold * (1.0 - 1e-6)) return 0;
@@ -213,8 +210,13 @@ static int obb_grid_query(const obb_grid *g, const obb_nms_data *d, int64_t r)
         const int level = g->used[u];
         const obb_grid_level *lv = &g->levels[level];
         const double size = obb_cell_size(g, level);
-        const int64_t x0 = obb_cell_index(box[0], g->origin_x, size), x1 = obb_cell_index(box[2], g->origin_x, size);
-        const int64_t y0 = obb_cell_index(box[1], g->origin_y, size), y1 = obb_cell_index(box[3], g->origin_y, size);
+        /* A box of this level that meets the query has its lower corner within max_extent below the query's: widen
+         * by more than the rounding of that subtraction and of the extents themselves. */
+        const double reach = lv->max_extent * (1.0 + 1e-9);
+        const double lo_x = box[0] - reach - 8.0 * DBL_EPSILON * (fabs(box[0]) + reach);
+        const double lo_y = box[1] - reach - 8.0 * DBL_EPSILON * (fabs(box[1]) + reach);
+        const int64_t x0 = obb_cell_index(lo_x, g->origin_x, size), x1 = obb_cell_index(box[2], g->origin_x, size);
+        const int64_t y0 = obb_cell_index(lo_y, g->origin_y, size), y1 = obb_cell_index(box[3], g->origin_y, size);
         const double cells = (double)(x1 - x0 + 1) * (double)(y1 - y0 + 1);
         if (cells > (double)lv->count) {
             for (int64_t i = 0; i < lv->count; ++i)
@@ -247,13 +249,12 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     obb_box *box = (obb_box *)malloc((size_t)n * sizeof(obb_box));
     double *aabb = (double *)malloc((size_t)n * 4 * sizeof(double));
     int64_t *label = labels ? (int64_t *)malloc((size_t)n * sizeof(int64_t)) : NULL;
-    int64_t *stamp = (int64_t *)malloc((size_t)n * sizeof(int64_t));
     unsigned char *valid = (unsigned char *)malloc((size_t)n);
     obb_grid g = {0};
     g.head = (int64_t *)malloc((size_t)buckets * sizeof(int64_t));
     g.mask = (uint64_t)buckets - 1;
     int64_t count = -1;
-    if (!order || !box || !aabb || (labels && !label) || !stamp || !valid || !g.head) goto done;
+    if (!order || !box || !aabb || (labels && !label) || !valid || !g.head) goto done;
 
     for (int64_t i = 0; i < n; ++i) {
         order[i].score = is_double ? ((const double *)scores)[i] : (double)((const float *)scores)[i];
@@ -264,7 +265,6 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     for (int64_t r = 0; r < n; ++r) {
         box[r] = obb_load(boxes, is_double, order[r].index);
         if (label) label[r] = labels[order[r].index];
-        stamp[r] = -1;
         valid[r] = (unsigned char)obb_box_valid(&box[r]);
         if (!valid[r]) continue;
         double *a = aabb + 4 * r;
@@ -282,7 +282,7 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     g.base = isfinite(min_ext) ? fmax(min_ext, ldexp(max_ext, -(OBB_GRID_LEVELS - 2))) : 1.0;
     if (!(g.base > 0.0) || !isfinite(g.base)) g.base = 1.0;
 
-    const obb_nms_data d = {box, aabb, label, iou_threshold, stamp};
+    const obb_nms_data d = {box, aabb, label, iou_threshold};
     count = 0;
     for (int64_t r = 0; r < n; ++r) {
         if (!valid[r]) { /* an invalid box overlaps nothing: kept, never entered */
@@ -304,7 +304,6 @@ done:
     free(box);
     free(aabb);
     free(label);
-    free(stamp);
     free(valid);
     return count;
 }

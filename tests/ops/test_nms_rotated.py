@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import reference
-from obbmeta.ops import nms_rotated
+from obbmeta.ops import box_iou_rotated, nms_rotated
 
 
 def t(rows):
@@ -176,3 +176,29 @@ def test_one_huge_box_among_many_small_ones():
         s = np.r_[scores, [top]].astype(np.float32)
         keep = nms_rotated(torch.from_numpy(boxes), torch.from_numpy(s), 0.01)
         assert keep.tolist() == reference.greedy_nms(boxes, s, 0.01)
+
+
+def greedy_over_the_iou_matrix(boxes, scores, threshold, labels=None):
+    """Plain greedy NMS over obbmeta's own IoU matrix: the same IoU values, no grid (a check of the binning)."""
+    iou = box_iou_rotated(boxes, boxes).numpy()
+    keep = []
+    for r in sorted(range(len(boxes)), key=lambda i: (-float(scores[i]), i)):
+        if not any(iou[k, r] > threshold and (labels is None or labels[k] == labels[r]) for k in keep):
+            keep.append(r)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_keep_set_equals_plain_greedy_over_the_iou_matrix_on_2000_boxes_of_mixed_sizes(seed):
+    rng = np.random.default_rng(seed)
+    n = 2000
+    small, _, _ = reference.clustered_scene(n // 2, seed, extent=1500.0)
+    big = np.c_[rng.uniform(0, 1500, (n // 2, 2)), np.exp(rng.uniform(0, np.log(600), (n // 2, 2))),
+                rng.uniform(-4, 4, n // 2)].astype(np.float32)
+    boxes = torch.from_numpy(np.r_[small, big])
+    scores = torch.from_numpy(np.round(rng.uniform(0, 1, n), 2).astype(np.float32))  # many ties
+    labels = torch.from_numpy(rng.integers(0, 3, n))
+    for thr in (0.0, 0.3, 0.7):
+        assert nms_rotated(boxes, scores, thr).tolist() == greedy_over_the_iou_matrix(boxes, scores, thr)
+    assert nms_rotated(boxes, scores, 0.3, labels=labels).tolist() == greedy_over_the_iou_matrix(
+        boxes, scores, 0.3, labels.tolist())
