@@ -7,7 +7,14 @@ The CUDA kernels (kernels/obbmeta_cuda.cu, the same geometry headers compiled by
 ``obbmeta._cuda`` when ``nvcc`` is found (``$CUDA_HOME/bin`` or ``PATH``). Environment:
 ``OBBMETA_CUDA=0`` skips them, ``OBBMETA_CUDA=1`` makes a missing nvcc an error, ``OBBMETA_CUDA_ARCHS`` sets the
 targets (default ``75;80;86;87;89;90``, plus PTX for the newest so later GPUs JIT it).
+
+Stale builds: a library is rebuilt whenever the fingerprint of what makes it (its sources and headers, the compiler
+command, the CUDA architectures) differs from the one recorded for it in the build's temp folder, not only when a
+source file is newer, so an old ``build/`` folder never ships a library of other sources or other architectures.
+What was built (and why the CUDA kernels were not) is written to ``obbmeta/_build_info.json`` for ``obbmeta doctor``.
 """
+import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -31,33 +38,68 @@ def find_nvcc():
     return shutil.which("nvcc")
 
 
+def cuda_archs():
+    archs = [a for a in os.environ.get("OBBMETA_CUDA_ARCHS", "75;80;86;87;89;90").split(";") if a]
+    if not archs or not all(a.isdigit() for a in archs):
+        raise RuntimeError(f"OBBMETA_CUDA_ARCHS must be ';'-separated compute capabilities like '80;90', got {archs}")
+    return archs
+
+
 class BuildExt(build_ext):
     def run(self):
         mode = os.environ.get("OBBMETA_CUDA", "auto")
         self.nvcc = None if mode == "0" else find_nvcc()
         if mode == "1" and not self.nvcc:
             raise RuntimeError("OBBMETA_CUDA=1 but nvcc was not found (set CUDA_HOME or put nvcc on PATH)")
+        if mode == "0":
+            self.cuda_status = "not built: disabled on purpose (OBBMETA_CUDA=0 at install)"
+        elif not self.nvcc:
+            self.cuda_status = "not built: nvcc was not found at install (CUDA_HOME / PATH)"
+            print("obbmeta: nvcc not found, building without CUDA kernels (CUDA tensors use the host code)")
+        else:
+            self.cuda_status = f"built for sm_{', sm_'.join(cuda_archs())} (+ PTX) by {self.nvcc}"
         if not self.nvcc:
-            if mode != "0":
-                print("obbmeta: nvcc not found, building without CUDA kernels (CUDA tensors use the host code)")
             self.extensions = [e for e in self.extensions if not isinstance(e, CUDAExtension)]
         super().run()
+        if self.extensions:
+            info = Path(self.get_ext_fullpath(self.extensions[0].name)).parent / "_build_info.json"
+            info.write_text(json.dumps({"cuda": self.cuda_status}, indent=1) + "\n")
+
+    def _command(self, ext, target):
+        if isinstance(ext, CUDAExtension):
+            archs = cuda_archs()
+            gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
+            gencode.append(f"-gencode=arch=compute_{archs[-1]},code=compute_{archs[-1]}")
+            return [self.nvcc, "-O3", "-std=c++17", "-shared", "-cudart", "static", "-Xcompiler",
+                    "-fPIC,-fvisibility=hidden", "-Ikernels", *gencode, *ext.sources, "-o", str(target)]
+        return [str(self.compiler.compiler_so if hasattr(self.compiler, "compiler_so") else ""), *ext.extra_compile_args,
+                *ext.sources, *ext.libraries]
 
     def build_extension(self, ext):
-        if not isinstance(ext, CUDAExtension):
-            return super().build_extension(ext)
         target = Path(self.get_ext_fullpath(ext.name))
-        inputs = [Path(p) for p in ext.sources + ext.depends]
-        if not self.force and target.exists() and all(p.stat().st_mtime <= target.stat().st_mtime for p in inputs):
-            return
-        archs = [a for a in os.environ.get("OBBMETA_CUDA_ARCHS", "75;80;86;87;89;90").split(";") if a]
-        gencode = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
-        gencode.append(f"-gencode=arch=compute_{archs[-1]},code=compute_{archs[-1]}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [self.nvcc, "-O3", "-std=c++17", "-shared", "-cudart", "static", "-Xcompiler", "-fPIC,-fvisibility=hidden",
-               "-Ikernels", *gencode, *ext.sources, "-o", str(target)]
-        print(" ".join(cmd))
-        subprocess.check_call(cmd)
+        digest = hashlib.sha256(json.dumps(self._command(ext, target)).encode())
+        for path in sorted(set(ext.sources + ext.depends)):
+            digest.update(path.encode() + b"\0" + Path(path).read_bytes())
+        stamp = Path(self.build_temp) / f"{ext.name}.fingerprint"
+        # The stamp records what the library was built from and the library's own hash: a changed input, or a
+        # library replaced since, means rebuild.
+        fresh = target.exists() and stamp.exists() and stamp.read_text() == _stamp(digest.hexdigest(), target)
+        if not fresh and target.exists():
+            target.unlink()  # built from other sources, flags or architectures: never reuse it
+        if isinstance(ext, CUDAExtension):
+            if not (fresh and not self.force):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                cmd = self._command(ext, target)
+                print(" ".join(cmd))
+                subprocess.check_call(cmd)
+        else:
+            super().build_extension(ext)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(_stamp(digest.hexdigest(), target))
+
+
+def _stamp(inputs: str, target: Path) -> str:
+    return f"{inputs} {hashlib.sha256(target.read_bytes()).hexdigest()}"
 
 
 def c_library(name, source):

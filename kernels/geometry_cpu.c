@@ -1,5 +1,8 @@
 /* obbmeta: host build of the oriented-box geometry (kernels/obb_geometry.h) behind a tiny C ABI for ctypes.
- * All pointers are raw tensor data (contiguous float32 boxes (n, 5), float32 scores, int64 labels). */
+ * All pointers are raw tensor data: contiguous boxes (n, 5) and scores (n,), both float32 (is_double = 0) or both
+ * float64 (is_double = 1), int64 labels. Results are in the same precision as the inputs. */
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -7,21 +10,64 @@
 
 #define OBB_EXPORT __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 1; }
+OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 2; }
 
-OBB_EXPORT void obbmeta_iou_matrix(const float *a, int64_t n, const float *b, int64_t m, float *out)
+static obb_box obb_load(const void *boxes, int is_double, int64_t i)
 {
-    for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < m; ++j) out[i * m + j] = (float)obb_iou(a + 5 * i, b + 5 * j);
+    return is_double ? obb_box_from_double((const double *)boxes + 5 * i)
+                     : obb_box_from_float((const float *)boxes + 5 * i);
 }
 
-OBB_EXPORT void obbmeta_iou_aligned(const float *a, const float *b, int64_t n, float *out)
+static void obb_store(void *out, int is_double, int64_t i, double v)
 {
-    for (int64_t i = 0; i < n; ++i) out[i] = (float)obb_iou(a + 5 * i, b + 5 * i);
+    if (is_double)
+        ((double *)out)[i] = v;
+    else
+        ((float *)out)[i] = (float)v;
 }
+
+OBB_EXPORT void obbmeta_iou_matrix(const void *a, int64_t n, const void *b, int64_t m, void *out, int is_double)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const obb_box bi = obb_load(a, is_double, i);
+        for (int64_t j = 0; j < m; ++j) {
+            const obb_box bj = obb_load(b, is_double, j);
+            obb_store(out, is_double, i * m + j, obb_box_iou(&bi, &bj));
+        }
+    }
+}
+
+OBB_EXPORT void obbmeta_iou_aligned(const void *a, const void *b, int64_t n, void *out, int is_double)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        const obb_box bi = obb_load(a, is_double, i), bj = obb_load(b, is_double, i);
+        obb_store(out, is_double, i, obb_box_iou(&bi, &bj));
+    }
+}
+
+/* ---------------------------------------------------------------- greedy NMS
+ *
+ * Greedy NMS keeps a box unless a box kept before it (higher score, or equal score and lower index; same label
+ * when labels are given) has IoU > threshold with it. Only kept boxes whose bounding boxes meet the current one's
+ * can have IoU > 0, so kept boxes are binned in a grid and each box is tested against the kept boxes of the cells
+ * its bounding box covers: near-linear cost at constant box density instead of (kept x n).
+ *
+ * The grid has levels of doubling cell size; a kept box goes into the level whose cells are at least as large as
+ * its bounding box, and is entered once, in the cell of its bounding box's lower corner (x1, y1). A query visits, per
+ * non-empty level, the cells from its own lower corner minus the level's largest entered extent to its upper
+ * corner (every box of that level that can meet it has its lower corner there), or, when those cells are more than
+ * the level's entries, simply every entry of that level. Cells are addressed through one hash table (key: label,
+ * level, cell x, cell y), chained; a bucket may hold other keys, which cost a comparison, never a wrong answer:
+ * every candidate passes the same bounding-box test and exact IoU as before. Why it misses nothing: the cell index
+ * floor((x - origin) / size), clamped, is a non-decreasing function of x, and the query's lower bound is widened by
+ * more than the rounding of the extents it subtracts.
+ */
+
+#define OBB_GRID_LEVELS 48
+#define OBB_GRID_MAX_CELL 1099511627776.0 /* 2^40: cell indices are clamped to [0, 2^40] (still monotone) */
 
 typedef struct {
-    float score;
+    double score;
     int64_t index;
 } obb_ranked;
 
@@ -34,55 +80,230 @@ static int obb_rank_compare(const void *pa, const void *pb)
     return (a->index > b->index) - (a->index < b->index);
 }
 
+typedef struct {
+    uint64_t key;
+    int64_t rank;    /* the kept box (its rank in score order) */
+    int64_t next;    /* next entry in the bucket, -1 at the end */
+    double aabb[4];  /* the kept box's bounding box, here to test it without another memory access */
+} obb_grid_entry;
+
+typedef struct {
+    int64_t *rank; /* every kept box entered at this level (for queries that would visit more cells than this) */
+    int64_t count, capacity;
+    double max_extent; /* the largest bounding-box side entered here */
+} obb_grid_level;
+
+typedef struct {
+    double origin_x, origin_y, base;
+    int64_t *head; /* bucket -> first entry, -1 when empty */
+    uint64_t mask; /* buckets - 1 (a power of two) */
+    obb_grid_entry *entries;
+    int64_t count, capacity;
+    obb_grid_level levels[OBB_GRID_LEVELS];
+    int used[OBB_GRID_LEVELS], n_used; /* non-empty levels, in the order they were first used */
+} obb_grid;
+
+static double obb_cell_size(const obb_grid *g, int level) { return ldexp(g->base, level); }
+
+static int64_t obb_cell_index(double v, double origin, double size)
+{
+    const double c = floor((v - origin) / size);
+    /* c >= 0 up to rounding (origin is the minimum); NaN cannot occur (valid boxes are finite). */
+    if (!(c > 0.0)) return 0;
+    return c > OBB_GRID_MAX_CELL ? (int64_t)OBB_GRID_MAX_CELL : (int64_t)c;
+}
+
+static uint64_t obb_cell_key(int64_t label, int level, int64_t ix, int64_t iy)
+{
+    /* splitmix64-style mixing of the four parts: equal keys for equal cells, well spread buckets otherwise. */
+    uint64_t h = (uint64_t)label * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)level + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t)ix * 0xBF58476D1CE4E5B9ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t)iy * 0x94D049BB133111EBull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xD6E8FEB86659FD93ull;
+    h ^= h >> 32;
+    return h;
+}
+
+static int obb_grow(void **data, int64_t *capacity, int64_t need, size_t item)
+{
+    if (need <= *capacity) return 1;
+    int64_t cap = *capacity ? *capacity : 16;
+    while (cap < need) cap *= 2;
+    void *p = realloc(*data, (size_t)cap * item);
+    if (!p) return 0;
+    *data = p;
+    *capacity = cap;
+    return 1;
+}
+
+/* Which level a bounding box of this extent goes to: the first whose cells are at least as large. */
+static int obb_grid_level_for(const obb_grid *g, double extent)
+{
+    int level = 0;
+    while (level < OBB_GRID_LEVELS - 1 && obb_cell_size(g, level) < extent) ++level;
+    return level;
+}
+
+/* Enter kept box `rank` (label, bounding box) in the grid; 0 when out of memory. */
+static int obb_grid_insert(obb_grid *g, int64_t rank, int64_t label, const double *box)
+{
+    const double ext = fmax(box[2] - box[0], box[3] - box[1]);
+    const int level = obb_grid_level_for(g, ext);
+    const double size = obb_cell_size(g, level);
+    obb_grid_level *lv = &g->levels[level];
+    if (!obb_grow((void **)&lv->rank, &lv->capacity, lv->count + 1, sizeof(int64_t))) return 0;
+    if (!obb_grow((void **)&g->entries, &g->capacity, g->count + 1, sizeof(obb_grid_entry))) return 0;
+    if (lv->count == 0) g->used[g->n_used++] = level;
+    lv->rank[lv->count++] = rank;
+    if (ext > lv->max_extent) lv->max_extent = ext;
+    const uint64_t key = obb_cell_key(label, level, obb_cell_index(box[0], g->origin_x, size),
+                                      obb_cell_index(box[1], g->origin_y, size));
+    obb_grid_entry *e = &g->entries[g->count];
+    e->key = key;
+    e->rank = rank;
+    for (int k = 0; k < 4; ++k) e->aabb[k] = box[k];
+    e->next = g->head[key & g->mask];
+    g->head[key & g->mask] = g->count++;
+    return 1;
+}
+
+typedef struct {
+    const obb_box *box;      /* boxes in rank order */
+    const double *aabb;      /* their bounding boxes (4 per box) */
+    const int64_t *label;    /* their labels in rank order, or NULL */
+    double threshold;
+} obb_nms_data;
+
+/* An upper bound of IoU(k, r) from areas alone: the intersection is at most the smaller box and at most the
+ * overlap of the two bounding boxes (widened by their rounding), and IoU grows with the intersection. */
+static double obb_iou_bound(const obb_box *bk, const obb_box *br, const double *ak, const double *ar)
+{
+    const double area_k = bk->w * bk->h, area_r = br->w * br->h;
+    const double slack_x = 8.0 * DBL_EPSILON * (fabs(ak[0]) + fabs(ak[2]) + fabs(ar[0]) + fabs(ar[2]));
+    const double slack_y = 8.0 * DBL_EPSILON * (fabs(ak[1]) + fabs(ak[3]) + fabs(ar[1]) + fabs(ar[3]));
+    const double ow = fmin(ak[2], ar[2]) - fmax(ak[0], ar[0]) + slack_x;
+    const double oh = fmin(ak[3], ar[3]) - fmax(ak[1], ar[1]) + slack_y;
+    const double inter = fmin(fmin(area_k, area_r), ow * oh) * (1.0 + 1e-9);
+    return inter / (area_k + area_r - inter);
+}
+
+/* Does kept box k suppress box r? The answer of a plain greedy scan (bounding-box test, then exact IoU with the
+ * kept box first); the area bound only skips exact IoUs that are certainly <= threshold. */
+static int obb_suppresses(const obb_nms_data *d, int64_t k, int64_t r, const double *ak)
+{
+    const double *ar = d->aabb + 4 * r;
+    /* Disjoint bounding boxes: IoU is 0, never above a threshold >= 0. */
+    if (ar[0] > ak[2] || ar[2] < ak[0] || ar[1] > ak[3] || ar[3] < ak[1]) return 0;
+    if (d->label && d->label[k] != d->label[r]) return 0;
+    const obb_box *bk = &d->box[k], *br = &d->box[r];
+    if (obb_iou_bound(bk, br, ak, ar) < d->threshold * (1.0 - 1e-6)) return 0;
+    return obb_box_iou(bk, br) > d->threshold;
+}
+
+static int obb_grid_query(const obb_grid *g, const obb_nms_data *d, int64_t r)
+{
+    const double *box = d->aabb + 4 * r;
+    const int64_t label = d->label ? d->label[r] : 0;
+    for (int u = 0; u < g->n_used; ++u) {
+        const int level = g->used[u];
+        const obb_grid_level *lv = &g->levels[level];
+        const double size = obb_cell_size(g, level);
+        /* A box of this level that meets the query has its lower corner within max_extent below the query's: widen
+         * by more than the rounding of that subtraction and of the extents themselves. */
+        const double reach = lv->max_extent * (1.0 + 1e-9);
+        const double lo_x = box[0] - reach - 8.0 * DBL_EPSILON * (fabs(box[0]) + reach);
+        const double lo_y = box[1] - reach - 8.0 * DBL_EPSILON * (fabs(box[1]) + reach);
+        const int64_t x0 = obb_cell_index(lo_x, g->origin_x, size), x1 = obb_cell_index(box[2], g->origin_x, size);
+        const int64_t y0 = obb_cell_index(lo_y, g->origin_y, size), y1 = obb_cell_index(box[3], g->origin_y, size);
+        const double cells = (double)(x1 - x0 + 1) * (double)(y1 - y0 + 1);
+        if (cells > (double)lv->count) {
+            for (int64_t i = 0; i < lv->count; ++i)
+                if (obb_suppresses(d, lv->rank[i], r, d->aabb + 4 * lv->rank[i])) return 1;
+            continue;
+        }
+        for (int64_t ix = x0; ix <= x1; ++ix)
+            for (int64_t iy = y0; iy <= y1; ++iy) {
+                const uint64_t key = obb_cell_key(label, level, ix, iy);
+                for (int64_t e = g->head[key & g->mask]; e >= 0; e = g->entries[e].next) {
+                    const obb_grid_entry *en = &g->entries[e];
+                    if (en->key == key && obb_suppresses(d, en->rank, r, en->aabb)) return 1;
+                }
+            }
+    }
+    return 0;
+}
+
 /* Greedy NMS: walk boxes by descending score; a box is suppressed when its IoU with an already kept box is
- * > iou_threshold (and, when labels is not NULL, only by a kept box of the same label). Writes the kept
- * indices, by descending score, into keep and returns their count; -1 when out of memory.
- * Scores must not be NaN (checked by the caller). */
-OBB_EXPORT int64_t obbmeta_nms(const float *boxes, const float *scores, const int64_t *labels, int64_t n,
-                               double iou_threshold, int64_t *keep)
+ * > iou_threshold (and, when labels is not NULL, only by a kept box of the same label). Boxes that are not valid
+ * (w <= 0, h <= 0) are kept and suppress nothing. Writes the kept indices, by descending score, into keep and
+ * returns their count; -1 when out of memory. Scores must not be NaN (checked by the caller). */
+OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_double, const int64_t *labels,
+                               int64_t n, double iou_threshold, int64_t *keep)
 {
     if (n <= 0) return 0;
+    int64_t buckets = 16;
+    while (buckets < 2 * n && buckets < ((int64_t)1 << 40)) buckets *= 2;
     obb_ranked *order = (obb_ranked *)malloc((size_t)n * sizeof(obb_ranked));
+    obb_box *box = (obb_box *)malloc((size_t)n * sizeof(obb_box));
     double *aabb = (double *)malloc((size_t)n * 4 * sizeof(double));
-    unsigned char *state = (unsigned char *)calloc((size_t)n, 1); /* bit 0: suppressed, bit 1: valid */
-    if (!order || !aabb || !state) {
-        free(order);
-        free(aabb);
-        free(state);
-        return -1;
-    }
+    int64_t *label = labels ? (int64_t *)malloc((size_t)n * sizeof(int64_t)) : NULL;
+    unsigned char *valid = (unsigned char *)malloc((size_t)n);
+    obb_grid g = {0};
+    g.head = (int64_t *)malloc((size_t)buckets * sizeof(int64_t));
+    g.mask = (uint64_t)buckets - 1;
+    int64_t count = -1;
+    if (!order || !box || !aabb || (labels && !label) || !valid || !g.head) goto done;
+
     for (int64_t i = 0; i < n; ++i) {
-        order[i].score = scores[i];
+        order[i].score = is_double ? ((const double *)scores)[i] : (double)((const float *)scores)[i];
         order[i].index = i;
     }
     qsort(order, (size_t)n, sizeof(obb_ranked), obb_rank_compare);
+    double min_x = INFINITY, min_y = INFINITY, min_ext = INFINITY, max_ext = 0.0;
     for (int64_t r = 0; r < n; ++r) {
-        const float *b = boxes + 5 * order[r].index;
-        if (obb_is_valid(b)) {
-            state[r] = 2;
-            obb_aabb(b, aabb + 4 * r);
+        box[r] = obb_load(boxes, is_double, order[r].index);
+        if (label) label[r] = labels[order[r].index];
+        valid[r] = (unsigned char)obb_box_valid(&box[r]);
+        if (!valid[r]) continue;
+        double *a = aabb + 4 * r;
+        obb_box_aabb(&box[r], a);
+        const double ext = fmax(a[2] - a[0], a[3] - a[1]);
+        min_x = fmin(min_x, a[0]);
+        min_y = fmin(min_y, a[1]);
+        if (ext > 0.0) min_ext = fmin(min_ext, ext);
+        max_ext = fmax(max_ext, ext);
+    }
+    for (int64_t b = 0; b < buckets; ++b) g.head[b] = -1;
+    g.origin_x = isfinite(min_x) ? min_x : 0.0;
+    g.origin_y = isfinite(min_y) ? min_y : 0.0;
+    /* Level 0 fits the smallest box; every box fits some level (the top one absorbs anything larger). */
+    g.base = isfinite(min_ext) ? fmax(min_ext, ldexp(max_ext, -(OBB_GRID_LEVELS - 2))) : 1.0;
+    if (!(g.base > 0.0) || !isfinite(g.base)) g.base = 1.0;
+
+    const obb_nms_data d = {box, aabb, label, iou_threshold};
+    count = 0;
+    for (int64_t r = 0; r < n; ++r) {
+        if (!valid[r]) { /* an invalid box overlaps nothing: kept, never entered */
+            keep[count++] = order[r].index;
+            continue;
+        }
+        if (obb_grid_query(&g, &d, r)) continue;
+        keep[count++] = order[r].index;
+        if (!obb_grid_insert(&g, r, label ? label[r] : 0, aabb + 4 * r)) {
+            count = -1;
+            break;
         }
     }
-    int64_t count = 0;
-    for (int64_t r = 0; r < n; ++r) {
-        if (state[r] & 1) continue;
-        const int64_t i = order[r].index;
-        keep[count++] = i;
-        if (!(state[r] & 2)) continue; /* an invalid box overlaps nothing */
-        const float *bi = boxes + 5 * i;
-        const double *ai = aabb + 4 * r;
-        for (int64_t t = r + 1; t < n; ++t) {
-            if (state[t] != 2) continue; /* already suppressed, or invalid */
-            const int64_t j = order[t].index;
-            if (labels && labels[j] != labels[i]) continue;
-            const double *aj = aabb + 4 * t;
-            /* Disjoint bounding boxes: IoU is 0, never above a threshold >= 0. */
-            if (aj[0] > ai[2] || aj[2] < ai[0] || aj[1] > ai[3] || aj[3] < ai[1]) continue;
-            if (obb_iou(bi, boxes + 5 * j) > iou_threshold) state[t] |= 1;
-        }
-    }
+done:
+    for (int l = 0; l < OBB_GRID_LEVELS; ++l) free(g.levels[l].rank);
+    free(g.entries);
+    free(g.head);
     free(order);
+    free(box);
     free(aabb);
-    free(state);
+    free(label);
+    free(valid);
     return count;
 }

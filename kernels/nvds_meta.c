@@ -10,6 +10,7 @@
  * Layouts: every function takes the layout id detected at run time (OBBMETA_LAYOUT_*); the struct definitions
  * are ours (nvds_meta.h), written from NVIDIA's headers.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +23,20 @@
 #define OBBMETA_PI 3.14159265358979323846
 #define OBBMETA_NVDS_USER_META 7 /* NvDsMetaType NVDS_USER_META: what the user-meta pool stamps on elements */
 
-/* NvOSD coordinates are unsigned ints: round, and keep inside [0, limit - 1] (never a cast of an out-of-range
- * double, which is undefined behaviour). */
+/* NvOSD coordinates are unsigned ints: round, and keep inside [0, limit - 1] and the uint32 range (never a cast
+ * of an out-of-range double, which is undefined behaviour; the entry points also refuse frames wider than 2^32). */
+#define OBBMETA_MAX_FRAME_SIDE 4294967296.0
+
 static uint32_t obbmeta_pixel(double v, double limit)
 {
     double r = floor(v + 0.5);
     if (r > limit - 1.0) r = limit - 1.0;
-    return r > 0.0 ? (uint32_t)r : 0u;
+    if (r > 4294967295.0) r = 4294967295.0;
+    return r > 0.0 ? (uint32_t)r : 0u; /* NaN lands here too */
 }
+
+/* A frame side the writers accept: positive and at most 2^32 pixels (NaN fails). */
+static int obbmeta_frame_side_ok(double v) { return v > 0.0 && v <= OBBMETA_MAX_FRAME_SIDE; }
 
 static float obbmeta_degrees(double radians) { return (float)(radians * (180.0 / OBBMETA_PI)); }
 
@@ -395,14 +402,21 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
         return OBBMETA_ERR_ARGUMENT;
     /* Validate everything before writing anything: an error never leaves a half-written frame. */
     for (int64_t f = 0; f < num_frames; ++f) {
-        if (!frames[f] || offsets[f] > offsets[f + 1] || !(sizes[2 * f] > 0.0) || !(sizes[2 * f + 1] > 0.0))
+        if (!frames[f] || offsets[f] > offsets[f + 1] || !obbmeta_frame_side_ok(sizes[2 * f]) ||
+            !obbmeta_frame_side_ok(sizes[2 * f + 1]))
             return OBBMETA_ERR_ARGUMENT;
         /* Objects come from `batch`'s pools and go back to them when the frame is released: a frame of another
          * batch would hand them to the wrong pools. */
         if (((const obbmeta_base_meta *)frames[f])->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
     }
     for (int64_t i = 0; i < p->n; ++i) {
-        if (!obb_is_valid(p->xywhr + 5 * i) || !isfinite(p->scores[i])) {
+        double aabb[4];
+        obb_aabb(p->xywhr + 5 * i, aabb);
+        /* rect_params, detector_bbox_info and the payload corners are floats: a box whose bounds leave the float
+         * range would be written as inf. */
+        const int fits = fabs(aabb[0]) <= FLT_MAX && fabs(aabb[1]) <= FLT_MAX && fabs(aabb[2]) <= FLT_MAX &&
+                         fabs(aabb[3]) <= FLT_MAX && aabb[2] - aabb[0] <= FLT_MAX && aabb[3] - aabb[1] <= FLT_MAX;
+        if (!obb_is_valid(p->xywhr + 5 * i) || !isfinite(p->scores[i]) || !fits) {
             p->bad_index = i;
             return OBBMETA_ERR_INVALID_BOX;
         }
@@ -506,8 +520,8 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
     if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
-    if (!batch || !frame || (m > 0 && (!seg || !rgba)) || m < 0 || !n_display || !(fw > 0.0) || !(fh > 0.0) ||
-        (num_colors != 1 && num_colors != m))
+    if (!batch || !frame || (m > 0 && (!seg || !rgba)) || m < 0 || !n_display || !obbmeta_frame_side_ok(fw) ||
+        !obbmeta_frame_side_ok(fh) || (num_colors != 1 && num_colors != m))
         return OBBMETA_ERR_ARGUMENT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
     const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
@@ -731,8 +745,8 @@ OBB_EXPORT int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, ob
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
     if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
-    if (!batch || !frame || !p || !p->palette || p->num_colors <= 0 || !(p->frame_width > 0.0) ||
-        !(p->frame_height > 0.0))
+    if (!batch || !frame || !p || !p->palette || p->num_colors <= 0 || !obbmeta_frame_side_ok(p->frame_width) ||
+        !obbmeta_frame_side_ok(p->frame_height))
         return OBBMETA_ERR_ARGUMENT;
     if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_OVERLAY_NATIVE)) return OBBMETA_ERR_LAYOUT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;

@@ -6,8 +6,8 @@
  * i.e. starting at the top-left of the un-rotated box and running clockwise on screen.
  *
  * Numerical choices (each one a lesson from detectron2 / mmcv bug reports):
- *  - everything is computed in double from float inputs, relative to the second box's centre and axes, so that
- *    boxes far from the origin (1e5 px) lose nothing and identical boxes give exactly 1;
+ *  - everything is computed in double (obb_box), from float32 or float64 inputs, relative to the second box's
+ *    centre and axes, so that boxes far from the origin (1e5 px) lose nothing and identical boxes give exactly 1;
  *  - the intersection is convex clipping (Sutherland-Hodgman) of box A, expressed in B's frame, against B's
  *    axis-aligned extent: no vertex sorting, no convex hull, hence none of the sort / FMA / missed-vertex bugs;
  *  - invalid boxes (non-finite values, w <= 0 or h <= 0) have area 0 and IoU 0 with everything;
@@ -31,11 +31,72 @@ typedef struct {
     double x, y;
 } obb_point;
 
-OBB_HD int obb_is_valid(const float *b)
+/* One box in double precision: every computation below works on this, so float32 and float64 inputs share one
+ * implementation (a float32 value converts to double exactly, so float32 results are what they always were). */
+typedef struct {
+    double cx, cy, w, h, a;
+} obb_box;
+
+OBB_HD obb_box obb_box_from_float(const float *b)
+{
+    obb_box r;
+    r.cx = (double)b[0];
+    r.cy = (double)b[1];
+    r.w = (double)b[2];
+    r.h = (double)b[3];
+    r.a = (double)b[4];
+    return r;
+}
+
+OBB_HD obb_box obb_box_from_double(const double *b)
+{
+    obb_box r;
+    r.cx = b[0];
+    r.cy = b[1];
+    r.w = b[2];
+    r.h = b[3];
+    r.a = b[4];
+    return r;
+}
+
+OBB_HD int obb_box_valid(const obb_box *b)
 {
     /* Written so that NaN fails every comparison. */
-    return isfinite(b[0]) && isfinite(b[1]) && isfinite(b[4]) && isfinite(b[2]) && isfinite(b[3]) &&
-           b[2] > 0.0f && b[3] > 0.0f;
+    return isfinite(b->cx) && isfinite(b->cy) && isfinite(b->a) && isfinite(b->w) && isfinite(b->h) && b->w > 0.0 &&
+           b->h > 0.0;
+}
+
+/* The 4 corners (x0, y0, ..., x3, y3) in the documented order. */
+OBB_HD void obb_box_corners(const obb_box *b, double out[8])
+{
+    const double c = cos(b->a), s = sin(b->a);
+    const double hw = 0.5 * b->w, hh = 0.5 * b->h;
+    const double sx[4] = {-1.0, 1.0, 1.0, -1.0};
+    const double sy[4] = {-1.0, -1.0, 1.0, 1.0};
+    for (int k = 0; k < 4; ++k) {
+        const double lx = sx[k] * hw, ly = sy[k] * hh;
+        out[2 * k] = b->cx + c * lx - s * ly;
+        out[2 * k + 1] = b->cy + s * lx + c * ly;
+    }
+}
+
+/* Tight axis-aligned box (x1, y1, x2, y2) around the polygon. */
+OBB_HD void obb_box_aabb(const obb_box *b, double out[4])
+{
+    const double c = fabs(cos(b->a)), s = fabs(sin(b->a));
+    const double hw = 0.5 * b->w, hh = 0.5 * b->h;
+    const double ex = c * hw + s * hh, ey = s * hw + c * hh;
+    out[0] = b->cx - ex;
+    out[1] = b->cy - ey;
+    out[2] = b->cx + ex;
+    out[3] = b->cy + ey;
+}
+
+/* float[5] forms of the above, for the writers and the rasteriser (which take float32 boxes). */
+OBB_HD int obb_is_valid(const float *b)
+{
+    const obb_box box = obb_box_from_float(b);
+    return obb_box_valid(&box);
 }
 
 OBB_HD double obb_area(const float *b)
@@ -43,30 +104,16 @@ OBB_HD double obb_area(const float *b)
     return obb_is_valid(b) ? (double)b[2] * (double)b[3] : 0.0;
 }
 
-/* The 4 corners (x0, y0, ..., x3, y3) in the documented order. */
 OBB_HD void obb_corners(const float *b, double out[8])
 {
-    const double c = cos((double)b[4]), s = sin((double)b[4]);
-    const double hw = 0.5 * (double)b[2], hh = 0.5 * (double)b[3];
-    const double sx[4] = {-1.0, 1.0, 1.0, -1.0};
-    const double sy[4] = {-1.0, -1.0, 1.0, 1.0};
-    for (int k = 0; k < 4; ++k) {
-        const double lx = sx[k] * hw, ly = sy[k] * hh;
-        out[2 * k] = (double)b[0] + c * lx - s * ly;
-        out[2 * k + 1] = (double)b[1] + s * lx + c * ly;
-    }
+    const obb_box box = obb_box_from_float(b);
+    obb_box_corners(&box, out);
 }
 
-/* Tight axis-aligned box (x1, y1, x2, y2) around the polygon. */
 OBB_HD void obb_aabb(const float *b, double out[4])
 {
-    const double c = fabs(cos((double)b[4])), s = fabs(sin((double)b[4]));
-    const double hw = 0.5 * (double)b[2], hh = 0.5 * (double)b[3];
-    const double ex = c * hw + s * hh, ey = s * hw + c * hh;
-    out[0] = (double)b[0] - ex;
-    out[1] = (double)b[1] - ey;
-    out[2] = (double)b[0] + ex;
-    out[3] = (double)b[1] + ey;
+    const obb_box box = obb_box_from_float(b);
+    obb_box_aabb(&box, out);
 }
 
 /* Keep the part of polygon `in` where sign * coord(axis) <= limit; returns the new vertex count. */
@@ -102,19 +149,19 @@ OBB_HD double obb_polygon_area(const obb_point *p, int n)
 }
 
 /* Area of the intersection of two valid boxes. */
-OBB_HD double obb_intersection_area(const float *a, const float *b)
+OBB_HD double obb_box_intersection_area(const obb_box *a, const obb_box *b)
 {
-    const double bw = 0.5 * (double)b[2], bh = 0.5 * (double)b[3];
-    const double aw = 0.5 * (double)a[2], ah = 0.5 * (double)a[3];
-    const double dx = (double)a[0] - (double)b[0], dy = (double)a[1] - (double)b[1];
+    const double bw = 0.5 * b->w, bh = 0.5 * b->h;
+    const double aw = 0.5 * a->w, ah = 0.5 * a->h;
+    const double dx = a->cx - b->cx, dy = a->cy - b->cy;
     /* Disjoint circumcircles: no overlap (cheap early exit, exact). */
     const double reach = sqrt(aw * aw + ah * ah) + sqrt(bw * bw + bh * bh);
     if (dx * dx + dy * dy > reach * reach) return 0.0;
 
     /* A's centre and axes in B's frame (rotate by -angle_b around B's centre). */
-    const double cb = cos((double)b[4]), sb = sin((double)b[4]);
+    const double cb = cos(b->a), sb = sin(b->a);
     const double ox = cb * dx + sb * dy, oy = -sb * dx + cb * dy;
-    const double rel = (double)a[4] - (double)b[4];
+    const double rel = a->a - b->a;
     const double c = cos(rel), s = sin(rel);
     const double sx[4] = {-1.0, 1.0, 1.0, -1.0};
     const double sy[4] = {-1.0, -1.0, 1.0, 1.0};
@@ -138,18 +185,25 @@ OBB_HD double obb_intersection_area(const float *a, const float *b)
 }
 
 /* Exact IoU of two boxes, in [0, 1]; 0 when either box is invalid. */
-OBB_HD double obb_iou(const float *a, const float *b)
+OBB_HD double obb_box_iou(const obb_box *a, const obb_box *b)
 {
-    if (!obb_is_valid(a) || !obb_is_valid(b)) return 0.0;
-    const double area_a = (double)a[2] * (double)a[3];
-    const double area_b = (double)b[2] * (double)b[3];
-    double inter = obb_intersection_area(a, b);
+    if (!obb_box_valid(a) || !obb_box_valid(b)) return 0.0;
+    const double area_a = a->w * a->h;
+    const double area_b = b->w * b->h;
+    double inter = obb_box_intersection_area(a, b);
     const double smaller = area_a < area_b ? area_a : area_b;
     if (inter > smaller) inter = smaller;
     const double uni = area_a + area_b - inter;
     if (!(uni > 0.0)) return 0.0;
     const double iou = inter / uni;
-    return iou < 0.0 ? 0.0 : (iou > 1.0 ? 1.0 : iou);
+    /* NaN (an area product that overflowed to inf: inf / inf) is caught here too: it is not <= 1. */
+    return iou >= 0.0 && iou <= 1.0 ? iou : (iou > 1.0 ? 1.0 : 0.0);
+}
+
+OBB_HD double obb_iou(const float *a, const float *b)
+{
+    const obb_box ba = obb_box_from_float(a), bb = obb_box_from_float(b);
+    return obb_box_iou(&ba, &bb);
 }
 
 #endif /* OBBMETA_OBB_GEOMETRY_H */

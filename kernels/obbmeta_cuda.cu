@@ -10,7 +10,11 @@
 #define OBB_EXPORT extern "C" __attribute__((visibility("default")))
 #define NMS_BLOCK 64  // bits in an unsigned long long
 
-OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 1; }
+OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 2; }
+
+// Boxes arrive as float32 or float64 (n, 5); the geometry runs on obb_box (double) either way.
+__device__ __forceinline__ obb_box load_box(const float *b) { return obb_box_from_float(b); }
+__device__ __forceinline__ obb_box load_box(const double *b) { return obb_box_from_double(b); }
 
 OBB_EXPORT const char *obbmeta_cuda_error_string(int code) { return cudaGetErrorString((cudaError_t)code); }
 
@@ -19,12 +23,14 @@ OBB_EXPORT const char *obbmeta_cuda_error_string(int code) { return cudaGetError
 OBB_EXPORT int obbmeta_cuda_set_device(int device) { return (int)cudaSetDevice(device); }
 
 // ---- IoU ---------------------------------------------------------------------------------------------------------
-__global__ void iou_matrix_kernel(const float *a, int64_t n, const float *b, int64_t m, float *out, int aligned)
+template <typename T>
+__global__ void iou_matrix_kernel(const T *a, int64_t n, const T *b, int64_t m, T *out, int aligned)
 {
     const int64_t total = aligned ? n : n * m;
     for (int64_t p = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; p < total; p += (int64_t)gridDim.x * blockDim.x) {
         const int64_t i = aligned ? p : p / m, j = aligned ? p : p % m;
-        out[p] = (float)obb_iou(a + 5 * i, b + 5 * j);
+        const obb_box bi = load_box(a + 5 * i), bj = load_box(b + 5 * j);
+        out[p] = (T)obb_box_iou(&bi, &bj);
     }
 }
 
@@ -35,51 +41,59 @@ static int grid_for(int64_t work, int threads)
     return blocks < 1 ? 1 : (int)blocks;
 }
 
-OBB_EXPORT int obbmeta_cuda_iou(const float *a, int64_t n, const float *b, int64_t m, float *out, int aligned,
-                                void *stream)
+// a, b, out: float32 (is_double = 0) or float64 (is_double = 1), all three the same.
+OBB_EXPORT int obbmeta_cuda_iou(const void *a, int64_t n, const void *b, int64_t m, void *out, int aligned,
+                                int is_double, void *stream)
 {
     const int64_t work = aligned ? n : n * m;
     if (work == 0) return 0;
-    iou_matrix_kernel<<<grid_for(work, 256), 256, 0, (cudaStream_t)stream>>>(a, n, b, m, out, aligned);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (is_double)
+        iou_matrix_kernel<double><<<grid_for(work, 256), 256, 0, s>>>((const double *)a, n, (const double *)b, m,
+                                                                        (double *)out, aligned);
+    else
+        iou_matrix_kernel<float><<<grid_for(work, 256), 256, 0, s>>>((const float *)a, n, (const float *)b, m,
+                                                                       (float *)out, aligned);
     return (int)cudaGetLastError();
 }
 
 // ---- NMS ---------------------------------------------------------------------------------------------------------
 // Boxes arrive sorted by descending score. mask[i * col_blocks + c] has bit k set when box i (row) suppresses box
 // j = c * 64 + k, i.e. j > i, same label (when labels are given) and IoU > threshold.
-__global__ void nms_mask_kernel(int64_t n, const float *boxes, const int64_t *labels, double threshold,
+template <typename T>
+__global__ void nms_mask_kernel(int64_t n, const T *boxes, const int64_t *labels, double threshold,
                                 unsigned long long *mask, int64_t col_blocks)
 {
     const int64_t row_block = blockIdx.y, col_block = blockIdx.x;
     if (row_block > col_block) return;  // below the diagonal: never read by the scan
-    __shared__ float cols[NMS_BLOCK * 5];
+    __shared__ obb_box cols[NMS_BLOCK];
     __shared__ double col_aabb[NMS_BLOCK * 4];
     __shared__ int64_t col_labels[NMS_BLOCK];
     __shared__ int col_valid[NMS_BLOCK];
     const int64_t col_start = col_block * NMS_BLOCK;
     const int cols_here = (int)min((int64_t)NMS_BLOCK, n - col_start);
     if (threadIdx.x < cols_here) {
-        const float *src = boxes + 5 * (col_start + threadIdx.x);
-        for (int d = 0; d < 5; ++d) cols[threadIdx.x * 5 + d] = src[d];
-        col_valid[threadIdx.x] = obb_is_valid(src);
-        obb_aabb(src, col_aabb + 4 * threadIdx.x);
+        const obb_box src = load_box(boxes + 5 * (col_start + threadIdx.x));
+        cols[threadIdx.x] = src;
+        col_valid[threadIdx.x] = obb_box_valid(&src);
+        obb_box_aabb(&src, col_aabb + 4 * threadIdx.x);
         col_labels[threadIdx.x] = labels ? labels[col_start + threadIdx.x] : 0;
     }
     __syncthreads();
     const int64_t row = row_block * NMS_BLOCK + threadIdx.x;
     if (row >= n) return;
-    const float *me = boxes + 5 * row;
+    const obb_box me = load_box(boxes + 5 * row);
     unsigned long long bits = 0;
-    if (obb_is_valid(me)) {
+    if (obb_box_valid(&me)) {
         double box_aabb[4];
-        obb_aabb(me, box_aabb);
+        obb_box_aabb(&me, box_aabb);
         const int64_t my_label = labels ? labels[row] : 0;
         const int start = (row_block == col_block) ? (int)threadIdx.x + 1 : 0;
         for (int k = start; k < cols_here; ++k) {
             if (!col_valid[k] || col_labels[k] != my_label) continue;
             const double *o = col_aabb + 4 * k;
             if (o[0] > box_aabb[2] || o[2] < box_aabb[0] || o[1] > box_aabb[3] || o[3] < box_aabb[1]) continue;
-            if (obb_iou(me, cols + 5 * k) > threshold) bits |= 1ULL << k;
+            if (obb_box_iou(&me, &cols[k]) > threshold) bits |= 1ULL << k;
         }
     }
     mask[row * col_blocks + col_block] = bits;
@@ -122,18 +136,24 @@ __global__ void nms_scan_kernel(int64_t n, int64_t col_blocks, const unsigned lo
     if (threadIdx.x == 0) *count = total;
 }
 
-// boxes/labels: sorted by descending score; order: the original index of each sorted box.
-// mask: n * col_blocks words (uninitialised is fine); removed: col_blocks words, zeroed by the caller.
-OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const float *boxes, const int64_t *labels, double threshold,
-                                const int64_t *order, unsigned long long *mask, unsigned long long *removed,
-                                int64_t *keep, int64_t *count, void *stream)
+// boxes (float32, or float64 when is_double) / labels: sorted by descending score; order: the original index of
+// each sorted box. mask: n * col_blocks words (uninitialised is fine); removed: col_blocks words, zeroed by the
+// caller.
+OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, int is_double, const int64_t *labels,
+                                double threshold, const int64_t *order, unsigned long long *mask,
+                                unsigned long long *removed, int64_t *keep, int64_t *count, void *stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
     const int64_t col_blocks = (n + NMS_BLOCK - 1) / NMS_BLOCK;
     if (n == 0) return (int)cudaMemsetAsync(count, 0, sizeof(int64_t), s);
     if (col_blocks > 65535) return (int)cudaErrorInvalidValue;  // > 4.19 M boxes: grid limit
     dim3 grid((unsigned)col_blocks, (unsigned)col_blocks);
-    nms_mask_kernel<<<grid, NMS_BLOCK, 0, s>>>(n, boxes, labels, threshold, mask, col_blocks);
+    if (is_double)
+        nms_mask_kernel<double><<<grid, NMS_BLOCK, 0, s>>>(n, (const double *)boxes, labels, threshold, mask,
+                                                             col_blocks);
+    else
+        nms_mask_kernel<float><<<grid, NMS_BLOCK, 0, s>>>(n, (const float *)boxes, labels, threshold, mask,
+                                                            col_blocks);
     nms_scan_kernel<<<1, 1024, 0, s>>>(n, col_blocks, mask, removed, order, keep, count);
     return (int)cudaGetLastError();
 }

@@ -22,13 +22,13 @@ def cuda_library() -> Optional[ctypes.CDLL]:
     except (ImportError, OSError):
         return None
     lib.obbmeta_cuda_abi_version.restype = _i32
-    if lib.obbmeta_cuda_abi_version() != 1:
+    if lib.obbmeta_cuda_abi_version() != 2:
         return None
     lib.obbmeta_cuda_error_string.argtypes = [_i32]
     lib.obbmeta_cuda_error_string.restype = ctypes.c_char_p
     lib.obbmeta_cuda_set_device.argtypes = [_i32]
-    lib.obbmeta_cuda_iou.argtypes = [_p, _i64, _p, _i64, _p, _i32, _p]
-    lib.obbmeta_cuda_nms.argtypes = [_i64, _p, _p, _f64, _p, _p, _p, _p, _p, _p]
+    lib.obbmeta_cuda_iou.argtypes = [_p, _i64, _p, _i64, _p, _i32, _i32, _p]
+    lib.obbmeta_cuda_nms.argtypes = [_i64, _p, _i32, _p, _f64, _p, _p, _p, _p, _p, _p]
     lib.obbmeta_cuda_draw_outlines.argtypes = [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]
     for name in ("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms", "obbmeta_cuda_draw_outlines"):
         getattr(lib, name).restype = _i32

@@ -242,6 +242,8 @@ class OrientedBoxes:
         tensor([[2., 1., 4., 2., 0.]])
         """
         polygons = _tensor("polygons", polygons)
+        if polygons.dim() == 1 and polygons.numel() == 0:  # [] : no polygons at all
+            polygons = polygons.reshape(0, 4, 2)
         if not polygons.is_floating_point():
             polygons = polygons.to(torch.float32)
         xywhr = polygons_to_obb(polygons)

@@ -10,6 +10,12 @@ below pick one name per convention without changing the rectangle; the ``from_*`
 DeepStream 9, detectron2 and OpenCV change units and direction. All accept (N, 5) tensors (any float dtype,
 any device) and return new tensors.
 
+Squares (w == h) follow the peers value for value: mmrotate 1.x ``regularize_boxes('le90' / 'le135')`` and
+Ultralytics' ``regularize_rboxes`` up to 8.3.79 keep (w, h, a) only when w > h, so a square gets its sides
+"swapped" and a quarter turn added; ``to_le90``, ``to_le135`` and ``ultralytics_regularize_legacy`` do the same.
+The one place obbmeta differs on purpose: where the peers' remainder rounds up to the end of the half-open range
+(an angle a hair below its start), obbmeta returns the start, the same rectangle inside the documented range.
+
 =====================================  ==========================================================
 function                               result
 =====================================  ==========================================================
@@ -18,8 +24,8 @@ function                               result
                                        training labels)
 ``to_mmrotate_oc``                     angle in (0, pi/2]               (mmrotate 0.x ``oc``; OpenCV >= 4.5.1)
 ``to_mmrotate1_oc``                    angle in [-pi/2, 0)              (mmrotate 1.x ``oc`` preset)
-``ultralytics_regularize``             Ultralytics 8.4 ``regularize_rboxes``: angle in [0, pi/2), w may be < h
-``ultralytics_regularize_legacy``      Ultralytics <= 8.3: w >= h, angle in [0, pi)
+``ultralytics_regularize``             Ultralytics >= 8.3.80 ``regularize_rboxes``: angle in [0, pi/2), w may be < h
+``ultralytics_regularize_legacy``      Ultralytics <= 8.3.79 ``regularize_rboxes``: w >= h, angle in [0, pi)
 ``to_deepstream9`` / ``from_…``        (left, top, width, height) of the un-rotated box + degrees
 ``to_detectron2`` / ``from_…``         (cx, cy, w, h, degrees counter-clockwise)
 ``to_opencv`` / ``from_opencv``        (cx, cy, w, h, degrees) with OpenCV >= 4.5.1's range (0, 90]
@@ -80,18 +86,20 @@ def _quarter_turns(xywhr: torch.Tensor, start: float) -> torch.Tensor:
 
 def _long_side_first(xywhr: torch.Tensor, start: float) -> torch.Tensor:
     cx, cy, w, h, a = xywhr.unbind(-1)
-    swap = w < h
+    # Keep (w, h, a) only when w > h, as mmrotate 1.x and Ultralytics <= 8.3.79 do: a square (w == h) also turns.
+    swap = ~(w > h)
     a = torch.where(swap, a + HALF_PI, a)
     return torch.stack((cx, cy, torch.maximum(w, h), torch.minimum(w, h), normalize_angle(a, start)), dim=-1)
 
 
 def to_le90(xywhr: torch.Tensor) -> torch.Tensor:
-    """w >= h and angle in [-pi/2, pi/2) (mmrotate ``le90``)."""
+    """w >= h and angle in [-pi/2, pi/2) (mmrotate ``le90``); a square (w == h) gets a + pi/2, as in mmrotate."""
     return _long_side_first(_check("xywhr", xywhr), -HALF_PI)
 
 
 def to_le135(xywhr: torch.Tensor) -> torch.Tensor:
-    """w >= h and angle in [-pi/4, 3pi/4) (mmrotate ``le135``; Ultralytics' training-label range)."""
+    """w >= h and angle in [-pi/4, 3pi/4) (mmrotate ``le135``; Ultralytics' training-label range); a square
+    (w == h) gets a + pi/2, as in mmrotate."""
     return _long_side_first(_check("xywhr", xywhr), -PI / 4)
 
 
@@ -111,14 +119,15 @@ def to_mmrotate1_oc(xywhr: torch.Tensor) -> torch.Tensor:
 
 
 def ultralytics_regularize(xywhr: torch.Tensor) -> torch.Tensor:
-    """Ultralytics 8.4 ``regularize_rboxes``: swap w/h where (a mod pi) >= pi/2, then a mod pi/2 in [0, pi/2)."""
+    """Ultralytics ``regularize_rboxes`` from 8.3.80 on (also 8.4): swap w/h where (a mod pi) >= pi/2, then
+    a mod pi/2 in [0, pi/2). It never compares w and h, so squares need no tie rule."""
     # Same arithmetic as Ultralytics' (t mod pi >= pi/2 <=> an odd number of quarter turns), with the swap and
     # the angle taken from one computation so rounding cannot split them.
     return _quarter_turns(_check("xywhr", xywhr), 0.0)
 
 
 def ultralytics_regularize_legacy(xywhr: torch.Tensor) -> torch.Tensor:
-    """Ultralytics <= 8.3 ``regularize_rboxes``: w >= h and angle in [0, pi)."""
+    """Ultralytics ``regularize_rboxes`` up to 8.3.79: w >= h and angle in [0, pi); a square (w == h) gets a + pi/2."""
     return _long_side_first(_check("xywhr", xywhr), 0.0)
 
 

@@ -5,12 +5,19 @@ from dataclasses import dataclass
 import math
 
 
+MIN_SCALE, MAX_SCALE = 1e-6, 1e6
+MAX_PAD = 1e9
+
+
 @dataclass(frozen=True)
 class Letterbox:
     """``input = source * scale + (pad_x, pad_y)`` in pixels.
 
     A uniform scale keeps rectangles rectangular and angles unchanged, which is why only that is supported;
     stretch-resizing (different x and y scales) would turn an oriented box into a parallelogram.
+
+    ``scale`` must lie in [1e-6, 1e6] and the pads within +-1e9 pixels: beyond that, mapping float32 boxes back
+    (``(input - pad) / scale``) overflows to inf or loses every digit, so such a letterbox is refused.
     """
 
     scale: float
@@ -20,10 +27,13 @@ class Letterbox:
     def __post_init__(self):
         for name in ("scale", "pad_x", "pad_y"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 raise ValueError(f"Letterbox.{name} must be a finite number, got {value!r}")
-        if self.scale <= 0:
-            raise ValueError(f"Letterbox.scale must be > 0, got {self.scale}")
+        if not MIN_SCALE <= self.scale <= MAX_SCALE:
+            raise ValueError(f"Letterbox.scale must be in [{MIN_SCALE:g}, {MAX_SCALE:g}], got {self.scale}")
+        for name in ("pad_x", "pad_y"):
+            if abs(getattr(self, name)) > MAX_PAD:
+                raise ValueError(f"Letterbox.{name} must be within +-{MAX_PAD:g} pixels, got {getattr(self, name)}")
 
     @classmethod
     def fit(cls, source_size, input_size, center: bool = True) -> "Letterbox":

@@ -99,7 +99,7 @@ def test_letterbox_fit_matches_ultralytics_padding():
     lb = Letterbox.fit((1920, 1080), (640, 640))
     assert lb.scale == pytest.approx(1 / 3) and lb.pad_x == 0 and lb.pad_y == 140
     assert Letterbox.fit((1920, 1080), (640, 640), center=False).pad_y == 0
-    with pytest.raises(ValueError, match="scale must be > 0"):
+    with pytest.raises(ValueError, match=r"scale must be in \[1e-06, 1e\+06\]"):
         Letterbox(0.0)
     with pytest.raises(TypeError, match=r"source_size must be a \(width, height\) pair"):
         Letterbox.fit(1920, (640, 640))

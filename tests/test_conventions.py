@@ -49,10 +49,42 @@ def test_regularizer_keeps_the_rectangle_and_lands_in_its_range(name, b):
 
 @pytest.mark.parametrize("name", sorted(RANGES))
 @given(b=box)
-def test_regularizer_is_idempotent(name, b):
+def test_regularizer_is_idempotent_except_on_squares_under_the_long_side_rule(name, b):
     convert, _ = RANGES[name]
     once = convert(t(b))
+    if b[2] == b[3] and name in ("le90", "le135", "ultralytics_legacy"):
+        return  # like mmrotate / Ultralytics <= 8.3.79, every call turns a square by a quarter (tested below)
     assert torch.allclose(convert(once), once, atol=1e-9)
+
+
+# Squares (w == h): mmrotate 1.x regularize_boxes('le90' / 'le135') and Ultralytics regularize_rboxes up to 8.3.79
+# keep (w, h, a) only when w > h; for w <= h they swap the sides and add pi/2, then wrap the angle into the range.
+@pytest.mark.parametrize("name, a, expected", [
+    ("le90", 0.3, 0.3 + HALF_PI - math.pi), ("le90", 0.0, -HALF_PI), ("le90", -1.0, -1.0 + HALF_PI),
+    ("le135", 0.3, 0.3 + HALF_PI), ("le135", 1.0, 1.0 + HALF_PI - math.pi), ("le135", -0.5, -0.5 + HALF_PI),
+    ("ultralytics_legacy", 0.3, 0.3 + HALF_PI), ("ultralytics_legacy", 2.0, 2.0 + HALF_PI - math.pi),
+    ("ultralytics_legacy", 0.0, HALF_PI),
+])
+def test_squares_turn_a_quarter_like_the_peers(name, a, expected):
+    convert, _ = RANGES[name]
+    out = convert(t([3.0, 4.0, 10.0, 10.0, a]))[0].tolist()
+    assert out[:4] == [3.0, 4.0, 10.0, 10.0]
+    assert out[4] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["le90", "le135", "ultralytics_legacy"])
+def test_a_strictly_longer_width_keeps_its_angle_and_a_longer_height_swaps(name):
+    convert, _ = RANGES[name]
+    assert convert(t([0.0, 0.0, 10.0, 9.999, 0.5]))[0].tolist() == [0.0, 0.0, 10.0, 9.999, 0.5]
+    out = convert(t([0.0, 0.0, 9.999, 10.0, 0.5]))[0].tolist()
+    assert out[2:4] == [10.0, 9.999] and out[4] == pytest.approx(0.5 + HALF_PI if name != "le90" else 0.5 - HALF_PI)
+
+
+@pytest.mark.parametrize("name", ["ultralytics", "oc", "oc_mmrotate1"])
+def test_angle_range_regularizers_do_not_compare_sides_so_squares_stay_put_inside_their_range(name):
+    convert, in_range = RANGES[name]
+    a = {"ultralytics": 0.3, "oc": 0.3, "oc_mmrotate1": -0.3}[name]
+    assert convert(t([0.0, 0.0, 10.0, 10.0, a]))[0].tolist() == [0.0, 0.0, 10.0, 10.0, a]
 
 
 def test_registry_lists_every_regularizer():

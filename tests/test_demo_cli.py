@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -26,3 +27,26 @@ def test_cli_demo_and_doctor_run_as_modules():
     doctor = subprocess.run([sys.executable, "-m", "obbmeta", "doctor"], capture_output=True, text=True, timeout=120)
     assert doctor.returncode == 0, doctor.stderr
     assert "C geometry core: loaded" in doctor.stdout
+
+
+def test_cli_version():
+    out = subprocess.run([sys.executable, "-m", "obbmeta", "--version"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "obbmeta 0.1.0"
+
+
+def test_doctor_exits_1_and_says_why_when_the_metadata_layer_is_unavailable(tmp_path):
+    env = dict(os.environ, OBBMETA_NVDS_LIB_DIR=str(tmp_path))  # an explicit folder without libnvds_meta.so
+    doctor = subprocess.run([sys.executable, "-m", "obbmeta", "doctor"], capture_output=True, text=True, timeout=120,
+                            env=env)
+    assert doctor.returncode == 1
+    assert "1 problem(s)" in doctor.stdout and "obbmeta.nvds) is unavailable" in doctor.stdout
+
+
+def test_doctor_says_cuda_was_disabled_on_purpose_rather_than_no_nvcc(monkeypatch, capsys):
+    from obbmeta import cli
+
+    monkeypatch.setattr(cli, "cuda_build_status", lambda: "not built: disabled on purpose (OBBMETA_CUDA=0 at install)")
+    monkeypatch.setattr("obbmeta._cuda_lib.cuda_library", lambda: None)
+    cli._doctor()
+    out = capsys.readouterr().out
+    assert "disabled on purpose (OBBMETA_CUDA=0 at install)" in out and "nvcc" not in out.split("CUDA kernels")[1].split("\n")[0]

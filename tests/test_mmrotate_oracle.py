@@ -46,3 +46,11 @@ def test_from_mmrotate_reads_a_real_det_data_sample():
     got = OrientedBoxes.from_mmrotate(sample, score_thr=0.5)
     keep = inst.scores > 0.5
     assert torch.equal(got.xywhr, x[keep]) and torch.equal(got.labels, inst.labels[keep])
+
+
+@pytest.mark.parametrize("pattern, ours", [("le90", conventions.to_le90), ("le135", conventions.to_le135)])
+def test_squares_match_mmrotate_value_for_value(pattern, ours):
+    x = boxes(seed=3)
+    x[:, 3] = x[:, 2]  # w == h: mmrotate swaps and adds pi/2
+    theirs = bbox.RotatedBoxes(x.clone()).regularize_boxes(pattern)
+    torch.testing.assert_close(ours(x), theirs, atol=1e-9, rtol=0)

@@ -45,3 +45,12 @@ def test_regularize_matches_ultralytics_regularize_rboxes():
     x = x[(torch.remainder(x[:, 4], math.pi / 2) > 1e-9)]  # away from the range ends, where rounding may differ
     theirs = ops.regularize_rboxes(x.clone())
     torch.testing.assert_close(conventions.ultralytics_regularize(x), theirs, atol=1e-9, rtol=0)
+
+
+def test_legacy_regularize_on_squares_matches_the_formula_ultralytics_used_up_to_8_3_79():
+    """Ultralytics 8.3.79 and earlier kept (w, h, t) only when w > h, else (h, w, t + pi/2), then t mod pi; 8.4
+    (installed here) no longer ships that form, so the fact is checked against its documented arithmetic."""
+    x = data(200, seed=3)[:, :5].double()
+    x[:, 3] = x[:, 2]
+    expected = torch.stack((x[:, 0], x[:, 1], x[:, 2], x[:, 3], torch.remainder(x[:, 4] + math.pi / 2, math.pi)), -1)
+    torch.testing.assert_close(conventions.ultralytics_regularize_legacy(x), expected, atol=1e-12, rtol=0)

@@ -25,6 +25,8 @@ def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_d
     mmrotate boxes are already in source-image pixels (its pipeline rescales), in obbmeta's angle direction.
     """
     score_thr = as_threshold("score_thr", score_thr)
+    if max_det is not None and (not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0):
+        raise ValueError(f"max_det must be None or an int >= 0, got {max_det!r}")
     if iou is not None:
         iou = as_threshold("iou", iou)
     if _is_single(results):

@@ -69,8 +69,12 @@ def yolo_obb(
         raise ValueError(f"output must have shape (B, 4+nc+1, N) or (B, K, 7), got {tuple(output.shape)}")
     conf = as_threshold("conf", conf)
     iou = as_threshold("iou", iou)
-    if not isinstance(max_det, int) or max_det < 0:
+    if not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0:
         raise ValueError(f"max_det must be an int >= 0, got {max_det!r}")
+    if not isinstance(max_nms, int) or isinstance(max_nms, bool) or max_nms < 1:
+        raise ValueError(f"max_nms must be an int >= 1 (candidates per image that go through NMS), got {max_nms!r}")
+    if classes is not None:
+        classes = _class_list(classes)
     if letterbox is not None and not isinstance(letterbox, Letterbox):
         raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
     if fmt == RAW:
@@ -87,6 +91,16 @@ def yolo_obb(
     if letterbox is not None:
         results = [r.rescale(letterbox) for r in results]
     return results
+
+
+def _class_list(classes) -> list:
+    """``classes`` as a list of int class ids, or TypeError naming it."""
+    if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
+        raise TypeError(f"classes must be None or a sequence of int class ids, got {classes!r}")
+    out = list(classes.tolist() if hasattr(classes, "tolist") else classes)
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in out):
+        raise TypeError(f"classes must be None or a sequence of int class ids, got {classes!r}")
+    return out
 
 
 def _class_filter(labels: torch.Tensor, classes) -> torch.Tensor:

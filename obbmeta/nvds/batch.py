@@ -6,22 +6,64 @@ the convention of pyds and pyservicemaker), passed to NVIDIA's ``libnvdsgst_meta
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
+import weakref
+from functools import lru_cache
 from typing import Any
 
-from . import _core, layouts
+from . import _core, _pointers, layouts
+
+NVDS_BATCH_META = 1  # NvDsMetaType of an NvDsBatchMeta's base_meta
+# NVIDIA preallocates per frame slot (a frame meta and 8 object, classifier and label-info elements, about 7 KB):
+# a bound keeps a mistyped max_frames from exhausting memory. nvstreammux batches are far smaller.
+MAX_FRAMES = 4096
+
+
+class _GstMiniObjectHead(ctypes.Structure):
+    """GstMiniObject's first fields (gstminiobject.h): GType type; gint refcount."""
+    _fields_ = [("type", ctypes.c_size_t), ("refcount", ctypes.c_int)]
+
+
+@lru_cache(maxsize=1)
+def _gst_buffer_type() -> int | None:
+    name = ctypes.util.find_library("gstreamer-1.0") or "libgstreamer-1.0.so.0"
+    try:
+        gst = ctypes.CDLL(name)
+    except OSError:
+        return None
+    gst.gst_buffer_get_type.restype = ctypes.c_size_t
+    return gst.gst_buffer_get_type()
 
 
 def _buffer_address(buf: Any) -> int:
-    """``GstBuffer*`` of a Gst.Buffer (``hash(buf)``) or of an int address."""
-    if isinstance(buf, int):
-        address = buf
-    elif type(buf).__module__.startswith("gi."):  # a PyGObject Gst.Buffer: hash() is the GstBuffer*
-        address = hash(buf)
-    else:
-        raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
-    if address <= 0:
-        raise ValueError(f"buf address must be a positive pointer, got {address}")
-    return address
+    """``GstBuffer*`` of a Gst.Buffer (``hash(buf)``) or of an int address (checked to be a live GstBuffer)."""
+    if isinstance(buf, int) and not isinstance(buf, bool):
+        address = _pointers.pointer("buf", buf)
+        head = _pointers.struct_at("buf", address, _GstMiniObjectHead)
+        gtype = _gst_buffer_type()
+        if (gtype is not None and head.type != gtype) or head.refcount <= 0:
+            raise ValueError(f"buf = 0x{address:x} is not a live GstBuffer (pass hash(gst_buffer) or the Gst.Buffer)")
+        return address
+    if type(buf).__module__.startswith("gi."):  # a PyGObject Gst.Buffer: hash() is the GstBuffer*
+        return hash(buf)
+    raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
+
+
+def _check_batch_pointer(address: int) -> None:
+    """ValueError unless ``address`` points to readable memory holding an NvDsBatchMeta."""
+    head = _pointers.struct_at("batch address", address, layouts.BatchMetaHead)
+    if head.base_meta.meta_type != NVDS_BATCH_META or not head.obj_meta_pool or not head.frame_meta_pool:
+        raise ValueError(f"batch address 0x{address:x} does not point to an NvDsBatchMeta (its base_meta.meta_type "
+                         f"is {head.base_meta.meta_type}, not NVDS_BATCH_META, or it has no pools)")
+
+
+def _check_frame_pointer(address: int) -> None:
+    """ValueError unless ``address`` points to an NvDsFrameMeta whose batch meta is readable too."""
+    head = _pointers.struct_at("frame address", address, layouts.FrameMetaHead)
+    if head.base_meta.meta_type != layouts.NVDS_FRAME_META or not head.base_meta.batch_meta:
+        raise ValueError(f"frame address 0x{address:x} does not point to an NvDsFrameMeta (base_meta.meta_type "
+                         f"{head.base_meta.meta_type}, not NVDS_FRAME_META, or no batch_meta)")
+    _check_batch_pointer(head.base_meta.batch_meta)
 
 
 def _gst_meta_lib(core: _core.Core) -> ctypes.CDLL:
@@ -31,26 +73,61 @@ def _gst_meta_lib(core: _core.Core) -> ctypes.CDLL:
 
 
 class FrameMeta:
-    """One ``NvDsFrameMeta`` of a batch. Valid only while its batch is alive."""
+    """One ``NvDsFrameMeta`` of a batch. Valid only while its batch is alive: after ``destroy()`` of the batch
+    (or the end of its ``with`` block) every use raises ValueError instead of reading freed memory.
 
-    __slots__ = ("address", "batch", "_head")
+    ``FrameMeta(address, batch)`` checks a raw address: it must be one of ``batch``'s frames, or, without a batch,
+    point to readable memory holding an NvDsFrameMeta (a wrong int raises instead of crashing).
+    """
 
-    def __init__(self, address: int, batch: "BatchMeta"):
-        if not address:
-            raise ValueError("frame address is NULL")
-        self.address = int(address)
+    __slots__ = ("_address", "batch", "_frame_head")
+
+    def __init__(self, address: int, batch: "BatchMeta | None"):
+        address = _pointers.pointer("frame address", address)
+        if batch is not None:
+            if address not in batch._frame_addresses():
+                raise ValueError(f"frame address 0x{address:x} is not a frame of the batch meta at "
+                                 f"0x{batch.address:x} (pass one of batch.frames, or frame_meta_list data pointers)")
+        else:
+            _check_frame_pointer(address)
+        self._set(address, batch)
+
+    @classmethod
+    def _wrap(cls, address: int, batch: "BatchMeta") -> "FrameMeta":
+        """A frame found in ``batch``'s own frame_meta_list (no check needed)."""
+        frame = cls.__new__(cls)
+        frame._set(address, batch)
+        return frame
+
+    def _set(self, address: int, batch: "BatchMeta | None") -> None:
+        self._address = int(address)
         self.batch = batch
-        self._head = layouts.FrameMetaHead.from_address(self.address)
+        self._frame_head = layouts.FrameMetaHead.from_address(self._address)
+
+    @property
+    def address(self) -> int:
+        """The ``NvDsFrameMeta*`` (ValueError once its batch was destroyed)."""
+        if self.batch is not None:
+            self.batch._check_alive()
+        return self._address
+
+    @property
+    def _head(self) -> layouts.FrameMetaHead:
+        if self.batch is not None:
+            self.batch._check_alive()
+        return self._frame_head
 
     def __repr__(self) -> str:
+        if self.batch is not None and self.batch.released:
+            return f"FrameMeta(released, address=0x{self._address:x})"
         return (f"FrameMeta(source_id={self.source_id}, frame_num={self.frame_num}, batch_id={self.batch_id}, "
-                f"size={self.size}, num_obj_meta={self.num_obj_meta}, address=0x{self.address:x})")
+                f"size={self.size}, num_obj_meta={self.num_obj_meta}, address=0x{self._address:x})")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, FrameMeta) and other.address == self.address
+        return isinstance(other, FrameMeta) and other._address == self._address
 
     def __hash__(self) -> int:
-        return hash(self.address)
+        return hash(self._address)
 
     source_id = property(lambda self: self._head.source_id)
     pad_index = property(lambda self: self._head.pad_index)
@@ -79,29 +156,80 @@ class FrameMeta:
         return None
 
 
+# Owned batches by address, so that a wrapper made later with from_address(...) of the same batch learns when the
+# owner destroys it (weak: an owner that is garbage-collected destroys the batch and leaves this map by itself).
+_OWNERS: "weakref.WeakValueDictionary[int, BatchMeta]" = weakref.WeakValueDictionary()
+
+
 class BatchMeta:
     """A real ``NvDsBatchMeta`` from NVIDIA's libnvds_meta.
 
     ``create`` makes one (owned by this object until attached to a buffer or destroyed); ``from_gst_buffer`` and
-    ``from_address`` wrap one that something else owns.
+    ``from_address`` wrap one that something else owns. After ``destroy()`` (or the end of a ``with`` block) the
+    batch is freed and every use of this wrapper, of its frames and of other wrappers of the same batch made with
+    ``from_address`` raises ValueError. (A batch owned by a Gst.Buffer lives as long as the buffer; obbmeta cannot
+    see that buffer's end: use its wrappers only while you hold the buffer.)
     """
 
-    __slots__ = ("address", "_owned", "_core", "_head", "__weakref__")
+    __slots__ = ("_address", "_owned", "_core", "_batch_head", "_owner", "_released", "__weakref__")
 
-    def __init__(self, address: int, owned: bool = False):
-        if not address:
-            raise ValueError("batch address is NULL")
+    def __init__(self, address: int, owned: bool = False, *, _checked: bool = False):
+        """Wrap ``address`` (checked to hold an NvDsBatchMeta unless it is a live batch obbmeta owns). ``owned``
+        is for obbmeta's own constructors (``create``, ``copy``): an owned batch is freed by ``destroy()``."""
+        address = _pointers.pointer("batch address", address)
+        if not owned and not _checked:
+            owner = _OWNERS.get(address)
+            if owner is None or owner.released:
+                _check_batch_pointer(address)
         self._core = _core.get()
-        self.address = int(address)
+        self._address = address
         self._owned = owned
-        self._head = layouts.BatchMetaHead.from_address(self.address)
+        self._released = False
+        self._batch_head = layouts.BatchMetaHead.from_address(address)
+        if owned:
+            _OWNERS[address] = self
+            self._owner = None
+        else:
+            self._owner = _OWNERS.get(address)
+
+    @property
+    def released(self) -> bool:
+        """True once this batch was destroyed (by this wrapper, or by the owner of the batch it wraps)."""
+        return self._released or (self._owner is not None and self._owner._released)
+
+    def _check_alive(self) -> None:
+        if self.released:
+            raise ValueError(f"the NvDsBatchMeta at 0x{self._address:x} was destroyed (destroy() or the end of its "
+                             "with block); it and its frames can no longer be used")
+
+    @property
+    def address(self) -> int:
+        """The ``NvDsBatchMeta*`` (for pyds / ctypes / C callers); ValueError once destroyed."""
+        self._check_alive()
+        return self._address
+
+    @property
+    def _head(self) -> layouts.BatchMetaHead:
+        self._check_alive()
+        return self._batch_head
+
+    def _frame_addresses(self) -> list[int]:
+        """The data pointers of frame_meta_list, read under the batch lock."""
+        out = []
+        with self.locked():
+            node = self._head.frame_meta_list
+            while node:
+                out.append(node.contents.data)
+                node = node.contents.next
+        return out
 
     # ---- construction
     @classmethod
     def create(cls, max_frames: int) -> "BatchMeta":
-        """A new batch meta for ``max_frames`` frames, set up exactly as nvstreammux sets its own."""
-        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or not 1 <= max_frames < 2**31:
-            raise ValueError(f"max_frames must be an int in [1, 2**31), got {max_frames!r}")
+        """A new batch meta for ``max_frames`` frames (1 to 4096), set up exactly as nvstreammux sets its own."""
+        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or not 1 <= max_frames <= MAX_FRAMES:
+            raise ValueError(f"max_frames must be an int in [1, {MAX_FRAMES}] (NVIDIA preallocates about 7 KB per "
+                             f"frame slot), got {max_frames!r}")
         core = _core.get()
         m = core.libs.meta
         address = m.nvds_create_batch_meta(max_frames)
@@ -118,7 +246,8 @@ class BatchMeta:
 
     @classmethod
     def from_address(cls, address: int) -> "BatchMeta":
-        """Wrap an existing ``NvDsBatchMeta*`` (e.g. from pyds or C); not owned."""
+        """Wrap an existing ``NvDsBatchMeta*`` (e.g. from pyds or C); not owned. The address is checked: it must
+        point to readable memory holding an NvDsBatchMeta (``base_meta.meta_type == NVDS_BATCH_META``)."""
         if not isinstance(address, int) or isinstance(address, bool):
             raise TypeError(f"address must be an int (an NvDsBatchMeta*), got {type(address).__name__}")
         return cls(address)
@@ -131,7 +260,7 @@ class BatchMeta:
         if not address:
             raise LookupError("this Gst.Buffer carries no NvDsBatchMeta (no nvstreammux upstream? use "
                               "BatchMeta.create(...).attach_to_gst_buffer(buf))")
-        return cls(address)
+        return cls(address, _checked=True)  # NVIDIA's lookup on a live buffer
 
     # ---- properties
     max_frames = property(lambda self: self._head.max_frames_in_batch)
@@ -145,17 +274,13 @@ class BatchMeta:
     @property
     def frames(self) -> list[FrameMeta]:
         """The frame metas in ``frame_meta_list`` order."""
-        out = []
-        with self.locked():
-            node = self._head.frame_meta_list
-            while node:
-                out.append(FrameMeta(node.contents.data, self))
-                node = node.contents.next
-        return out
+        return [FrameMeta._wrap(a, self) for a in self._frame_addresses()]
 
     def __repr__(self) -> str:
+        if self.released:
+            return f"BatchMeta(released, address=0x{self._address:x})"
         return (f"BatchMeta(num_frames={self.num_frames}, max_frames={self.max_frames}, owned={self._owned}, "
-                f"address=0x{self.address:x})")
+                f"address=0x{self._address:x})")
 
     # ---- editing
     def locked(self) -> "_MetaLock":
@@ -186,7 +311,7 @@ class BatchMeta:
             f.source_frame_width, f.source_frame_height = width, height
             f.pipeline_width, f.pipeline_height = width, height
             m.nvds_add_frame_meta_to_batch(self.address, address)
-        return FrameMeta(address, self)
+        return FrameMeta._wrap(address, self)
 
     def attach_to_gst_buffer(self, buf: Any) -> None:
         """Attach this batch to a Gst.Buffer (or GstBuffer* int) as nvstreammux does; the buffer then owns it.
@@ -205,19 +330,38 @@ class BatchMeta:
             raise RuntimeError("gst_buffer_add_nvds_meta returned NULL; the batch stays owned by this object")
         _NvDsMetaHead.from_address(meta).meta_type = layouts.NVDS_BATCH_GST_META
         self._owned = False
+        if _OWNERS.get(self._address) is self:  # the buffer owns it now
+            del _OWNERS[self._address]
 
     def copy(self) -> "BatchMeta":
-        """A deep copy made by NVIDIA's ``nvds_batch_meta_copy_func`` (what a tee / buffer copy does)."""
-        address = self._core.libs.meta.nvds_batch_meta_copy_func(self.address, None)
+        """A deep copy made by NVIDIA's ``nvds_batch_meta_copy_func`` (what a tee / buffer copy does).
+
+        NVIDIA's copy builds the new batch with ``max_frames_in_batch`` frame slots and crashes on 0 (a batch made by
+        a bare ``nvds_create_batch_meta`` that nobody set up as nvstreammux does): such a batch is refused."""
+        head = self._head
+        if head.max_frames_in_batch < 1 or head.num_frames_in_batch > head.max_frames_in_batch:
+            raise ValueError(f"this batch has max_frames_in_batch = {head.max_frames_in_batch} and "
+                             f"{head.num_frames_in_batch} frames; NVIDIA's nvds_batch_meta_copy_func needs "
+                             "max_frames_in_batch >= 1 and >= num_frames_in_batch (set max_frames_in_batch as "
+                             "nvstreammux does, or make the batch with BatchMeta.create)")
+        if head.max_frames_in_batch > MAX_FRAMES:
+            raise ValueError(f"this batch has max_frames_in_batch = {head.max_frames_in_batch}; copies are made for "
+                             f"at most {MAX_FRAMES} frame slots")
+        with self.locked():  # a consistent source while other threads write into it
+            address = self._core.libs.meta.nvds_batch_meta_copy_func(self.address, None)
         if not address:
             raise RuntimeError("nvds_batch_meta_copy_func returned NULL")
         return BatchMeta(address, owned=True)
 
     def destroy(self) -> None:
-        """Release an owned batch through ``nvds_batch_meta_release_func`` (frees every meta and payload)."""
+        """Release an owned batch through ``nvds_batch_meta_release_func`` (frees every meta and payload). The
+        wrapper, its frames and the wrappers of the same batch from ``from_address`` are unusable afterwards."""
         if self._owned:
             self._owned = False
-            self._core.libs.meta.nvds_batch_meta_release_func(self.address, None)
+            self._released = True
+            if _OWNERS.get(self._address) is self:
+                del _OWNERS[self._address]
+            self._core.libs.meta.nvds_batch_meta_release_func(self._address, None)
 
     def __enter__(self) -> "BatchMeta":
         return self

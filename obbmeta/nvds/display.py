@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _core
 from .batch import BatchMeta, FrameMeta
-from .obbs import _address, _batch_of, _frame_of, _frame_size, _to_host_once, _to_numpy
+from .obbs import _address, _batch_of, _frame_of, _frame_size, _reader_frame, _to_host_once, _to_numpy
 
 
 def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0, 1.0, 1.0, 1.0),
@@ -42,8 +42,14 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; got {seg.shape}")
     seg = np.ascontiguousarray(seg, dtype=np.float32)
     m = seg.shape[0]
+    if isinstance(colors, (str, bytes)):
+        raise TypeError(f"colors must be (r, g, b, a) in 0..1 or one per segment / polygon; named colours such as "
+                        f"{colors!r} are not supported")
     (rgba,) = _to_host_once(colors)
-    rgba = np.asarray(_to_numpy(rgba, "colors"), dtype=np.float64)
+    try:
+        rgba = np.asarray(_to_numpy(rgba, "colors"), dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"colors must be (r, g, b, a) numbers in 0..1 or one per segment / polygon, got {colors!r}") from exc
     if rgba.shape == (4,):
         rgba = rgba.reshape(1, 4)
     elif rgba.ndim == 2 and rgba.shape[1] == 4 and rgba.shape[0] * per_polygon == m and per_polygon > 1:
@@ -54,7 +60,7 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         raise ValueError("colors must be r, g, b, a values in 0..1")
     rgba = np.ascontiguousarray(rgba)
     if not isinstance(width, int) or isinstance(width, bool) or not 0 < width < 2**31:
-        raise ValueError(f"width must be an int > 0, got {width!r}")
+        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
     fw, fh = _frame_size(f, frame_size)
     core = b._core
     n_display = ctypes.c_int64(0)
@@ -69,17 +75,31 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     return int(written)
 
 
-def read_display_lines(frame: FrameMeta) -> list[tuple[int, int, int, int, int, tuple[float, ...]]]:
-    """All display-meta lines of a frame: (x1, y1, x2, y2, width, (r, g, b, a)) in display_meta_list order."""
+def read_display_lines(frame: Any, batch: Any = None) -> list[tuple[int, int, int, int, int, tuple[float, ...]]]:
+    """All display-meta lines of a frame: (x1, y1, x2, y2, width, (r, g, b, a)) in display_meta_list order.
+
+    Read under the lock of the frame's own batch (as every writer here writes), so a concurrent
+    ``add_display_lines`` / ``add_obb_overlay`` is seen whole or not at all. ``frame``: a FrameMeta, or an
+    NvDsFrameMeta* int (of ``batch`` when given)."""
+    f = _reader_frame(frame, batch)
     core = _core.get()
+    head = f._head
+    owner = head.base_meta.batch_meta
+    meta = core.libs.meta
     out = []
-    node = frame._head.display_meta_list
-    while node:
-        dm = core.layout.display_meta.from_address(node.contents.data)
-        for lp in dm.line_params[: min(dm.num_lines, 16)]:
-            c = lp.line_color
-            out.append((lp.x1, lp.y1, lp.x2, lp.y2, lp.line_width, (c.red, c.green, c.blue, c.alpha)))
-        node = node.contents.next
+    if owner:
+        meta.nvds_acquire_meta_lock(owner)
+    try:
+        node = head.display_meta_list
+        while node:
+            dm = core.layout.display_meta.from_address(node.contents.data)
+            for lp in dm.line_params[: min(dm.num_lines, 16)]:
+                c = lp.line_color
+                out.append((lp.x1, lp.y1, lp.x2, lp.y2, lp.line_width, (c.red, c.green, c.blue, c.alpha)))
+            node = node.contents.next
+    finally:
+        if owner:
+            meta.nvds_release_meta_lock(owner)
     return out
 
 

@@ -146,7 +146,7 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
     if x.dtype.kind != "f":
         raise TypeError(f"xywhr must be a floating-point array (float32), got dtype {x.dtype}")
     n = x.shape[0]
-    x = np.ascontiguousarray(x, dtype=np.float32)
+    x = _float32("xywhr", x)
     s = np.ones(n, dtype=np.float32) if scores is None else _vector(
         scores, "scores", n, "f", np.float32, "a floating-point array (float32)")
     lab = np.zeros(n, dtype=np.int64) if labels is None else _vector(
@@ -161,7 +161,27 @@ def _vector(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) ->
         raise ValueError(f"{name} must have shape (N,) = ({n},) to match xywhr; got {tuple(v.shape)}")
     if v.dtype.kind not in kinds:
         raise TypeError(f"{name} must be {form}, got dtype {v.dtype}")
+    if dtype is np.float32:
+        return _float32(name, v)
+    if v.dtype.kind == "u" and v.size and v.max() > np.iinfo(np.int64).max:  # would wrap to a negative id
+        i = int(np.argmax(v))
+        raise ValueError(f"{name}[{i}] = {int(v[i])}: class ids must be in 0..2**31-1")
     return np.ascontiguousarray(v, dtype=dtype)
+
+
+def _float32(name: str, a: np.ndarray) -> np.ndarray:
+    """``a`` as contiguous float32 (DeepStream's fields are floats); a finite value beyond float32 is an error, not a
+    silent inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.ascontiguousarray(a, dtype=np.float32)
+    if a.dtype != np.float32 and out.size:
+        with np.errstate(invalid="ignore"):
+            over = np.isfinite(a) & ~np.isfinite(out)
+        if over.any():
+            i = int(np.argwhere(over)[0][0])
+            raise ValueError(f"{name}[{i}] = {a[i].tolist()} does not fit float32, which DeepStream's metadata fields "
+                             "are")
+    return out
 
 
 def cut_label(name: str) -> bytes:
@@ -214,6 +234,10 @@ def _frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
     raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
 
 
+# NvOSD pixel coordinates (text offsets, line end points) are unsigned 32-bit: a frame can be at most 2**32 wide.
+MAX_FRAME_SIDE = 2**32
+
+
 def _frame_size(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
     if frame_size is None:
         size = frame.size
@@ -221,12 +245,15 @@ def _frame_size(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
             raise ValueError("the frame meta has neither pipeline_width/height nor source_frame_width/height set; "
                              "pass frame_size=(width, height) of the batched surface")
         return float(size[0]), float(size[1])
+    if isinstance(frame_size, (str, bytes)):
+        raise TypeError(f"frame_size must be (width, height), got {frame_size!r}")
     try:
         w, h = (float(v) for v in frame_size)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"frame_size must be (width, height), got {frame_size!r}") from exc
-    if not (w > 0 and h > 0 and np.isfinite(w) and np.isfinite(h)):
-        raise ValueError(f"frame_size must be two positive finite numbers, got {frame_size!r}")
+    if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
+        raise ValueError(f"frame_size must be two positive finite numbers, at most 2**32 (NvOSD pixel coordinates are "
+                         f"unsigned 32-bit), got {frame_size!r}")
     return w, h
 
 
@@ -237,6 +264,9 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
             return ValueError(f"xywhr[{bad}] = {row.tolist()} is not finite (NaN or inf); boxes must be finite")
         if not np.isfinite(s[bad]):
             return ValueError(f"scores[{bad}] = {float(s[bad])} is not finite")
+        if row[2] > 0 and row[3] > 0:
+            return ValueError(f"xywhr[{bad}] = {row.tolist()}: its bounding box leaves the float32 range, which "
+                              "rect_params / detector_bbox_info (floats) cannot hold")
         return ValueError(f"xywhr[{bad}] = {row.tolist()} has w <= 0 or h <= 0; widths and heights must be > 0")
     if code == -5 and bad >= 0:
         if lab[bad] < 0 or lab[bad] > 2**31 - 1:
@@ -268,7 +298,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     if not isinstance(component_id, int) or isinstance(component_id, bool) or not 0 <= component_id < 2**31:
         raise ValueError(f"component_id must be an int in 0..2**31-1, got {component_id!r}")
     if not isinstance(border_width, int) or isinstance(border_width, bool) or not 0 <= border_width < 2**31:
-        raise ValueError(f"border_width must be an int >= 0, got {border_width!r}")
+        raise ValueError(f"border_width must be an int in 0..2**31-1 (pixels), got {border_width!r}")
     if rotation_angle and not core.layout.has_rotation_angle:
         raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                          f"the loaded library has {core.layout.name}")
@@ -281,6 +311,9 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
         table, n_names, _keep = _label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
+    if palette is not PALETTE and (isinstance(palette, (str, bytes)) or
+                                   any(isinstance(c, (str, bytes)) or not hasattr(c, "__len__") for c in palette)):
+        raise TypeError(f"palette must be a sequence of (r, g, b, a) colours in 0..1, got {palette!r}")
     pal, n_colors = _DEFAULT_PALETTE if palette is PALETTE else _palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
@@ -390,13 +423,18 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
 
 # ---------------------------------------------------------------- read
 
-def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
+def _reader_frame(frame: Any, batch: Any = None) -> FrameMeta:
+    """The frame a reader was given: a FrameMeta, or an NvDsFrameMeta* int (checked: a frame of ``batch``, or
+    without a batch, readable memory holding a frame meta)."""
     if isinstance(frame, FrameMeta):
-        f = frame
-    elif isinstance(frame, int) and not isinstance(frame, bool):
-        f = FrameMeta(frame, _batch_of(batch) if batch is not None else None)  # type: ignore[arg-type]
-    else:
-        raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
+        return frame
+    if isinstance(frame, int) and not isinstance(frame, bool):
+        return FrameMeta(frame, _batch_of(batch) if batch is not None else None)
+    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
+
+
+def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
+    f = _reader_frame(frame, batch)
     core = _core.get()
     capacity = 64
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again

@@ -4,6 +4,11 @@ One operator schema per op, like torchvision: the CPU kernel calls the host buil
 through ctypes on the tensors' own memory (no copies); the CUDA kernel calls kernels/obbmeta_cuda.cu, the same
 header compiled by nvcc, on torch's current stream. When the CUDA kernels were not built (no nvcc at install),
 CUDA tensors are served by the host code on a copy (one device-to-host copy, result returned on the device).
+
+Precision: the operators compute in float64 when any box or score input is float64 (the C geometry is double
+inside; float64 inputs are read as they are) and in float32 otherwise (float16 / bfloat16 are widened to float32,
+exactly). ``box_iou_rotated`` returns that dtype. Each operator makes its inputs contiguous in that dtype itself, so
+``torch.ops.obbmeta.*`` called directly gets the same answer as the Python wrappers.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import torch
 
 from .._cuda_lib import cuda_library, launch
 from .._native import load_library, ptr as _ptr
+from ._validate import boxes_in_range, range_error
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -24,13 +30,13 @@ _i64 = ctypes.c_int64
 def _lib() -> ctypes.CDLL:
     lib = load_library("_geometry")
     lib.obbmeta_geometry_abi_version.restype = ctypes.c_int
-    if lib.obbmeta_geometry_abi_version() != 1:
+    if lib.obbmeta_geometry_abi_version() != 2:
         raise ImportError("obbmeta's compiled geometry core is out of date; rebuild it with `pip install -e .`")
-    lib.obbmeta_iou_matrix.argtypes = [_p, _i64, _p, _i64, _p]
+    lib.obbmeta_iou_matrix.argtypes = [_p, _i64, _p, _i64, _p, ctypes.c_int]
     lib.obbmeta_iou_matrix.restype = None
-    lib.obbmeta_iou_aligned.argtypes = [_p, _p, _i64, _p]
+    lib.obbmeta_iou_aligned.argtypes = [_p, _p, _i64, _p, ctypes.c_int]
     lib.obbmeta_iou_aligned.restype = None
-    lib.obbmeta_nms.argtypes = [_p, _p, _p, _i64, ctypes.c_double, _p]
+    lib.obbmeta_nms.argtypes = [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]
     lib.obbmeta_nms.restype = _i64
     return lib
 
@@ -40,25 +46,37 @@ def _require_host(t: torch.Tensor) -> None:
         raise NotImplementedError(f"obbmeta's geometry ops run on CPU and CUDA tensors, not on {t.device}")
 
 
+def compute_dtype(*tensors: Optional[torch.Tensor]) -> torch.dtype:
+    """float64 when any input is float64, else float32: the precision the ops compute and answer in."""
+    return torch.float64 if any(t is not None and t.dtype == torch.float64 for t in tensors) else torch.float32
+
+
+def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return t.to(dtype).contiguous()
+
+
 @torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
 def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
     _require_host(boxes1)
+    dtype = compute_dtype(boxes1, boxes2)
+    boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
     n, m = boxes1.shape[0], boxes2.shape[0]
+    wide = int(dtype == torch.float64)
     if aligned:
-        out = torch.empty(n, dtype=torch.float32)
+        out = torch.empty(n, dtype=dtype)
         if n:
-            _lib().obbmeta_iou_aligned(_ptr(boxes1), _ptr(boxes2), n, _ptr(out))
+            _lib().obbmeta_iou_aligned(_ptr(boxes1), _ptr(boxes2), n, _ptr(out), wide)
     else:
-        out = torch.empty((n, m), dtype=torch.float32)
+        out = torch.empty((n, m), dtype=dtype)
         if n and m:
-            _lib().obbmeta_iou_matrix(_ptr(boxes1), n, _ptr(boxes2), m, _ptr(out))
+            _lib().obbmeta_iou_matrix(_ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), wide)
     return out
 
 
 @box_iou_rotated_op.register_fake
 def _(boxes1, boxes2, aligned):
     shape = (boxes1.shape[0],) if aligned else (boxes1.shape[0], boxes2.shape[0])
-    return boxes1.new_empty(shape)
+    return boxes1.new_empty(shape, dtype=compute_dtype(boxes1, boxes2))
 
 
 @torch.library.custom_op("obbmeta::nms_rotated", mutates_args=())
@@ -66,9 +84,13 @@ def nms_rotated_op(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
 ) -> torch.Tensor:
     _require_host(boxes)
+    dtype = compute_dtype(boxes, scores)
+    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
+    labels = labels.to(torch.int64).contiguous() if labels is not None else None
     n = boxes.shape[0]
     keep = torch.empty(n, dtype=torch.int64)
-    count = _lib().obbmeta_nms(_ptr(boxes), _ptr(scores), _ptr(labels), n, iou_threshold, _ptr(keep)) if n else 0
+    wide = int(dtype == torch.float64)
+    count = _lib().obbmeta_nms(_ptr(boxes), _ptr(scores), wide, _ptr(labels), n, iou_threshold, _ptr(keep)) if n else 0
     if count < 0:
         raise MemoryError(f"nms_rotated could not allocate its work buffers for {n} boxes")
     return keep[:count].clone()
@@ -92,9 +114,12 @@ def _(boxes1, boxes2, aligned):
     lib = cuda_library()
     if lib is None:
         return _on_host(box_iou_rotated_op, boxes1, boxes2, aligned)
+    dtype = compute_dtype(boxes1, boxes2)
+    boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
     n, m = boxes1.shape[0], boxes2.shape[0]
     out = boxes1.new_empty((n,) if aligned else (n, m))
-    launch(boxes1.device, lib.obbmeta_cuda_iou, _ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), int(aligned))
+    launch(boxes1.device, lib.obbmeta_cuda_iou, _ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), int(aligned),
+           int(dtype == torch.float64))
     return out
 
 
@@ -106,6 +131,9 @@ def _(boxes, scores, labels, iou_threshold):
     lib = cuda_library()
     if lib is None:
         return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)
+    dtype = compute_dtype(boxes, scores)
+    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
+    labels = labels.to(torch.int64) if labels is not None else None
     n = boxes.shape[0]
     if n == 0:
         return torch.empty(0, dtype=torch.int64, device=boxes.device)
@@ -118,14 +146,14 @@ def _(boxes, scores, labels, iou_threshold):
     removed = torch.zeros(col_blocks, dtype=torch.int64, device=boxes.device)
     keep = torch.empty(n, dtype=torch.int64, device=boxes.device)
     count = torch.empty(1, dtype=torch.int64, device=boxes.device)
-    launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(sorted_boxes), _ptr(sorted_labels), iou_threshold,
-           _ptr(order), _ptr(mask), _ptr(removed), _ptr(keep), _ptr(count))
+    launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(sorted_boxes), int(dtype == torch.float64),
+           _ptr(sorted_labels), iou_threshold, _ptr(order), _ptr(mask), _ptr(removed), _ptr(keep), _ptr(count))
     # The one host sync: the number of kept boxes (which decides the result's size), read together with the
     # NaN/inf check of the inputs that nms_rotated leaves to this point on a GPU.
     kept, boxes_ok, scores_ok = torch.cat(
-        (count, torch.isfinite(boxes).all().view(1).long(), torch.isfinite(scores).all().view(1).long())).tolist()
+        (count, boxes_in_range(boxes).view(1).long(), torch.isfinite(scores).all().view(1).long())).tolist()
     if not boxes_ok:
-        raise ValueError("boxes contains NaN or inf; every box must be finite")
+        raise range_error("boxes", boxes)
     if not scores_ok:
         raise ValueError("scores contains NaN or inf")
     return keep[:kept]

@@ -8,11 +8,36 @@ import torch
 from .._checks import box_tensor
 
 
+# float64 boxes must stay within this magnitude: the exact IoU multiplies sides and offsets (w * h, dx * dx), which
+# overflow a double beyond about 1e154. float32 boxes only need to be finite (their products always fit a double).
+FLOAT64_BOX_LIMIT = 1e150
+
+
+def working_dtype(t: torch.Tensor) -> torch.dtype:
+    """The precision obbmeta computes in for a floating tensor: float64 stays float64, other floats are float32."""
+    return torch.float64 if t.dtype == torch.float64 else torch.float32
+
+
+def boxes_in_range(boxes: torch.Tensor) -> torch.Tensor:
+    """0-d bool tensor (no host sync): every value finite and, for float64, within FLOAT64_BOX_LIMIT."""
+    limit = FLOAT64_BOX_LIMIT if boxes.dtype == torch.float64 else torch.finfo(boxes.dtype).max
+    return (boxes.abs() <= limit).all()  # NaN fails the comparison
+
+
+def range_error(name: str, boxes: torch.Tensor) -> ValueError:
+    if not bool(torch.isfinite(boxes).all()):
+        return ValueError(f"{name} contains NaN or inf; every box must be finite")
+    return ValueError(f"{name} has values beyond +-{FLOAT64_BOX_LIMIT:g} (float64): the exact IoU of such boxes would "
+                      "overflow a double; rescale the coordinates")
+
+
 def as_boxes(name: str, boxes, *, check_finite: bool = True) -> torch.Tensor:
-    """Validate an (N, 5) [cx, cy, w, h, angle] tensor and return it as contiguous float32."""
-    boxes = box_tensor(name, boxes).to(torch.float32).contiguous()
-    if check_finite and boxes.numel() and not bool(torch.isfinite(boxes).all()):
-        raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+    """Validate an (N, 5) [cx, cy, w, h, angle] tensor and return it contiguous, float64 if it was float64, else
+    float32 (float16 / bfloat16 widen exactly)."""
+    boxes = box_tensor(name, boxes)
+    boxes = boxes.to(working_dtype(boxes)).contiguous()
+    if check_finite and boxes.numel() and not bool(boxes_in_range(boxes)):
+        raise range_error(name, boxes)
     return boxes
 
 
@@ -28,7 +53,7 @@ def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool
     if floating != values.is_floating_point() or values.dtype == torch.bool:
         raise TypeError(f"{name} must be {kind} tensor, got {values.dtype}")
     if floating:
-        values = values.to(torch.float32).contiguous()
+        values = values.to(working_dtype(values)).contiguous()
         if check_finite and n and not bool(torch.isfinite(values).all()):
             raise ValueError(f"{name} contains NaN or inf")
         return values
@@ -36,7 +61,12 @@ def as_vector(name: str, values, n: int, device: torch.device, *, floating: bool
 
 
 def as_threshold(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
     if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise TypeError(f"{name} must be a number in [0, 1] (a float, or a tensor of one element), got a tensor "
+                            f"of shape {tuple(value.shape)}")
         value = value.item()
     try:
         value = float(value)

@@ -12,12 +12,16 @@ import torch
 from ..conventions import to_le90
 from ._validate import as_boxes
 
+MAX_POLYGON_POINTS = 64
+_CHUNK_ELEMENTS = 1 << 22  # candidate projections (N x pairs x K) computed at once
+
 _SX = (-0.5, 0.5, 0.5, -0.5)
 _SY = (-0.5, -0.5, 0.5, 0.5)
 
 
 def obb_to_polygons(boxes: torch.Tensor) -> torch.Tensor:
-    """(N, 5) [cx, cy, w, h, angle] -> (N, 4, 2) float32 corners in the documented order."""
+    """(N, 5) [cx, cy, w, h, angle] -> (N, 4, 2) corners in the documented order; float64 for float64 boxes,
+    float32 otherwise."""
     return corners(as_boxes("boxes", boxes))
 
 
@@ -34,7 +38,8 @@ def corners(boxes: torch.Tensor) -> torch.Tensor:
 
 
 def obb_to_aabb(boxes: torch.Tensor) -> torch.Tensor:
-    """(N, 5) -> (N, 4) [x1, y1, x2, y2]: the tight axis-aligned box around each polygon."""
+    """(N, 5) -> (N, 4) [x1, y1, x2, y2]: the tight axis-aligned box around each polygon (float64 for float64
+    boxes, float32 otherwise)."""
     boxes = as_boxes("boxes", boxes)
     cx, cy, w, h, a = boxes.unbind(-1)
     c, s = torch.cos(a).abs(), torch.sin(a).abs()
@@ -51,13 +56,18 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     of the points, so trying the K(K-1)/2 directions between pairs of points and keeping the smallest area
     finds it without a per-box loop (the other directions only give larger enclosing rectangles).
 
-    The result is canonical: w >= h and angle in [-pi/2, pi/2) (the mmrotate ``le90`` form). Collinear points
-    give h = 0; coincident points give w = h = 0 and angle 0. Computed in float64, returned as float32.
+    The result is canonical: the mmrotate ``le90`` form of :func:`obbmeta.conventions.to_le90` (w >= h, angle in
+    [-pi/2, pi/2); a square gets the quarter turn mmrotate gives it). Collinear points give h = 0; coincident points
+    give w = h = 0. Computed in float64; returned as float64 for float64 polygons, else float32. An empty (0, K, 2)
+    or (0, 2K) input gives an empty (0, 5) result.
+
+    Memory is bounded: polygons are processed in chunks of at most ~4 M candidate projections, and K is limited
+    to 64 points (the pair search grows as K^3 per polygon; pass the convex hull of larger point sets).
     """
     if not isinstance(polygons, torch.Tensor):
         raise TypeError(f"polygons must be a torch.Tensor of shape (N, K, 2) or (N, 2K), got {type(polygons).__name__}")
     if polygons.dim() == 2 and polygons.shape[1] % 2 == 0 and polygons.shape[1] >= 4:
-        polygons = polygons.reshape(polygons.shape[0], -1, 2)
+        polygons = polygons.reshape(polygons.shape[0], polygons.shape[1] // 2, 2)
     if polygons.dim() != 3 or polygons.shape[2] != 2 or polygons.shape[1] < 2:
         raise ValueError(f"polygons must have shape (N, K, 2) or (N, 2K) with K >= 2, got {tuple(polygons.shape)}")
     if not polygons.is_floating_point():
@@ -65,9 +75,16 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     if polygons.numel() and not bool(torch.isfinite(polygons).all()):
         raise ValueError("polygons contains NaN or inf")
     n, k = polygons.shape[:2]
-    p = polygons.to(torch.float64)
+    if k > MAX_POLYGON_POINTS:
+        raise ValueError(f"polygons have {k} points each; at most {MAX_POLYGON_POINTS} are supported (the search over "
+                         "point pairs grows as K^3): pass the convex hull of each point set")
+    out_dtype = torch.float64 if polygons.dtype == torch.float64 else torch.float32
     if n == 0:
-        return polygons.new_zeros((0, 5), dtype=torch.float32)
+        return polygons.new_zeros((0, 5), dtype=out_dtype)
+    chunk = max(1, _CHUNK_ELEMENTS // (k * k * (k - 1) // 2))
+    if n > chunk:
+        return torch.cat([polygons_to_obb(polygons[i:i + chunk]) for i in range(0, n, chunk)])
+    p = polygons.to(torch.float64)
     p = p - p.mean(dim=1, keepdim=True)  # centre for precision; added back below
     i, j = torch.triu_indices(k, k, offset=1, device=p.device)
     d = p[:, j] - p[:, i]  # (N, P, 2) candidate directions
@@ -92,5 +109,5 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     h = take(vmax) - take(vmin)
     angle = torch.atan2(ub[:, 1], ub[:, 0])
     out = torch.stack((centre[:, 0], centre[:, 1], w, h, angle), dim=-1)
-    # Regularise after the cast so the half-open range also holds in float32.
-    return to_le90(out.to(torch.float32))
+    # Regularise after the cast so the half-open range also holds in the returned precision.
+    return to_le90(out.to(out_dtype))

@@ -16,8 +16,12 @@ def box_iou_rotated(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool = 
         aligned: if True, N must equal M and the result is the (N,) IoU of each pair (i, i).
 
     Returns:
-        float32 (N, M) matrix, or (N,) when ``aligned``, every value in [0, 1] (never NaN). A box with
-        w <= 0 or h <= 0 has IoU 0 with everything, itself included. NaN/inf inputs raise ValueError.
+        (N, M) matrix, or (N,) when ``aligned``, every value in [0, 1] (never NaN). A box with w <= 0 or h <= 0
+        has IoU 0 with everything, itself included. NaN/inf inputs raise ValueError.
+
+    Precision: computed in double inside; the inputs are read in their own precision when either is float64 (the
+    result is then float64; values must lie within +-1e150), else as float32 (float16 / bfloat16 widen exactly;
+    the result is float32). Boxes that float32 cannot tell apart are never merged by a silent cast.
     """
     boxes1 = as_boxes("boxes1", boxes1)
     boxes2 = as_boxes("boxes2", boxes2)

@@ -14,6 +14,10 @@ from ..ops._validate import as_boxes
 from ..palette import PALETTE
 
 
+# Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
+MAX_THICKNESS = 256
+
+
 @lru_cache(maxsize=None)
 def _host():
     lib = load_library("_draw")
@@ -48,7 +52,8 @@ def draw_obbs(
         colors: None (per-class palette from ``boxes.labels``, or the first palette colour for a plain tensor),
             one colour (3 or 4 ints, applied to every box), or an (N, 3|4) uint8/int tensor. With 4 channels and
             3-value colours, alpha is set to 255.
-        thickness: line width in pixels, > 0.
+        thickness: line width in pixels, in (0, 256]. The work is bounded per box: each edge tests at most
+            (its length inside the image + thickness) x 1.5 thickness pixels, and never more than the image.
     """
     if not isinstance(image, torch.Tensor):
         raise TypeError(f"image must be a torch.Tensor of shape (H, W, 3|4), got {type(image).__name__}")
@@ -59,11 +64,12 @@ def draw_obbs(
     height, width, channels = image.shape
     if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
         raise ValueError("image must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
-    if not isinstance(thickness, (int, float)) or not (0 < thickness < 1e6):
-        raise ValueError(f"thickness must be a number > 0, got {thickness!r}")
+    if not isinstance(thickness, (int, float)) or isinstance(thickness, bool) or not 0 < thickness <= MAX_THICKNESS:
+        raise ValueError(f"thickness must be a number of pixels in (0, {MAX_THICKNESS}], got {thickness!r}")
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
-    xywhr = as_boxes("boxes", raw, check_finite=False).to(image.device)
+    # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.
+    xywhr = as_boxes("boxes", raw, check_finite=False).to(device=image.device, dtype=torch.float32).contiguous()
     n = xywhr.shape[0]
     rgba = _colors(colors, labels, n, channels, image.device)
     if n == 0 or height == 0 or width == 0:
@@ -117,7 +123,13 @@ def _colors(colors, labels, n: int, channels: int, device: torch.device) -> torc
         if labels is None:
             return palette[:1].expand(n, channels).contiguous()
         return palette[torch.remainder(labels.to(device), len(PALETTE))].contiguous()
-    out = torch.as_tensor(colors)
+    if isinstance(colors, (str, bytes)):
+        raise TypeError(f"colors must be 3 or 4 ints in 0..255 or an (N, 3|4) tensor; named colours such as {colors!r} "
+                        "are not supported")
+    try:
+        out = torch.as_tensor(colors)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"colors must be 3 or 4 ints in 0..255 or an (N, 3|4) tensor, got {colors!r}") from exc
     if out.is_floating_point() or out.is_complex() or out.dtype == torch.bool:
         raise TypeError(f"colors must be integers in 0..255, got {out.dtype}")
     if out.dim() == 1:

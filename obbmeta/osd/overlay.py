@@ -71,7 +71,7 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
     from ..nvds import display, obbs  # lazily: NVIDIA's library is loaded on first use
 
     if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width < 2**31:
-        raise ValueError(f"width must be an int >= 1 (pixels), got {width!r}")
+        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
     for name, value in (("label", label), ("hide_aabb", hide_aabb), ("native", native)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be True or False, got {value!r}")

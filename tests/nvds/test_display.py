@@ -79,10 +79,23 @@ def test_display_lines_survive_nvidias_batch_copy(lib, make_batch):
     (dict(segments=np.array([[0, 0, np.nan, 1]], np.float32)), ValueError, r"segment 0 = .* is not finite"),
     (dict(segments=np.zeros((2, 4), np.float32), colors=np.zeros((3, 4))), ValueError, "colors must be one"),
     (dict(segments=np.zeros((1, 4), np.float32), colors=(2, 0, 0, 1)), ValueError, "values in 0..1"),
-    (dict(segments=np.zeros((1, 4), np.float32), width=0), ValueError, "width must be an int > 0"),
+    (dict(segments=np.zeros((1, 4), np.float32), width=0), ValueError, r"width must be an int in 1\.\.2\*\*31-1"),
 ])
 def test_bad_display_arguments_are_named(make_batch, kwargs, error, message):
     batch = make_batch()
     with pytest.raises(error, match=message):
         nvds.add_display_lines(batch, batch.frames[0], **kwargs)
     assert raw.display_metas_of(batch.frames[0].address) == []
+
+
+@pytest.mark.parametrize("colors", ["red", ["r", "g", "b", "a"]])
+def test_named_colours_are_refused_by_name(make_batch, colors):
+    batch = make_batch()
+    with pytest.raises(TypeError, match=r"colors must be \(r, g, b, a\)"):
+        nvds.add_display_lines(batch, batch.frames[0], np.zeros((1, 4), np.float32), colors=colors)
+
+
+def test_a_named_palette_is_refused_by_name(make_batch):
+    batch = make_batch()
+    with pytest.raises(TypeError, match="palette must be a sequence of"):
+        nvds.attach_obbs(batch, batch.frames[0], xywhr=np.zeros((1, 5), np.float32) + 1, palette="red")

@@ -86,7 +86,8 @@ def test_polygons_to_obb_accepts_flat_dota_rows():
 
 def test_polygons_to_obb_degenerate_point_sets():
     got = polygons_to_obb(t([[[1, 1], [1, 1], [1, 1], [1, 1]], [[0, 0], [1, 1], [2, 2], [3, 3]]]))
-    np.testing.assert_allclose(got[0].numpy(), [1, 1, 0, 0, 0], atol=1e-6)
+    # w == h == 0 is a square for the le90 rule: the quarter turn mmrotate gives squares, wrapped to -pi/2
+    np.testing.assert_allclose(got[0].numpy(), [1, 1, 0, 0, -math.pi / 2], atol=1e-6)
     assert got[1, 3].item() == pytest.approx(0.0, abs=1e-5)
     assert got[1, 2].item() == pytest.approx(3 * math.sqrt(2), abs=1e-5)
     assert got[1, 4].item() == pytest.approx(math.pi / 4, abs=1e-6)
@@ -111,3 +112,8 @@ def test_empty_inputs():
 def test_polygons_to_obb_bad_inputs(value, error, match):
     with pytest.raises(error, match=match):
         polygons_to_obb(value)
+
+
+def test_an_axis_aligned_square_comes_out_as_mmrotate_le90_writes_it():
+    got = polygons_to_obb(t([[0, 0, 4, 0, 4, 4, 0, 4]]))[0].tolist()
+    assert got[:4] == pytest.approx([2, 2, 4, 4]) and got[4] == pytest.approx(-math.pi / 2)

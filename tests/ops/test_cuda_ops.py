@@ -56,3 +56,19 @@ def test_nan_inputs_on_cuda_raise_the_same_errors():
         nms_rotated(b, torch.tensor([0.9, 0.8], device="cuda"), 0.5)
     with pytest.raises(ValueError, match="scores contains NaN"):
         nms_rotated(b[:1], torch.tensor([float("nan")], device="cuda"), 0.5)
+
+
+def test_float64_is_computed_in_float64_on_cuda():
+    far = torch.tensor([[3e8, 0.0, 5.0, 5.0, 0.0], [3e8 + 10.0, 0.0, 5.0, 5.0, 0.0]], dtype=torch.float64, device="cuda")
+    iou = box_iou_rotated(far, far)
+    assert iou.dtype == torch.float64 and iou[0, 1].item() == 0.0
+    assert nms_rotated(far, torch.tensor([0.9, 0.8], dtype=torch.float64, device="cuda"), 0.5).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="values beyond"):
+        nms_rotated(far * 1e150, torch.tensor([0.9, 0.8], dtype=torch.float64, device="cuda"), 0.5)
+
+
+@pytest.mark.parametrize("n", [1000, 4097])
+def test_float64_nms_keep_set_equals_the_host(n):
+    boxes, scores, labels = reference.clustered_scene(n, n)
+    b, s = torch.from_numpy(boxes).double(), torch.from_numpy(scores).double()
+    assert nms_rotated(b.cuda(), s.cuda(), 0.5).cpu().tolist() == nms_rotated(b, s, 0.5).tolist()

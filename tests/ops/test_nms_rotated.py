@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, strategies as st
 
 import reference
-from obbmeta.ops import nms_rotated
+from obbmeta.ops import box_iou_rotated, nms_rotated
 
 
 def t(rows):
@@ -127,3 +127,78 @@ def test_bad_inputs_raise_clear_errors(kwargs, error, match):
 def test_scores_on_another_device_is_an_error():
     with pytest.raises(ValueError, match="scores is on meta"):
         nms_rotated(torch.zeros(2, 5), torch.zeros(2, device="meta"), 0.5)
+
+
+# The CPU NMS bins kept boxes in a multi-level grid (kernels/geometry_cpu.c); these scenes stress its edges: sizes over
+# many levels, far and spread coordinates (clamped cell indices), boxes that touch on cell boundaries.
+
+@pytest.mark.parametrize("seed", range(3))
+def test_keep_set_equals_reference_when_box_sizes_span_many_grid_levels(seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    sides = np.exp(rng.uniform(np.log(0.01), np.log(3000), (n, 2)))
+    boxes = np.c_[rng.uniform(0, 3000, (n, 2)), sides, rng.uniform(-np.pi, np.pi, n)].astype(np.float32)
+    scores = rng.uniform(0, 1, n).astype(np.float32)
+    labels = rng.integers(0, 2, n)
+    for lab in (None, labels):
+        keep = nms_rotated(torch.from_numpy(boxes), torch.from_numpy(scores), 0.2,
+                           labels=None if lab is None else torch.from_numpy(lab))
+        assert keep.tolist() == reference.greedy_nms(boxes, scores, 0.2, labels=lab)
+
+
+def test_keep_set_equals_reference_for_clusters_far_apart_and_far_from_the_origin():
+    parts = []
+    for k, origin in enumerate([(-3e6, 5e6), (0.0, 0.0), (2e7, -1e7), (2e7 + 500, -1e7)]):
+        b, s, _ = reference.clustered_scene(60, k, extent=400.0)
+        b = b.astype(np.float64)
+        b[:, :2] += origin
+        parts.append((b, s))
+    boxes = np.concatenate([p[0] for p in parts])
+    scores = np.concatenate([p[1] for p in parts]).astype(np.float64)
+    keep = nms_rotated(torch.from_numpy(boxes), torch.from_numpy(scores), 0.3)
+    assert keep.tolist() == reference.greedy_nms(boxes, scores, 0.3)
+
+
+def test_boxes_touching_along_a_row_of_cells_suppress_nothing_and_overlapping_ones_do():
+    x = np.arange(200, dtype=np.float64) * 10.0
+    touching = np.c_[x, np.zeros(200), np.full(200, 10.0), np.full(200, 10.0), np.zeros(200)]
+    scores = torch.linspace(1, 0, 200, dtype=torch.float64)
+    assert nms_rotated(torch.from_numpy(touching), scores, 0.0).tolist() == list(range(200))
+    overlapping = touching.copy()
+    overlapping[:, 2] = 10.001
+    assert nms_rotated(torch.from_numpy(overlapping), scores, 0.0).tolist() == list(range(0, 200, 2))
+
+
+def test_one_huge_box_among_many_small_ones():
+    boxes, scores, _ = reference.clustered_scene(300, 4, extent=600.0)
+    boxes = np.r_[boxes, [[300, 300, 5000, 4000, 0.3]]].astype(np.float32)
+    for top in (0.0, 1.1):  # the huge box first (it suppresses nothing at IoU 0.5) or last
+        s = np.r_[scores, [top]].astype(np.float32)
+        keep = nms_rotated(torch.from_numpy(boxes), torch.from_numpy(s), 0.01)
+        assert keep.tolist() == reference.greedy_nms(boxes, s, 0.01)
+
+
+def greedy_over_the_iou_matrix(boxes, scores, threshold, labels=None):
+    """Plain greedy NMS over obbmeta's own IoU matrix: the same IoU values, no grid (a check of the binning)."""
+    iou = box_iou_rotated(boxes, boxes).numpy()
+    keep = []
+    for r in sorted(range(len(boxes)), key=lambda i: (-float(scores[i]), i)):
+        if not any(iou[k, r] > threshold and (labels is None or labels[k] == labels[r]) for k in keep):
+            keep.append(r)
+    return keep
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_keep_set_equals_plain_greedy_over_the_iou_matrix_on_2000_boxes_of_mixed_sizes(seed):
+    rng = np.random.default_rng(seed)
+    n = 2000
+    small, _, _ = reference.clustered_scene(n // 2, seed, extent=1500.0)
+    big = np.c_[rng.uniform(0, 1500, (n // 2, 2)), np.exp(rng.uniform(0, np.log(600), (n // 2, 2))),
+                rng.uniform(-4, 4, n // 2)].astype(np.float32)
+    boxes = torch.from_numpy(np.r_[small, big])
+    scores = torch.from_numpy(np.round(rng.uniform(0, 1, n), 2).astype(np.float32))  # many ties
+    labels = torch.from_numpy(rng.integers(0, 3, n))
+    for thr in (0.0, 0.3, 0.7):
+        assert nms_rotated(boxes, scores, thr).tolist() == greedy_over_the_iou_matrix(boxes, scores, thr)
+    assert nms_rotated(boxes, scores, 0.3, labels=labels).tolist() == greedy_over_the_iou_matrix(
+        boxes, scores, 0.3, labels.tolist())

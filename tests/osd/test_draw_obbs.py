@@ -170,3 +170,10 @@ def test_cuda_draws_the_same_pixels_as_the_cpu(channels):
     assert torch.equal(gpu.cpu(), cpu)
     again = draw_obbs(torch.zeros(1080, 1920, channels, dtype=torch.uint8, device="cuda"), boxes.to("cuda"), thickness=3)
     assert torch.equal(again.cpu(), cpu)  # the reused per-pixel scratch was handed back clean
+
+
+def test_float64_boxes_draw_the_same_pixels_as_float32_boxes():
+    boxes = torch.tensor([[20.0, 15.0, 18.0, 8.0, 0.4], [5.0, 30.0, 9.0, 9.0, -1.0]], dtype=torch.float64)
+    a = draw_obbs(torch.zeros(40, 40, 3, dtype=torch.uint8), boxes, colors=(255, 0, 0))
+    b = draw_obbs(torch.zeros(40, 40, 3, dtype=torch.uint8), boxes.float(), colors=(255, 0, 0))
+    assert torch.equal(a, b) and int(a.sum()) > 0

@@ -1,0 +1,61 @@
+"""Checks on raw pointers handed in as ints (pyds, C callers): a wrong int must raise, never take the process down.
+
+A pointer int is first range-checked (> 0, a user-space address), then the bytes obbmeta is about to read are
+copied through ``/proc/self/mem``, which answers an unmapped address with an error instead of a segfault, and the
+struct found there must say what it is (``base_meta.meta_type``, a GstBuffer's GType). Where ``/proc/self/mem`` cannot
+be opened the range check is all that is left (the probe then reads directly).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+# pread's offset is a signed 64-bit int; user-space addresses on x86_64 and aarch64 lie far below 2**63.
+ADDRESS_LIMIT = 1 << 63
+
+_lock = threading.Lock()
+_mem: tuple[int, int] | None = None  # (pid, fd): /proc/self/mem opened by this process (a fork reopens it)
+
+
+def pointer(name: str, value: object) -> int:
+    """``value`` as a pointer int, or TypeError / ValueError naming ``name``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int address, got {type(value).__name__}")
+    if not 0 < value < ADDRESS_LIMIT:
+        raise ValueError(f"{name} must be a positive address below 2**63, got {value}")
+    return value
+
+
+def _fd() -> int | None:
+    global _mem
+    pid = os.getpid()
+    with _lock:
+        if _mem is None or _mem[0] != pid:
+            try:
+                _mem = (pid, os.open("/proc/self/mem", os.O_RDONLY | os.O_CLOEXEC))
+            except OSError:
+                _mem = (pid, -1)
+        return _mem[1] if _mem[1] >= 0 else None
+
+
+def read(address: int, size: int) -> bytes | None:
+    """``size`` bytes at ``address``, or None when that memory is not mapped readable in this process."""
+    if not 0 < address < ADDRESS_LIMIT - size:
+        return None
+    fd = _fd()
+    if fd is None:  # no /proc/self/mem: read directly (a bad address would crash, as before this check existed)
+        return ctypes.string_at(address, size)
+    try:
+        data = os.pread(fd, size, address)
+    except OSError:
+        return None
+    return data if len(data) == size else None
+
+
+def struct_at(name: str, address: int, ctype: type) -> ctypes.Structure:
+    """A copy of the ``ctype`` struct at ``address``; ValueError naming ``name`` when it is not readable memory."""
+    data = read(address, ctypes.sizeof(ctype))
+    if data is None:
+        raise ValueError(f"{name} = 0x{address:x} does not point to readable memory of this process")
+    return ctype.from_buffer_copy(data)
