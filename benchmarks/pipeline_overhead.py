@@ -23,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import obbmeta.gst._gi  # first: GStreamer initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh)
 import numpy as np
 import torch
 

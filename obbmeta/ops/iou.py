@@ -60,9 +60,9 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False):
             raise ValueError(f"aligned=True needs boxes1 and boxes2 of equal length, got {n} and {m}")
         out = np.empty(n, np.float32)
         if n:
-            _lib().obbmeta_iou_aligned(a.ctypes.data, b.ctypes.data, n, out.ctypes.data)
+            _lib().obbmeta_iou_aligned(a.ctypes.data, b.ctypes.data, n, out.ctypes.data, 0)  # 0: float32 boxes
         return out
     out = np.empty((n, m), np.float32)
     if n and m:
-        _lib().obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data)
+        _lib().obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data, 0)  # 0: float32 boxes
     return out

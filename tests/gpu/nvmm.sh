@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# The NVMM checks on a GPU machine with NVIDIA's nvvideoconvert / libnvbufsurface (the device tool's H200; set up
-# with shared/tools/gpu-gstreamer: carry .gpu-gst). Writes logs and the CUDA pipeline benchmark to $OUT (or ./gpu-out).
+# The NVMM and CUDA checks on a GPU machine with NVIDIA's nvvideoconvert / libnvbufsurface (the device tool's H200;
+# set up with shared/tools/gpu-gstreamer: carry .gpu-gst, and .whl with a cp312 shapely wheel). Writes logs and the
+# CUDA pipeline benchmark to $OUT (or ./gpu-out).
 #   bash tests/gpu/nvmm.sh
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
 source .gpu-gst/activate.sh
+# shapely for the geometry references of tests/ops and tests/osd (carry a cp312 wheel in .whl/)
+[ -d .whl ] && python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH="/tmp/site:${PYTHONPATH:-}"
 export PYTHONUNBUFFERED=1 OBBMETA_CUDA_ARCHS="${OBBMETA_CUDA_ARCHS:-90}" PYTHONPATH="$PWD:$PWD/tests/gst:${PYTHONPATH:-}"
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 -m pytest -q -p no:cacheprovider -rs tests/test_frames.py tests/test_infer.py tests/gst > "$OUT/pytest_nvmm.log" 2>&1
+# GStreamer is initialised first: on this machine (Debian 12's GStreamer unpacked on Ubuntu 24.04, PyGObject built
+# there) Gst.init aborts ("free(): invalid pointer") when torch or NVIDIA's libnvds_meta was loaded before it.
+python3 -c "import obbmeta.gst._gi, sys, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q -p no:cacheprovider -p no:jaxtyping \
+  -p no:benchmark -p no:cov -p no:xdist -rs tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd \
+  > "$OUT/pytest_nvmm.log" 2>&1
 echo "pytest exit: $?" | tee -a "$OUT/pytest_nvmm.log"; grep -v "should be floating" "$OUT/pytest_nvmm.log" | tail -25
 # gst-launch-1.0 (the plugin loader's embedded Python) on real NVMM frames with the model on the GPU
 export GST_PLUGIN_PATH="$(python3 -m obbmeta.gst --plugin-path):$GST_PLUGIN_PATH"
