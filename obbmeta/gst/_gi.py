@@ -9,7 +9,7 @@ INSTALL_HINT = (
     "python3-gst-1.0 gir1.2-gst-plugins-base-1.0 gstreamer1.0-python3-plugin-loader` and, in a venv, create it with "
     "`--system-site-packages` (as DeepStream containers do); or `pip install \"pygobject<3.51\"` and copy "
     "/usr/lib/python3/dist-packages/gi/overrides/Gst*.py and _gi_gst*.so into the venv's gi/overrides/ "
-    "(docs/gst.md, 'Installing').")
+    "(docs/install.md).")
 
 try:
     import gi
