@@ -404,15 +404,15 @@ class AerialScene:
         self.objects.append(car)
 
     # ----------------------------------------------------------------------------------------------- drawing
-    def render(self, t: int = 0) -> SceneFrame:
-        """Frame ``t`` of the scene (objects moved by t frames) with its ground truth."""
+    def render(self, t: int = 0, sensor_noise: bool = True) -> SceneFrame:
+        """Frame ``t`` of the scene (objects moved by t frames) with its ground truth: the objects whose centre lies
+        inside the frame. ``sensor_noise=False`` leaves out the per-frame pixel noise (the objects are then the
+        only difference from ``ground``)."""
         img = self.ground.copy()
         xs, ys = raster.pixel_centres(self.height, self.width)
         rows_gt = []
         ids = []
-        order = sorted(range(len(self.objects)), key=lambda i: (self.objects[i].cls == PLANE, i))
-        for i in order:
-            obj = self.objects[i]
+        for obj in sorted(self.objects, key=lambda o: o.cls == PLANE):  # planes on top (taxiing over a road)
             cx, cy, w, h, a = obj.box(t)
             win = raster.window(self.height, self.width, cx, cy, math.hypot(w, h) / 2 + 1)
             if win is not None:
@@ -422,9 +422,14 @@ class AerialScene:
             if 0 <= cx < self.width and 0 <= cy < self.height:
                 rows_gt.append((cx, cy, w, h, a, obj.cls))
                 ids.append(obj.track_id)
-        noise_rng = np.random.default_rng([self.seed, 0xAE, t])
-        img += noise_rng.standard_normal(img.shape, dtype=np.float32) * 0.012
+        if sensor_noise:
+            noise_rng = np.random.default_rng([self.seed, 0xAE, t])
+            img += noise_rng.standard_normal(img.shape, dtype=np.float32) * 0.012
         return SceneFrame(raster.to_uint8(img), make_boxes(rows_gt), np.asarray(ids, np.int64), CLASS_NAMES, int(t))
+
+    def object_boxes(self, t: int = 0):
+        """Every object's (cx, cy, w, h, angle, class, track id) at frame t, in or out of the frame."""
+        return [(*obj.box(t), obj.cls, obj.track_id) for obj in self.objects]
 
 
 def _draw_vehicle(img, rows, cols, u, v, obj):

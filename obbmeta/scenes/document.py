@@ -359,18 +359,24 @@ class DocumentScene:
         return np.asarray(warped, np.float32) / 255.0
 
     def _truth(self, hom):
+        rows, ids = [], []
+        for row in self.line_boxes_at(hom):
+            if 0 <= row[0] < self.width and 0 <= row[1] < self.height:
+                rows.append(row[:6])
+                ids.append(row[6])
+        return rows, ids
+
+    def line_boxes(self, t: int = 0):
+        """Every line's (cx, cy, w, h, angle, class, track id) at frame t, in or out of the frame."""
+        return self.line_boxes_at(self.homography(t))
+
+    def line_boxes_at(self, hom):
         if not self.lines:
-            return [], []
+            return []
         corners = np.stack([line.corners for line in self.lines])  # (N, 4, 2) page pixels
         pts = np.concatenate([corners, np.ones(corners.shape[:2] + (1,))], axis=2) @ hom.T
-        quads = pts[..., :2] / pts[..., 2:]
-        rows, ids = [], []
-        boxes = _min_area_rects(quads)
-        for line, box in zip(self.lines, boxes):
-            if 0 <= box[0] < self.width and 0 <= box[1] < self.height:
-                rows.append((*box, line.cls))
-                ids.append(line.track_id)
-        return rows, ids
+        boxes = _min_area_rects(pts[..., :2] / pts[..., 2:])
+        return [(*map(float, box), line.cls, line.track_id) for line, box in zip(self.lines, boxes)]
 
 
 def _min_area_rects(quads: np.ndarray) -> np.ndarray:
