@@ -32,8 +32,7 @@ class SceneStream(torch.utils.data.IterableDataset):
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
         seed = self.seed + worker
-        mod = scenes._module(self.scene)
-        cls = mod.AerialScene if self.scene == "aerial" else mod.DocumentScene
+        cls = scenes.scene_class(self.scene)
         while True:
             if seed >= HELDOUT_SEED:
                 raise RuntimeError("training ran into the held-out seed range")

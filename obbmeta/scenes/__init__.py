@@ -22,6 +22,13 @@ def class_names(scene: str):
     return _module(scene).CLASS_NAMES
 
 
+def scene_class(scene: str):
+    """The scene class of ``scene``: :class:`~obbmeta.scenes.aerial.AerialScene` or
+    :class:`~obbmeta.scenes.document.DocumentScene` (``cls(seed, size).render(t)``)."""
+    mod = _module(scene)
+    return mod.AerialScene if scene == "aerial" else mod.DocumentScene
+
+
 def frame(scene: str, seed: int, size=256, **options) -> SceneFrame:
     """One frame of ``scene`` ("aerial" or "document") from ``seed``."""
     mod = _module(scene)
@@ -48,4 +55,4 @@ def _module(scene):
     raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
 
 
-__all__ = ["SceneFrame", "SCENES", "class_names", "frame", "video"]
+__all__ = ["SceneFrame", "SCENES", "class_names", "scene_class", "frame", "video"]
