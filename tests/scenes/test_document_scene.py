@@ -85,3 +85,9 @@ def test_track_ids_follow_each_line_as_the_camera_moves():
 def test_bad_arguments_are_rejected_by_name(kwargs, name):
     with pytest.raises(ValueError, match=name):
         DocumentScene(**kwargs)
+
+
+def test_without_pillow_the_document_scene_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "PIL", None)
+    with pytest.raises(ImportError, match="pip install pillow"):
+        DocumentScene(0)
