@@ -1,0 +1,47 @@
+"""Small oriented detectors for the demo, trained on :mod:`obbmeta.scenes`, in plain PyTorch.
+
+>>> from obbmeta.models import load_demo_model, letterbox_frames        # doctest: +SKIP
+>>> model = load_demo_model("aerial")                                    # eval mode, CPU
+>>> x, lb = letterbox_frames(frame_rgb_uint8, model.input_size)          # (1, 3, 256, 256) float in [0, 1]
+>>> dets = obbmeta.decode.yolo_obb(model(x), conf=0.25, iou=0.5, letterbox=lb)
+
+Input: (B, 3, S, S) float32 RGB in [0, 1], letterboxed with pad value 114/255 (S = ``model.input_size`` = 256; any
+multiple of 32 runs). Output: (B, 4 + nc + 1, (S/8)^2), rows [cx, cy, w, h (input pixels), sigmoid class scores,
+angle (radians, clockwise on screen)] — the raw YOLO-OBB layout :func:`obbmeta.decode.yolo_obb` decodes.
+``model.class_names`` names the classes. ``aerial_detector`` and ``document_detector`` take no arguments, so
+``obbmeta.models:aerial_detector`` can be named as a factory.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .detector import OBBDetector
+from .preprocess import PAD_VALUE, letterbox_frames
+from .weights import load_weights, save_weights
+
+WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
+SCENES = ("aerial", "document")
+
+
+def load_demo_model(scene: str = "aerial", device="cpu") -> OBBDetector:
+    """The bundled detector for ``scene`` ("aerial" or "document"), in eval mode on ``device``."""
+    if scene not in SCENES:
+        raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
+    path = WEIGHTS_DIR / f"{scene}.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"bundled weights {path} are missing (train them with python -m obbmeta.models.train)")
+    return load_weights(path, device)
+
+
+def aerial_detector() -> OBBDetector:
+    """Factory: the bundled aerial detector (vehicle, ship, plane, storage_tank) on the CPU, eval mode."""
+    return load_demo_model("aerial")
+
+
+def document_detector() -> OBBDetector:
+    """Factory: the bundled document detector (text_line, title) on the CPU, eval mode."""
+    return load_demo_model("document")
+
+
+__all__ = ["OBBDetector", "load_demo_model", "aerial_detector", "document_detector", "letterbox_frames",
+           "load_weights", "save_weights", "PAD_VALUE", "WEIGHTS_DIR"]

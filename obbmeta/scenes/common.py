@@ -1,0 +1,83 @@
+"""Types shared by the scene generators: one rendered frame with its ground truth."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Tuple
+
+import numpy as np
+import torch
+
+from ..boxes import OrientedBoxes
+
+
+@dataclass(frozen=True, eq=False)
+class SceneFrame:
+    """One generated frame and its ground truth.
+
+    Attributes:
+        image: (H, W, 3) uint8 RGB.
+        boxes: ground truth as :class:`obbmeta.OrientedBoxes` in the image's pixels (angle in radians, clockwise
+            on screen, in [-pi/2, pi/2)); ``scores`` are 1, ``labels`` index ``class_names``.
+        track_ids: (N,) int64, one per box: the same object keeps its id in every frame of a video.
+        class_names: the scene's class names.
+        index: the frame's number in its video (0 for a single frame).
+    """
+
+    image: np.ndarray
+    boxes: OrientedBoxes
+    track_ids: np.ndarray
+    class_names: Tuple[str, ...]
+    index: int = 0
+
+    @property
+    def size(self) -> Tuple[int, int]:
+        """(width, height) in pixels."""
+        return self.image.shape[1], self.image.shape[0]
+
+    def tensor(self) -> torch.Tensor:
+        """(3, H, W) float32 RGB in [0, 1], the layout the demo models take (before letterboxing)."""
+        return torch.from_numpy(self.image).permute(2, 0, 1).float().div_(255.0)
+
+
+def make_boxes(rows) -> OrientedBoxes:
+    """OrientedBoxes from rows (cx, cy, w, h, angle, label) with angles wrapped to [-pi/2, pi/2)."""
+    arr = np.asarray(rows, np.float64).reshape(-1, 6)
+    xywhr = arr[:, :5].copy()
+    xywhr[:, 4] = wrap_half_turn(xywhr[:, 4])
+    return OrientedBoxes(torch.from_numpy(xywhr.astype(np.float32)), torch.ones(len(arr)),
+                         torch.from_numpy(arr[:, 5].astype(np.int64)))
+
+
+def wrap_half_turn(angle):
+    """Angle(s) in [-pi/2, pi/2): a rectangle turned by pi is the same rectangle."""
+    return (np.asarray(angle, np.float64) + math.pi / 2) % math.pi - math.pi / 2
+
+
+def check_size(name: str, size) -> Tuple[int, int]:
+    """(width, height) from an int or a pair of ints >= 32."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        w = h = int(size)
+    else:
+        try:
+            w, h = size
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}") from None
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (w, h)):
+            raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}")
+        w, h = int(w), int(h)
+    if w < 32 or h < 32 or w > 8192 or h > 8192:
+        raise ValueError(f"{name} must be between 32 and 8192 pixels per side, got {size!r}")
+    return w, h
+
+
+def check_seed(seed) -> int:
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise TypeError(f"seed must be an int >= 0, got {seed!r}")
+    return int(seed)
+
+
+def check_frames(n_frames) -> int:
+    if not isinstance(n_frames, (int, np.integer)) or isinstance(n_frames, bool) or n_frames < 1:
+        raise ValueError(f"n_frames must be an int >= 1, got {n_frames!r}")
+    return int(n_frames)
