@@ -5,11 +5,9 @@ from typing import Tuple
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
+from ..infer import PAD_VALUE, letterbox_batch
 from ..letterbox import Letterbox
-
-PAD_VALUE = 114 / 255.0
 
 
 def letterbox_frames(frames, input_size: int = 256) -> Tuple[torch.Tensor, Letterbox]:
@@ -34,15 +32,6 @@ def letterbox_frames(frames, input_size: int = 256) -> Tuple[torch.Tensor, Lette
                          f"{frames.dtype}")
     if not isinstance(input_size, int) or input_size < 32 or input_size % 32:
         raise ValueError(f"input_size must be a multiple of 32, got {input_size!r}")
-    _, h, w, _ = frames.shape
-    lb = Letterbox.fit((w, h), (input_size, input_size))
-    x = frames.permute(0, 3, 1, 2).float().div_(255.0)
-    new_w, new_h = round(w * lb.scale), round(h * lb.scale)
-    if (new_w, new_h) != (w, h):
-        x = F.interpolate(x, size=(new_h, new_w), mode="bilinear", align_corners=False, antialias=new_w < w)
-    if (new_w, new_h) == (input_size, input_size):
-        return x.contiguous(), lb
-    out = torch.full((x.shape[0], 3, input_size, input_size), PAD_VALUE, dtype=x.dtype, device=x.device)
-    px, py = int(lb.pad_x), int(lb.pad_y)
-    out[:, :, py:py + new_h, px:px + new_w] = x
-    return out, lb
+    # The letterbox itself is obbinfer's (obbmeta.infer), so the demo and the element prepare frames identically.
+    out, letterboxes = letterbox_batch(list(frames.permute(0, 3, 1, 2).float().div_(255.0)), (input_size, input_size))
+    return out, letterboxes[0]
