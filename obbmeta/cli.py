@@ -75,15 +75,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="obbmeta", description="Oriented boxes as DeepStream metadata.")
     parser.add_argument("--version", action="version", version=f"obbmeta {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="decode + rotated NMS (+ DeepStream metadata) on the embedded example")
+    sub.add_parser("demo", add_help=False,
+                   help="a generated video through obbinfer (bundled detector) -> metadata -> drawing -> WebM, "
+                        "scored (obbmeta demo --help)")
     sub.add_parser("doctor", help="show what obbmeta found: C core, CUDA, NVIDIA's metadata library, layout; "
                                   "exit status 1 when a needed part is missing")
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
-        from .demo import run
+        from .demo import main as demo
 
-        run()
-        return 0
+        return demo(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return _doctor()
 
 

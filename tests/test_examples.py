@@ -30,3 +30,15 @@ def test_the_gst_launch_example_runs_through_gst_plugin_path(tmp_path):
                          capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, run.stderr[-2000:]
     assert out.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("scene", ["aerial", "document"])
+def test_the_video_examples_run_with_the_bundled_models(tmp_path, scene):
+    pytest.importorskip("gi")
+    run = subprocess.run([sys.executable, str(ROOT / "examples" / f"{scene}_video.py"), "--frames", "6",
+                          "--output", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    import json
+
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["frames"] == 6 and summary["map50"] >= 0.8
