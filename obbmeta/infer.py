@@ -336,6 +336,8 @@ def parse_device(value: Any) -> str:
     """``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` (checked, not required to exist until used)."""
     if isinstance(value, torch.device):
         value = str(value)
+    if not isinstance(value, str):  # torch.device(3) would silently mean cuda:3
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}")
     if value == "auto":
         return value
     try:

@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 # GStreamer is initialised first: on this machine (Debian 12's GStreamer unpacked on Ubuntu 24.04, PyGObject built
 # there) Gst.init aborts ("free(): invalid pointer") when torch or NVIDIA's libnvds_meta was loaded before it.
 python3 -c "import obbmeta.gst._gi, sys, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q -p no:cacheprovider -p no:jaxtyping \
-  -p no:benchmark -p no:cov -p no:xdist -rs tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd \
+  -p no:benchmark -p no:cov -p no:xdist -rA tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd \
   > "$OUT/pytest_nvmm.log" 2>&1
 echo "pytest exit: $?" | tee -a "$OUT/pytest_nvmm.log"; grep -v "should be floating" "$OUT/pytest_nvmm.log" | tail -25
 # gst-launch-1.0 (the plugin loader's embedded Python) on real NVMM frames with the model on the GPU
