@@ -185,10 +185,7 @@ class OrientedBoxes:
         """Map boxes from the model input back to the source frame: ``source = (input - pad) / scale``."""
         if not isinstance(letterbox, Letterbox):
             raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
-        cx, cy, w, h, a = self.xywhr.unbind(-1)
-        s = letterbox.scale
-        xywhr = torch.stack(((cx - letterbox.pad_x) / s, (cy - letterbox.pad_y) / s, w / s, h / s, a), dim=-1)
-        return OrientedBoxes(xywhr, self.scores, self.labels, self.track_ids)
+        return OrientedBoxes(letterbox.to_source(self.xywhr), self.scores, self.labels, self.track_ids)
 
     def clip(self, width: float, height: float) -> "OrientedBoxes":
         """Replace each box by the minimum-area rectangle around its part inside the frame [0, W] x [0, H].

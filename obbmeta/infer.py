@@ -312,7 +312,12 @@ class Detector:
             if not isinstance(output, torch.Tensor):
                 raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
                                 f"returned {type(output).__name__}")
-            dets = decode.yolo_obb(output, conf=self.conf, iou=self.iou, max_det=self.max_det)
+            # one letterbox for the batch (frames of one size): undone once for all frames inside the decode
+            same = all(lb == letterboxes[0] for lb in letterboxes)
+            dets = decode.yolo_obb(output, conf=self.conf, iou=self.iou, max_det=self.max_det,
+                                   letterbox=letterboxes[0] if same else None)
+            if same:
+                return self._check_count(dets, n)
         elif self.output_format == "mmrotate":
             dets = decode.mmrotate(output, score_thr=self.conf, iou=self.iou, max_det=self.max_det)
         else:
@@ -322,9 +327,13 @@ class Detector:
                     raise TypeError(f"output-format boxes expects OrientedBoxes per frame; item {i} is "
                                     f"{type(d).__name__}")
             dets = [_filter(d, self.conf, self.max_det) for d in dets]
+        return [d.rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
+
+    @staticmethod
+    def _check_count(dets: list, n: int) -> list:
         if len(dets) != n:
             raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
-        return [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
+        return dets
 
 
 def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:

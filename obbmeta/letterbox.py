@@ -35,6 +35,15 @@ class Letterbox:
             if abs(getattr(self, name)) > MAX_PAD:
                 raise ValueError(f"Letterbox.{name} must be within +-{MAX_PAD:g} pixels, got {getattr(self, name)}")
 
+    def to_source(self, xywhr):
+        """A (..., 5) tensor [cx, cy, w, h, angle] in model-input pixels -> a new one in source-frame pixels:
+        centres ``(input - pad) / scale``, sides ``/ scale``; a uniform scale leaves the angle as it is."""
+        import torch
+
+        cx, cy, w, h, a = xywhr.unbind(-1)
+        s = self.scale
+        return torch.stack(((cx - self.pad_x) / s, (cy - self.pad_y) / s, w / s, h / s, a), dim=-1)
+
     @classmethod
     def fit(cls, source_size, input_size, center: bool = True) -> "Letterbox":
         """The letterbox Ultralytics' ``LetterBox`` (auto=False) applies: scale = min(input/source), the

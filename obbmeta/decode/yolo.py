@@ -81,7 +81,9 @@ def yolo_obb(
         if output.shape[1] < 6:
             raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
         if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
-            results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms)
+            results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
+                                          letterbox)
+            letterbox = None  # applied once to the whole batch's boxes
         else:
             results = [_decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
     else:
@@ -135,7 +137,8 @@ def _decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) 
 BATCHED_NMS_MAX = 65536
 
 
-def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -> List[OrientedBoxes]:
+def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox=None
+                        ) -> List[OrientedBoxes]:
     """The same result as ``_decode_raw`` per image, for the whole batch at once: candidates are compacted with one
     nonzero, suppressed by one NMS call whose groups are (image, class) — (image) when agnostic — and split by
     image with one read of the per-image counts. Three host syncs per batch instead of a few per image."""
@@ -149,7 +152,7 @@ def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnost
         img, cand = (output[:, 4:-1].float().amax(dim=1) > conf).nonzero(as_tuple=True)  # host sync 1
         if img.numel() <= max_nms:
             kept_scores, kept_labels = cls_scores[img, cand].max(dim=1)
-            return _suppress(box, angle, img, cand, kept_scores, kept_labels, b, nc, iou, max_det, agnostic)
+            return _suppress(box, angle, img, cand, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox)
     if multi_label:  # candidate j of an image is (anchor j // nc, class j % nc), as nonzero orders them
         scores = cls_scores.reshape(b, n * nc)
         labels = torch.arange(nc, device=output.device).repeat(n).expand(b, -1)
@@ -165,11 +168,14 @@ def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnost
     order = torch.argsort(img * per_image + cand)  # candidate order within each image, as on the per-image path
     img, cand = img[order], cand[order]
     anchor = cand // nc if multi_label else cand
-    return _suppress(box, angle, img, anchor, scores[img, cand], labels[img, cand], b, nc, iou, max_det, agnostic)
+    return _suppress(box, angle, img, anchor, scores[img, cand], labels[img, cand], b, nc, iou, max_det, agnostic,
+                     letterbox)
 
 
-def _suppress(box, angle, img, anchor, kept_scores, kept_labels, b, nc, iou, max_det, agnostic) -> List[OrientedBoxes]:
-    """Candidates (image, anchor) in (image, anchor) order -> class-aware greedy NMS per image -> max_det each."""
+def _suppress(box, angle, img, anchor, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox=None
+              ) -> List[OrientedBoxes]:
+    """Candidates (image, anchor) in (image, anchor) order -> class-aware greedy NMS per image -> max_det each;
+    with ``letterbox`` the kept boxes are mapped to source pixels in one op for the batch."""
     xywhr = torch.cat((box[img, anchor], angle[img, anchor]), dim=1)
     group = img if agnostic else img * nc + kept_labels
     if img.numel() <= BATCHED_NMS_MAX:
@@ -183,6 +189,8 @@ def _suppress(box, angle, img, anchor, kept_scores, kept_labels, b, nc, iou, max
     rank = torch.arange(keep.numel(), device=keep.device) - (counts.cumsum(0) - counts)[img[keep]]
     keep = keep[rank < max_det]
     parts = keep.split(counts.clamp(max=max_det).tolist())  # host sync 3
+    if letterbox is not None:
+        xywhr = letterbox.to_source(xywhr)
     return [OrientedBoxes(xywhr[p], kept_scores[p], kept_labels[p]) for p in parts]
 
 
