@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-import obbmeta.gst._gi  # first: GStreamer initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh)
+import obbmeta.gst._gi  # first: GStreamer initialised before torch / NVIDIA's libraries (see tests/gpu/nvmm.sh)
 import numpy as np
 import torch
 
@@ -36,7 +36,6 @@ import obbmeta.gst  # noqa: E402
 from obbmeta import nvds  # noqa: E402
 from obbmeta.gst._gi import GObject, Gst, GstBase  # noqa: E402
 from obbmeta.gst.infer import ObbInfer  # noqa: E402
-from obbmeta import Letterbox  # noqa: E402
 from obbmeta.infer import Detector  # noqa: E402
 from surfaces import CudaSurface, HostSurface  # noqa: E402
 

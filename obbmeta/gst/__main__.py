@@ -19,7 +19,8 @@ def main(argv=None) -> int:
     g.add_argument("--python-path", action="store_true",
                    help="print this interpreter's package folders (PYTHONPATH for the plugin loader's Python)")
     g.add_argument("--env", action="store_true",
-                   help="print shell exports of GST_PLUGIN_PATH and PYTHONPATH: eval \"$(python -m obbmeta.gst --env)\"")
+                   help="print shell exports of GST_PLUGIN_PATH and PYTHONPATH: "
+                        "eval \"$(python -m obbmeta.gst --env)\"")
     args = ap.parse_args(argv)
     if args.plugin_path:
         print(plugin_path())

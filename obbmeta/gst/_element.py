@@ -164,7 +164,7 @@ def batch_meta_for(buf: Gst.Buffer, num_frames: int, width: int, height: int, fr
         pass
     batch = nvds.BatchMeta.create(num_frames)
     pts = buf.pts if buf.pts != Gst.CLOCK_TIME_NONE else 0
-    for i in range(num_frames):
+    for _ in range(num_frames):
         batch.add_frame(source_id=0, width=width, height=height, frame_num=frame_number, buf_pts=pts)
     batch.attach_to_gst_buffer(buf)
     return batch

@@ -70,7 +70,7 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
     outcome = run(p)
     assert outcome.eos and not errors, (outcome, errors[:1])
     detector = Detector("obb_toy_models:toy", input_size=64)
-    for (buf, surface, originals), frames in zip(items, got):
+    for (_, surface, originals), frames in zip(items, got):
         assert sorted(frames) == [10, 11, 12, 13]
         for i in range(BATCH):
             batch_id, done, rows = frames[10 + i]
