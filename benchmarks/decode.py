@@ -5,7 +5,8 @@ the candidates' AABBs — what a pipeline without rotated NMS would do).
     python benchmarks/decode.py [--repeats 20]
 
 Input: the raw head output of a 1024x1024 DOTA-style model, (B, 4 + 15 + 1, 21504): per image 40 objects, each
-seen by 20 jittered anchors above conf 0.25 (800 candidates for NMS), on a background of anchors below it. Results: results/decode.json and .png.
+seen by 20 jittered anchors above conf 0.25 (800 candidates for NMS), on a background of anchors below it.
+Results: results/decode.json and .png.
 """
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import RESULTS, median_time, write_json  # noqa: E402
 
 from obbmeta import Letterbox  # noqa: E402
 from obbmeta.decode import yolo_obb  # noqa: E402

@@ -25,7 +25,8 @@ from obbmeta.osd import draw_obbs  # noqa: E402
 
 def scene(n, width, height, seed=0):
     rng = np.random.default_rng(seed)
-    b = np.c_[rng.uniform(0, width, n), rng.uniform(0, height, n), rng.uniform(20, 200, (n, 2)), rng.uniform(-3.2, 3.2, n)]
+    b = np.c_[rng.uniform(0, width, n), rng.uniform(0, height, n), rng.uniform(20, 200, (n, 2)),
+              rng.uniform(-3.2, 3.2, n)]
     return OrientedBoxes(b.astype(np.float32), np.ones(n, np.float32), rng.integers(0, 20, n))
 
 
@@ -44,11 +45,13 @@ def main():
             if cuda:
                 gframe, gboxes = frame.cuda(), boxes.to("cuda")
                 sync = torch.cuda.synchronize
-                row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5, sync)
+                row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5,
+                                                     sync)
                 row["methods"]["cuda_stream_time"] = cuda_event_time(lambda: draw_obbs(gframe, gboxes, thickness=2),
                                                                      args.repeats)
                 other = torch.empty_like(gframe)
-                row["methods"]["cuda_frame_copy_anchor"] = median_time(lambda: other.copy_(gframe), args.repeats, 5, sync)
+                row["methods"]["cuda_frame_copy_anchor"] = median_time(lambda: other.copy_(gframe), args.repeats, 5,
+                                                                       sync)
                 row["same_pixels_cpu_cuda"] = bool(torch.equal(gframe.cpu(), frame))
                 row["cpu_over_cuda"] = row["methods"]["cpu"]["median_s"] / row["methods"]["cuda"]["median_s"]
             rows.append(row)

@@ -22,8 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import RESULTS, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.eval import IOU_THRESHOLDS_50_95, evaluate  # noqa: E402

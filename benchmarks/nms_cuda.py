@@ -15,8 +15,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import median_time, plot_lines, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated, obb_to_aabb  # noqa: E402
 
@@ -38,12 +38,13 @@ def main():
     sync = torch.cuda.synchronize
     rows = []
     for n in args.sizes:
-        b, s, l = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
-        bc, sc, lc = b.cuda(), s.cuda(), l.cuda()
+        b, s, lab = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
+        bc, sc, lc = b.cuda(), s.cuda(), lab.cuda()
         keep = nms_rotated(bc, sc, IOU)
         keep_aware = nms_rotated(bc, sc, IOU, labels=lc)
-        row = {"n": n, "kept": int(keep.numel()), "same_keep_as_cpu": keep.cpu().tolist() == nms_rotated(b, s, IOU).tolist(),
-               "same_keep_as_cpu_class_aware": keep_aware.cpu().tolist() == nms_rotated(b, s, IOU, labels=l).tolist(),
+        row = {"n": n, "kept": int(keep.numel()),
+               "same_keep_as_cpu": keep.cpu().tolist() == nms_rotated(b, s, IOU).tolist(),
+               "same_keep_as_cpu_class_aware": keep_aware.cpu().tolist() == nms_rotated(b, s, IOU, labels=lab).tolist(),
                "methods": {}}
         row["methods"]["obbmeta_cuda"] = median_time(lambda: nms_rotated(bc, sc, IOU), args.repeats, 3, sync)
         row["methods"]["obbmeta_cuda_class_aware"] = median_time(lambda: nms_rotated(bc, sc, IOU, labels=lc),
@@ -63,7 +64,8 @@ def main():
 
 
 def plot(rows):
-    plot_lines(rows, "nms_cuda", f"Rotated NMS on the GPU, IoU {IOU}", "boxes (clustered scene)", "ms per call (median)")
+    plot_lines(rows, "nms_cuda", f"Rotated NMS on the GPU, IoU {IOU}", "boxes (clustered scene)",
+               "ms per call (median)")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-import obbmeta.gst._gi  # first: GStreamer initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh)
+# GStreamer is initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh): keep this first.
+import obbmeta.gst._gi  # isort: skip
 import numpy as np
 import torch
 
@@ -31,14 +32,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 from _common import RESULTS, write_json  # noqa: E402
+from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
 from obbmeta import nvds  # noqa: E402
 from obbmeta.gst._gi import GObject, Gst, GstBase  # noqa: E402
 from obbmeta.gst.infer import ObbInfer  # noqa: E402
-from obbmeta import Letterbox  # noqa: E402
 from obbmeta.infer import Detector  # noqa: E402
-from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 W, H, NC, ANCHORS, OBJECTS = 1920, 1080, 15, 8400, 20
 

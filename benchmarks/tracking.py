@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, write_json  # noqa: E402
 import tracking_scenes as scenes  # noqa: E402
+from _common import RESULTS, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.ops import box_iou_rotated_host  # noqa: E402

@@ -126,7 +126,8 @@ def case_anchor(frames, warmup):
 
 
 def summary(times: list[float]) -> dict:
-    return {"median_ms": round(statistics.median(times) * 1e3, 4), "p90_ms": round(float(np.percentile(times, 90)) * 1e3, 4),
+    return {"median_ms": round(statistics.median(times) * 1e3, 4),
+            "p90_ms": round(float(np.percentile(times, 90)) * 1e3, 4),
             "frames": len(times)}
 
 

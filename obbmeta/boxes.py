@@ -49,8 +49,9 @@ class OrientedBoxes:
             ``rescale`` and ``clip``.
 
     Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
-    ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would force a GPU sync; the ops and the
-    metadata writer reject NaN/inf. Methods return new objects and never modify this one.
+    ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would
+    force a GPU sync; the ops and the metadata writer reject NaN/inf. Methods return new objects and never modify
+    this one.
     """
 
     xywhr: torch.Tensor
@@ -150,7 +151,8 @@ class OrientedBoxes:
         if any(tracked) and not all(tracked):
             k = tracked.index(not tracked[0])
             raise ValueError(f"items[{k}] {'has no' if tracked[0] else 'has'} track_ids but items[0] "
-                             f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked boxes")
+                             f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked "
+                             "boxes")
         return cls(
             torch.cat([b.xywhr for b in items]), torch.cat([b.scores for b in items]),
             torch.cat([b.labels for b in items]), torch.cat([b.track_ids for b in items]) if tracked[0] else None,
@@ -225,7 +227,8 @@ class OrientedBoxes:
                 smaller = (cand[:, 2] * cand[:, 3]) < (best[:, 2] * best[:, 3]) - 1e-9 * best[:, 2] * best[:, 3]
                 best = torch.where(smaller[:, None], cand, best)
         original = self.xywhr.to(torch.float64)
-        best = torch.where(inside[:, None], best, torch.cat((original[:, :2], torch.zeros_like(original[:, 2:4]), original[:, 4:]), 1))
+        collapsed = torch.cat((original[:, :2], torch.zeros_like(original[:, 2:4]), original[:, 4:]), 1)
+        best = torch.where(inside[:, None], best, collapsed)
         # Boxes already inside keep their exact parameters (no round trip through projections).
         aabb = self.aabb().to(torch.float64)
         fully = (aabb[:, 0] >= 0) & (aabb[:, 1] >= 0) & (aabb[:, 2] <= width) & (aabb[:, 3] <= height)
@@ -253,7 +256,8 @@ class OrientedBoxes:
     def from_ultralytics(cls, obb) -> "OrientedBoxes":
         """From an Ultralytics result: a ``Results`` (uses ``.obb``), its ``OBB`` object (``.xywhr``, ``.conf``,
         ``.cls``) or that object's ``data`` tensor, (N, 7) ``[cx, cy, w, h, angle, conf, cls]`` or (N, 8) with a
-        track id before conf (kept as ``track_ids``, like a tracked ``OBB``'s ``.id``). Ultralytics uses the same angle convention (radians, clockwise on screen).
+        track id before conf (kept as ``track_ids``, like a tracked ``OBB``'s ``.id``). Ultralytics uses the same
+        angle convention (radians, clockwise on screen).
 
         >>> from ultralytics import YOLO                                   # doctest: +SKIP
         >>> dets = OrientedBoxes.from_ultralytics(YOLO("yolo11n-obb.pt")("img.jpg")[0])  # doctest: +SKIP

@@ -1,9 +1,8 @@
 """The letterbox transform between a source frame and a detector's input (uniform scale + padding)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
-
+from dataclasses import dataclass
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e6
 MAX_PAD = 1e9

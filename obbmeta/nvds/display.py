@@ -39,7 +39,8 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         seg = np.concatenate([seg, np.roll(seg, -1, axis=1)], axis=2).reshape(-1, 4)  # edge i: p_i -> p_(i+1)
         per_polygon = k
     elif not (seg.ndim == 2 and seg.shape[1] == 4):
-        raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; got {seg.shape}")
+        raise ValueError("segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; "
+                         f"got {seg.shape}")
     seg = np.ascontiguousarray(seg, dtype=np.float32)
     m = seg.shape[0]
     if isinstance(colors, (str, bytes)):
@@ -49,7 +50,8 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     try:
         rgba = np.asarray(_to_numpy(rgba, "colors"), dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"colors must be (r, g, b, a) numbers in 0..1 or one per segment / polygon, got {colors!r}") from exc
+        raise TypeError(
+            f"colors must be (r, g, b, a) numbers in 0..1 or one per segment / polygon, got {colors!r}") from exc
     if rgba.shape == (4,):
         rgba = rgba.reshape(1, 4)
     elif rgba.ndim == 2 and rgba.shape[1] == 4 and rgba.shape[0] * per_polygon == m and per_polygon > 1:

@@ -24,7 +24,8 @@ from typing import Optional
 import torch
 
 from .._cuda_lib import cuda_library, launch
-from .._native import load_library, ptr as _ptr
+from .._native import load_library
+from .._native import ptr as _ptr
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
 
 _p = ctypes.c_void_p

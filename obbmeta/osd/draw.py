@@ -13,7 +13,6 @@ from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
 from ..palette import PALETTE
 
-
 # Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
 MAX_THICKNESS = 256
 

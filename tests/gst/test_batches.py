@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from pipelines import buffer_probe, run
+from surfaces import CudaSurface, HostSurface
 
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
@@ -13,8 +15,6 @@ from obbmeta.infer import Detector
 from obbmeta.nvds import layouts
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE
-from pipelines import buffer_probe, run
-from surfaces import CudaSurface, HostSurface
 
 W, H, BATCH = 96, 64, 4
 ORDER = [2, 0, 3, 1]  # batch_id of frame metas 0..3 (frame_meta_list order): routing must follow batch_id
@@ -70,7 +70,7 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
     outcome = run(p)
     assert outcome.eos and not errors, (outcome, errors[:1])
     detector = Detector("obb_toy_models:toy", input_size=64)
-    for (buf, surface, originals), frames in zip(items, got):
+    for (_buf, surface, originals), frames in zip(items, got):
         assert sorted(frames) == [10, 11, 12, 13]
         for i in range(BATCH):
             batch_id, done, rows = frames[10 + i]

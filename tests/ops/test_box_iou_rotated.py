@@ -2,10 +2,11 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, strategies as st
-
 import reference
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
 from obbmeta.ops import box_iou_rotated
 
 coord = st.floats(-1e4, 1e4, allow_nan=False, width=32)

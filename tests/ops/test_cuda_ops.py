@@ -2,9 +2,9 @@
 Skipped without a CUDA device; run on the GPU machine (see benchmarks/README.md)."""
 import numpy as np
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta._cuda_lib import cuda_library
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
@@ -30,9 +30,9 @@ def test_iou_matrix_and_aligned_match_the_host():
 @pytest.mark.parametrize("class_aware", [False, True])
 def test_nms_keep_set_equals_the_host(n, class_aware):
     boxes, scores, labels = reference.clustered_scene(n, n)
-    b, s, l = torch.from_numpy(boxes), torch.from_numpy(scores), torch.from_numpy(labels)
-    host = nms_rotated(b, s, 0.5, labels=l if class_aware else None)
-    gpu = nms_rotated(b.cuda(), s.cuda(), 0.5, labels=l.cuda() if class_aware else None)
+    b, s, lab = torch.from_numpy(boxes), torch.from_numpy(scores), torch.from_numpy(labels)
+    host = nms_rotated(b, s, 0.5, labels=lab if class_aware else None)
+    gpu = nms_rotated(b.cuda(), s.cuda(), 0.5, labels=lab.cuda() if class_aware else None)
     assert gpu.device.type == "cuda" and gpu.dtype == torch.int64
     assert gpu.cpu().tolist() == host.tolist()
 
@@ -59,7 +59,8 @@ def test_nan_inputs_on_cuda_raise_the_same_errors():
 
 
 def test_float64_is_computed_in_float64_on_cuda():
-    far = torch.tensor([[3e8, 0.0, 5.0, 5.0, 0.0], [3e8 + 10.0, 0.0, 5.0, 5.0, 0.0]], dtype=torch.float64, device="cuda")
+    far = torch.tensor([[3e8, 0.0, 5.0, 5.0, 0.0], [3e8 + 10.0, 0.0, 5.0, 5.0, 0.0]], dtype=torch.float64,
+                       device="cuda")
     iou = box_iou_rotated(far, far)
     assert iou.dtype == torch.float64 and iou[0, 1].item() == 0.0
     assert nms_rotated(far, torch.tensor([0.9, 0.8], dtype=torch.float64, device="cuda"), 0.5).tolist() == [0, 1]

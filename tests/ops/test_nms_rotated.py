@@ -2,10 +2,11 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, strategies as st
-
 import reference
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
 
@@ -107,16 +108,26 @@ def test_large_scene_matches_reference():
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(2), iou_threshold=0.5), ValueError, r"scores must have shape \(3,\)"),
-        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(3, dtype=torch.int64), iou_threshold=0.5), TypeError, "scores must be a floating-point"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.tensor([0.1, float("nan")]), iou_threshold=0.5), ValueError, "scores contains NaN"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=1.5), ValueError, r"iou_threshold must be in \[0, 1\]"),
+        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(2), iou_threshold=0.5),
+         ValueError, r"scores must have shape \(3,\)"),
+        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(3, dtype=torch.int64), iou_threshold=0.5),
+         TypeError, "scores must be a floating-point"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.tensor([0.1, float("nan")]), iou_threshold=0.5),
+         ValueError, "scores contains NaN"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=1.5),
+         ValueError, r"iou_threshold must be in \[0, 1\]"),
         (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=float("nan")), ValueError, "iou_threshold"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold="x"), TypeError, "iou_threshold must be a number"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(2)), TypeError, "labels must be an integer"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(3, dtype=torch.int64)), ValueError, r"labels must have shape \(2,\)"),
-        (dict(boxes=torch.zeros(2, 6), scores=torch.zeros(2), iou_threshold=0.5), ValueError, r"boxes must have shape \(N, 5\)"),
-        (dict(boxes=torch.tensor([[0.0, 0, 1, 1, float("inf")]]), scores=torch.zeros(1), iou_threshold=0.5), ValueError, "boxes contains NaN or inf"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold="x"),
+         TypeError, "iou_threshold must be a number"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(2)),
+         TypeError, "labels must be an integer"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5,
+              labels=torch.zeros(3, dtype=torch.int64)),
+         ValueError, r"labels must have shape \(2,\)"),
+        (dict(boxes=torch.zeros(2, 6), scores=torch.zeros(2), iou_threshold=0.5),
+         ValueError, r"boxes must have shape \(N, 5\)"),
+        (dict(boxes=torch.tensor([[0.0, 0, 1, 1, float("inf")]]), scores=torch.zeros(1), iou_threshold=0.5),
+         ValueError, "boxes contains NaN or inf"),
     ],
 )
 def test_bad_inputs_raise_clear_errors(kwargs, error, match):

@@ -1,9 +1,9 @@
 """float64 input is computed in float64: a silent cast to float32 would merge boxes float32 cannot tell apart
 (and reorder scores that differ only beyond float32), so IoU and NMS would answer wrongly."""
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta.ops import box_iou_rotated, nms_rotated, obb_to_aabb, obb_to_polygons, polygons_to_obb
 
 # Two 5 x 5 boxes 10 px apart, 3e8 px from the origin: disjoint, but float32 (spacing 32 there) makes them one box.
