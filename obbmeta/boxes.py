@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from . import conventions
+from ._validators import vector_tensor
 from .letterbox import Letterbox
 from .ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .ops.convert import corners as box_corners
@@ -75,23 +76,12 @@ class OrientedBoxes:
         if not xywhr.is_floating_point():
             raise TypeError(f"xywhr must be a floating-point tensor, got {xywhr.dtype}")
         n = xywhr.shape[0]
-        for name, t in (("scores", scores), ("labels", labels)):
-            if t.shape != (n,):
-                raise ValueError(f"{name} must have shape ({n},) to match xywhr, got {tuple(t.shape)}")
-            if t.device != device:
-                raise ValueError(f"{name} is on {t.device} but xywhr is on {device}; put them on one device")
-        if not scores.is_floating_point():
-            raise TypeError(f"scores must be a floating-point tensor, got {scores.dtype}")
-        if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
-            raise TypeError(f"labels must be an integer tensor, got {labels.dtype}")
+        of_xywhr = dict(against="xywhr", against_is="xywhr is")
+        vector_tensor("scores", scores, n, device, floating=True, **of_xywhr)
+        vector_tensor("labels", labels, n, device, floating=False, **of_xywhr)
         if self.track_ids is not None:
             ids = _tensor("track_ids", self.track_ids, device if not isinstance(self.track_ids, torch.Tensor) else None)
-            if ids.shape != (n,):
-                raise ValueError(f"track_ids must have shape ({n},) to match xywhr, got {tuple(ids.shape)}")
-            if ids.device != device:
-                raise ValueError(f"track_ids is on {ids.device} but xywhr is on {device}; put them on one device")
-            if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-                raise TypeError(f"track_ids must be an integer tensor, got {ids.dtype}")
+            vector_tensor("track_ids", ids, n, device, floating=False, **of_xywhr)
             object.__setattr__(self, "track_ids", ids.to(torch.int64))
         object.__setattr__(self, "xywhr", xywhr.to(torch.float32))
         object.__setattr__(self, "scores", scores.to(torch.float32))

@@ -11,6 +11,7 @@ import weakref
 from functools import lru_cache
 from typing import Any
 
+from .._validators import int_in_range, is_int
 from . import _core, _pointers, layouts
 
 NVDS_BATCH_META = 1  # NvDsMetaType of an NvDsBatchMeta's base_meta
@@ -37,7 +38,7 @@ def _gst_buffer_type() -> int | None:
 
 def _buffer_address(buf: Any) -> int:
     """``GstBuffer*`` of a Gst.Buffer (``hash(buf)``) or of an int address (checked to be a live GstBuffer)."""
-    if isinstance(buf, int) and not isinstance(buf, bool):
+    if is_int(buf):
         address = _pointers.pointer("buf", buf)
         head = _pointers.struct_at("buf", address, _GstMiniObjectHead)
         gtype = _gst_buffer_type()
@@ -227,9 +228,8 @@ class BatchMeta:
     @classmethod
     def create(cls, max_frames: int) -> "BatchMeta":
         """A new batch meta for ``max_frames`` frames (1 to 4096), set up exactly as nvstreammux sets its own."""
-        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or not 1 <= max_frames <= MAX_FRAMES:
-            raise ValueError(f"max_frames must be an int in [1, {MAX_FRAMES}] (NVIDIA preallocates about 7 KB per "
-                             f"frame slot), got {max_frames!r}")
+        int_in_range("max_frames", max_frames, 1, MAX_FRAMES,
+                     f"an int in [1, {MAX_FRAMES}] (NVIDIA preallocates about 7 KB per frame slot)")
         core = _core.get()
         m = core.libs.meta
         address = m.nvds_create_batch_meta(max_frames)
@@ -248,7 +248,7 @@ class BatchMeta:
     def from_address(cls, address: int) -> "BatchMeta":
         """Wrap an existing ``NvDsBatchMeta*`` (e.g. from pyds or C); not owned. The address is checked: it must
         point to readable memory holding an NvDsBatchMeta (``base_meta.meta_type == NVDS_BATCH_META``)."""
-        if not isinstance(address, int) or isinstance(address, bool):
+        if not is_int(address):
             raise TypeError(f"address must be an int (an NvDsBatchMeta*), got {type(address).__name__}")
         return cls(address)
 
@@ -294,8 +294,7 @@ class BatchMeta:
         for name, value, limit in (("source_id", source_id, 2**32), ("width", width, 2**32), ("height", height, 2**32),
                                    ("frame_num", frame_num, 2**31), ("buf_pts", buf_pts, 2**64),
                                    ("pad_index", 0 if pad_index is None else pad_index, 2**32)):
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
-                raise ValueError(f"{name} must be an int in [0, {limit}), got {value!r}")
+            int_in_range(name, value, 0, limit - 1, f"an int in [0, {limit})")
         m = self._core.libs.meta
         with self.locked():  # the full-batch check and the append under one lock: two threads cannot overfill it
             if self.num_frames >= self.max_frames:

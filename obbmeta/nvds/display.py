@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._validators import int_in_range
 from . import _core
 from .batch import BatchMeta, FrameMeta
 from .obbs import _address, _batch_of, _frame_of, _frame_size, _reader_frame, _to_host_once, _to_numpy
@@ -61,8 +62,7 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     if not (np.isfinite(rgba).all() and (rgba >= 0).all() and (rgba <= 1).all()):
         raise ValueError("colors must be r, g, b, a values in 0..1")
     rgba = np.ascontiguousarray(rgba)
-    if not isinstance(width, int) or isinstance(width, bool) or not 0 < width < 2**31:
-        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
+    int_in_range("width", width, 1, 2**31 - 1, "an int in 1..2**31-1 (pixels)")
     fw, fh = _frame_size(f, frame_size)
     core = b._core
     n_display = ctypes.c_int64(0)

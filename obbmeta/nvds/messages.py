@@ -23,6 +23,7 @@ import threading
 from ctypes import POINTER, Structure, c_int32, c_uint32, c_void_p
 from typing import Any
 
+from .._validators import int_in_range
 from . import _library, layouts
 from .batch import FrameMeta
 
@@ -48,9 +49,7 @@ def custom_msg_blob_type() -> int:
 
 
 def _check_meta_type(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4095:
-        raise ValueError(f"meta_type must be an int in 1..4095 (NVIDIA's NvDsMetaType range), got {value!r}")
-    return value
+    return int_in_range("meta_type", value, 1, 4095, "an int in 1..4095 (NVIDIA's NvDsMetaType range)")
 
 
 # ---------------------------------------------------------------- the JSON

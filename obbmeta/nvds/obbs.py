@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._validators import int_in_range, is_int, rgba
 from ..palette import PALETTE_RGBA
 from . import _core, layouts
 from .batch import BatchMeta, FrameMeta
@@ -207,9 +208,7 @@ def _label_table(names: tuple[str, ...]) -> tuple[Any, int, tuple[bytes, ...]]:
 def _palette_table(palette: tuple[tuple[float, ...], ...]) -> tuple[Any, int]:
     flat = []
     for k, colour in enumerate(palette):
-        if len(colour) != 4 or not all(0.0 <= float(v) <= 1.0 for v in colour):
-            raise ValueError(f"palette[{k}] must be (r, g, b, a) with values in 0..1, got {colour!r}")
-        flat.extend(float(v) for v in colour)
+        flat.extend(rgba(f"palette[{k}]", colour))
     if not flat:
         raise ValueError("palette must hold at least one (r, g, b, a) colour")
     return (ctypes.c_double * len(flat))(*flat), len(palette)
@@ -221,7 +220,7 @@ _DEFAULT_PALETTE = _palette_table(PALETTE)
 def _batch_of(batch: Any) -> BatchMeta:
     if isinstance(batch, BatchMeta):
         return batch
-    if isinstance(batch, int) and not isinstance(batch, bool):
+    if is_int(batch):
         return BatchMeta.from_address(batch)
     raise TypeError(f"batch must be an obbmeta.nvds.BatchMeta or an NvDsBatchMeta* int, got {type(batch).__name__}")
 
@@ -229,7 +228,7 @@ def _batch_of(batch: Any) -> BatchMeta:
 def _frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
     if isinstance(frame, FrameMeta):
         return frame
-    if isinstance(frame, int) and not isinstance(frame, bool):
+    if is_int(frame):
         return FrameMeta(frame, batch)
     raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
 
@@ -295,10 +294,8 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
             ) -> AttachResult:
     core = batch._core
-    if not isinstance(component_id, int) or isinstance(component_id, bool) or not 0 <= component_id < 2**31:
-        raise ValueError(f"component_id must be an int in 0..2**31-1, got {component_id!r}")
-    if not isinstance(border_width, int) or isinstance(border_width, bool) or not 0 <= border_width < 2**31:
-        raise ValueError(f"border_width must be an int in 0..2**31-1 (pixels), got {border_width!r}")
+    int_in_range("component_id", component_id, 0, 2**31 - 1, "an int in 0..2**31-1")
+    int_in_range("border_width", border_width, 0, 2**31 - 1, "an int in 0..2**31-1 (pixels)")
     if rotation_angle and not core.layout.has_rotation_angle:
         raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                          f"the loaded library has {core.layout.name}")
@@ -428,7 +425,7 @@ def _reader_frame(frame: Any, batch: Any = None) -> FrameMeta:
     without a batch, readable memory holding a frame meta)."""
     if isinstance(frame, FrameMeta):
         return frame
-    if isinstance(frame, int) and not isinstance(frame, bool):
+    if is_int(frame):
         return FrameMeta(frame, _batch_of(batch) if batch is not None else None)
     raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
 

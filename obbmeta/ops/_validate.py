@@ -1,11 +1,12 @@
-"""Argument checks shared by the ops: each error names the argument and the expected form."""
+"""The ops' own checks (argument sets of each operator, the values' range); the generic checks live in
+obbmeta._validators."""
 from __future__ import annotations
-
-import math
 
 import torch
 
-from .._checks import box_tensor
+from .._validators import box_tensor, threshold, vector_tensor
+
+as_threshold = threshold  # the name obbmeta.decode.yolo imports
 
 # float64 boxes must stay within this magnitude: the exact IoU multiplies sides and offsets (w * h, dx * dx), which
 # overflow a double beyond about 1e154. float32 boxes only need to be finite (their products always fit a double).
@@ -53,20 +54,6 @@ def as_boxes(name: str, boxes, *, check_finite: bool = True) -> torch.Tensor:
     return boxes
 
 
-def check_vector(name: str, values, n: int, device: torch.device, *, floating: bool) -> None:
-    """Raise unless `values` is a length-n vector (floating: scores; else integer: labels) on `device`. Reads
-    only shapes and dtypes, so it runs on fake tensors too."""
-    kind = "a floating-point" if floating else "an integer"
-    if not isinstance(values, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape ({n},), got {type(values).__name__}")
-    if values.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) to match the boxes, got {tuple(values.shape)}")
-    if values.device != device:
-        raise ValueError(f"{name} is on {values.device} but the boxes are on {device}; put them on one device")
-    if floating != values.is_floating_point() or values.dtype == torch.bool:
-        raise TypeError(f"{name} must be {kind} tensor, got {values.dtype}")
-
-
 def check_iou_args(boxes1, boxes2, aligned: bool) -> None:
     """The arguments of box_iou_rotated: two (N, 5) / (M, 5) floating tensors on one device, N == M when aligned.
     Shapes and dtypes only: the wrapper, the kernels and the fake kernel all call it."""
@@ -85,24 +72,7 @@ def check_nms_args(boxes, scores, labels, iou_threshold) -> float:
     check_iou_args, called by the wrapper, the kernels and the fake kernel."""
     box_tensor("boxes", boxes)
     n = boxes.shape[0]
-    check_vector("scores", scores, n, boxes.device, floating=True)
+    vector_tensor("scores", scores, n, boxes.device, floating=True)
     if labels is not None:
-        check_vector("labels", labels, n, boxes.device, floating=False)
-    return as_threshold("iou_threshold", iou_threshold)
-
-
-def as_threshold(name: str, value) -> float:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            raise TypeError(f"{name} must be a number in [0, 1] (a float, or a tensor of one element), got a tensor "
-                            f"of shape {tuple(value.shape)}")
-        value = value.item()
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}") from None
-    if not (0.0 <= value <= 1.0) or math.isnan(value):
-        raise ValueError(f"{name} must be in [0, 1], got {value}")
-    return value
+        vector_tensor("labels", labels, n, boxes.device, floating=False)
+    return threshold("iou_threshold", iou_threshold)

@@ -9,6 +9,7 @@ import torch
 
 from .._cuda_lib import cuda_library, launch
 from .._native import load_library, ptr
+from .._validators import number_in_range
 from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
 from ..palette import PALETTE
@@ -63,8 +64,8 @@ def draw_obbs(
     height, width, channels = image.shape
     if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
         raise ValueError("image must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
-    if not isinstance(thickness, (int, float)) or isinstance(thickness, bool) or not 0 < thickness <= MAX_THICKNESS:
-        raise ValueError(f"thickness must be a number of pixels in (0, {MAX_THICKNESS}], got {thickness!r}")
+    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
+                    low_open=True)
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
     # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.

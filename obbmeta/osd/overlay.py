@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .._validators import flag, int_in_range, is_number, rgba
+
 DEFAULT_WIDTH = 3  # nvinfer's and attach_obbs' border width
 
 
@@ -70,11 +72,9 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
     """
     from ..nvds import display, obbs  # lazily: NVIDIA's library is loaded on first use
 
-    if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width < 2**31:
-        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
+    int_in_range("width", width, 1, 2**31 - 1, "an int in 1..2**31-1 (pixels)")
     for name, value in (("label", label), ("hide_aabb", hide_aabb), ("native", native)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be True or False, got {value!r}")
+        flag(name, value)
     from ..nvds import _core
 
     flags = ((_core.OVERLAY_LABEL if label else 0) | (_core.OVERLAY_HIDE_AABB if hide_aabb else 0)
@@ -105,15 +105,9 @@ def _palette(colors: Any, obbs: Any) -> tuple[Any, int]:
     if isinstance(colors, (str, bytes)) or not isinstance(colors, Sequence):
         raise TypeError(f"colors must be None, (r, g, b, a) or a sequence of (r, g, b, a), got "
                         f"{type(colors).__name__}")
-    if len(colors) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in colors):
+    if len(colors) and all(is_number(v) for v in colors):
         colors = [colors]
-    table = []
-    for k, c in enumerate(colors):
-        ok = (isinstance(c, Sequence) and not isinstance(c, (str, bytes)) and len(c) == 4
-              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in c))
-        if not ok:
-            raise ValueError(f"colors[{k}] must be (r, g, b, a) with values in 0..1 (NvOSD_ColorParams), got {c!r}")
-        table.append(tuple(float(v) for v in c))
+    table = [rgba(f"colors[{k}]", c, " (NvOSD_ColorParams)") for k, c in enumerate(colors)]
     if not table:
         raise ValueError("colors must hold at least one (r, g, b, a) colour")
     return obbs._palette_table(tuple(table))
