@@ -11,6 +11,7 @@ loaded on first use (not at import), from
 from __future__ import annotations
 
 from ._library import ENV_VAR, NvdsUnavailableError
+from ._tables import cut_label
 from .batch import BatchMeta, FrameMeta
 from .display import add_display_lines, read_display_lines
 from .layouts import UNTRACKED_OBJECT_ID, LayoutError
@@ -25,7 +26,6 @@ from .obbs import (
     ObjectInfo,
     attach_obbs,
     attach_obbs_batch,
-    cut_label,
     read_obbs,
     read_obbs_arrays,
 )

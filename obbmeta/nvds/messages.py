@@ -146,10 +146,10 @@ def live_blobs() -> int:
 def attach_message(batch: Any, frame: Any, message: str | bytes, meta_type: int | None = None) -> int:
     """Attach ``message`` to ``frame`` as an ``NVDS_CUSTOM_MSG_BLOB`` user meta (``NvDsCustomMsgInfo``, a g_malloc'd
     copy, released by DeepStream). Returns the ``NvDsUserMeta*``."""
-    from .obbs import _batch_of, _frame_of
+    from ._inputs import batch_of, frame_of
 
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     if isinstance(message, str):
         message = message.encode("utf-8")
     if not isinstance(message, bytes):

@@ -16,16 +16,17 @@ Objects whose polygon lies fully outside the frame are not written; they are cou
 from __future__ import annotations
 
 import ctypes
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
 
-from .._validators import int_in_range, is_int, rgba
+from .._validators import int_in_range
 from ..palette import PALETTE_RGBA
 from . import _core, layouts
+from ._inputs import address_of, batch_of, frame_of, frame_size_of, reader_frame, to_host_once, to_numpy
+from ._tables import DEFAULT_PALETTE_TABLE, label_table, palette_table
 from .batch import BatchMeta, FrameMeta
 
 DEFAULT_COMPONENT_ID = 1
@@ -99,37 +100,6 @@ class Obb:
 
 # ---------------------------------------------------------------- input normalisation
 
-def _to_numpy(value: Any, name: str) -> np.ndarray:
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor, without importing torch
-        value = value.detach().cpu().numpy()
-    elif not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value)
-        except Exception as exc:  # noqa: BLE001
-            raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}") from exc
-    return value
-
-
-def _to_host_once(*values: Any) -> tuple[Any, ...]:
-    """GPU tensors come to the host with asynchronous copies and a single synchronisation (not one per tensor)."""
-    devices = set()
-    for v in values:
-        if v is None or type(v) is np.ndarray or not hasattr(v, "detach"):
-            continue
-        if v.device.type != "cpu":
-            devices.add(v.device)
-    if not devices:
-        return values
-    torch = sys.modules["torch"]  # a non-CPU tensor exists, so torch is imported
-    out = tuple(v.detach().to("cpu", non_blocking=True)
-                if v is not None and type(v) is not np.ndarray and hasattr(v, "detach") and v.device.type != "cpu"
-                else v for v in values)
-    for device in devices:
-        if device.type == "cuda":
-            torch.cuda.current_stream(device).synchronize()
-    return out
-
-
 def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if boxes is not None:
         if xywhr is not None or scores is not None or labels is not None:
@@ -138,10 +108,10 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
             raise TypeError("boxes must be an OrientedBoxes (with .xywhr, .scores, .labels); for plain arrays use "
                             "xywhr=(N,5), scores=(N,), labels=(N,)")
         xywhr, scores, labels = boxes.xywhr, boxes.scores, boxes.labels
-    xywhr, scores, labels = _to_host_once(xywhr, scores, labels)
+    xywhr, scores, labels = to_host_once(xywhr, scores, labels)
     if xywhr is None:
         raise TypeError("no boxes given: pass an OrientedBoxes or xywhr=(N,5) float32")
-    x = _to_numpy(xywhr, "xywhr")
+    x = to_numpy(xywhr, "xywhr")
     if x.ndim != 2 or x.shape[1] != 5:
         raise ValueError(f"xywhr must have shape (N, 5) = cx, cy, w, h, angle (radians); got {tuple(x.shape)}")
     if x.dtype.kind != "f":
@@ -157,7 +127,7 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
 
 def _vector(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) -> np.ndarray:
     """A length-n vector of one of the numpy dtype `kinds`, as a contiguous `dtype` array."""
-    v = _to_numpy(value, name)
+    v = to_numpy(value, name)
     if v.shape != (n,):
         raise ValueError(f"{name} must have shape (N,) = ({n},) to match xywhr; got {tuple(v.shape)}")
     if v.dtype.kind not in kinds:
@@ -185,77 +155,6 @@ def _float32(name: str, a: np.ndarray) -> np.ndarray:
     return out
 
 
-def cut_label(name: str) -> bytes:
-    """``name`` as UTF-8, cut to at most 127 bytes on a character boundary (obj_label holds 128 with the NUL)."""
-    if not isinstance(name, str):
-        raise TypeError(f"class names must be str, got {type(name).__name__}")
-    if "\x00" in name:
-        raise ValueError(f"class name {name!r} contains a NUL character")
-    raw = name.encode("utf-8")
-    if len(raw) <= layouts.MAX_LABEL_SIZE - 1:
-        return raw
-    return raw[: layouts.MAX_LABEL_SIZE - 1].decode("utf-8", "ignore").encode("utf-8")
-
-
-@lru_cache(maxsize=64)
-def _label_table(names: tuple[str, ...]) -> tuple[Any, int, tuple[bytes, ...]]:
-    encoded = tuple(cut_label(n) for n in names)
-    table = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
-    return table, len(encoded), encoded  # keep the bytes alive with the table
-
-
-@lru_cache(maxsize=64)
-def _palette_table(palette: tuple[tuple[float, ...], ...]) -> tuple[Any, int]:
-    flat = []
-    for k, colour in enumerate(palette):
-        flat.extend(rgba(f"palette[{k}]", colour))
-    if not flat:
-        raise ValueError("palette must hold at least one (r, g, b, a) colour")
-    return (ctypes.c_double * len(flat))(*flat), len(palette)
-
-
-_DEFAULT_PALETTE = _palette_table(PALETTE)
-
-
-def _batch_of(batch: Any) -> BatchMeta:
-    if isinstance(batch, BatchMeta):
-        return batch
-    if is_int(batch):
-        return BatchMeta.from_address(batch)
-    raise TypeError(f"batch must be an obbmeta.nvds.BatchMeta or an NvDsBatchMeta* int, got {type(batch).__name__}")
-
-
-def _frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
-    if isinstance(frame, FrameMeta):
-        return frame
-    if is_int(frame):
-        return FrameMeta(frame, batch)
-    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
-
-
-# NvOSD pixel coordinates (text offsets, line end points) are unsigned 32-bit: a frame can be at most 2**32 wide.
-MAX_FRAME_SIDE = 2**32
-
-
-def _frame_size(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
-    if frame_size is None:
-        size = frame.size
-        if size is None:
-            raise ValueError("the frame meta has neither pipeline_width/height nor source_frame_width/height set; "
-                             "pass frame_size=(width, height) of the batched surface")
-        return float(size[0]), float(size[1])
-    if isinstance(frame_size, (str, bytes)):
-        raise TypeError(f"frame_size must be (width, height), got {frame_size!r}")
-    try:
-        w, h = (float(v) for v in frame_size)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"frame_size must be (width, height), got {frame_size!r}") from exc
-    if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
-        raise ValueError(f"frame_size must be two positive finite numbers, at most 2**32 (NvOSD pixel coordinates are "
-                         f"unsigned 32-bit), got {frame_size!r}")
-    return w, h
-
-
 def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
     if code == -3 and bad >= 0:
         row = x[bad]
@@ -279,16 +178,6 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
 
 # ---------------------------------------------------------------- attach
 
-def _address(a: np.ndarray) -> int:
-    """Data address of a contiguous array (a third of the cost of ``a.ctypes.data``; read-only arrays fall back)."""
-    if not a.size:
-        return 0
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(a))
-    except (TypeError, ValueError):
-        return a.ctypes.data
-
-
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
             x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
@@ -301,17 +190,17 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
                          f"the loaded library has {core.layout.name}")
     n = x.shape[0]
     params = _core.WriteParams()
-    params.xywhr, params.scores, params.labels, params.n = _address(x), _address(s), _address(lab), n
+    params.xywhr, params.scores, params.labels, params.n = address_of(x), address_of(s), address_of(lab), n
     n_names = None
     if class_names is not None:
         if isinstance(class_names, (str, bytes)):
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
-        table, n_names, _keep = _label_table(tuple(class_names))
+        table, n_names, _keep = label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
     if palette is not PALETTE and (isinstance(palette, (str, bytes)) or
                                    any(isinstance(c, (str, bytes)) or not hasattr(c, "__len__") for c in palette)):
         raise TypeError(f"palette must be a sequence of (r, g, b, a) colours in 0..1, got {palette!r}")
-    pal, n_colors = _DEFAULT_PALETTE if palette is PALETTE else _palette_table(tuple(tuple(c) for c in palette))
+    pal, n_colors = DEFAULT_PALETTE_TABLE if palette is PALETTE else palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
     params.flags = (_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
@@ -320,7 +209,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     # writing a few objects.
     nf = len(frames)
     mask = np.empty(n, dtype=np.bool_)  # the C side writes 0 / 1 bytes: a valid bool array
-    params.written_mask = _address(mask)
+    params.written_mask = address_of(mask)
     if nf == 1:
         params.frame = frames[0].address
         params.frame_width, params.frame_height = sizes[0]
@@ -368,10 +257,10 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
 
     Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``).
     """
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     x, s, lab = _prepare(boxes, xywhr, scores, labels)
-    return _attach(b, [f], [_frame_size(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
+    return _attach(b, [f], [frame_size_of(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
                    border_width, palette, rotation_angle, display_text)
 
 
@@ -383,8 +272,8 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
     tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask`` is
     over the concatenation of all detections; ``per_frame`` counts what each frame got."""
-    b = _batch_of(batch)
-    fs = b.frames if frames is None else [_frame_of(f, b) for f in frames]
+    b = batch_of(batch)
+    fs = b.frames if frames is None else [frame_of(f, b) for f in frames]
     if len(detections) != len(fs):
         raise ValueError(f"detections has {len(detections)} entries but there are {len(fs)} frames")
     if frame_sizes is not None and len(frame_sizes) != len(fs):
@@ -402,7 +291,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         else:
             raise TypeError(f"detections[{i}] must be an OrientedBoxes or an (xywhr, scores, labels) tuple, got "
                             f"{type(det).__name__}")
-    flat = _to_host_once(*[v for t in triples for v in t])
+    flat = to_host_once(*[v for t in triples for v in t])
     xs, ss, ls, counts, sizes = [], [], [], [], []
     for i in range(len(triples)):
         try:
@@ -410,7 +299,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"detections[{i}]: {exc}") from None
         xs.append(x), ss.append(s), ls.append(lab), counts.append(x.shape[0])
-        sizes.append(_frame_size(fs[i], None if frame_sizes is None else frame_sizes[i]))
+        sizes.append(frame_size_of(fs[i], None if frame_sizes is None else frame_sizes[i]))
     x = np.concatenate(xs) if xs else np.zeros((0, 5), np.float32)
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
@@ -420,18 +309,8 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
 
 # ---------------------------------------------------------------- read
 
-def _reader_frame(frame: Any, batch: Any = None) -> FrameMeta:
-    """The frame a reader was given: a FrameMeta, or an NvDsFrameMeta* int (checked: a frame of ``batch``, or
-    without a batch, readable memory holding a frame meta)."""
-    if isinstance(frame, FrameMeta):
-        return frame
-    if is_int(frame):
-        return FrameMeta(frame, _batch_of(batch) if batch is not None else None)
-    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
-
-
 def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
-    f = _reader_frame(frame, batch)
+    f = reader_frame(frame, batch)
     core = _core.get()
     capacity = 64
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
