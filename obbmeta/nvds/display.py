@@ -72,11 +72,11 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, address_of(seg) or None, m,
                                             address_of(rgba) or None, rgba.shape[0], width, fw, fh,
                                             ctypes.byref(n_display))
-    if written == -3:
+    if written == _core.WriterError.INVALID_BOX:
         bad = int(n_display.value)
         raise ValueError(f"segment {bad} = {seg[bad].tolist()} is not finite")
     if written < 0:
-        raise RuntimeError(f"obbmeta's C display writer failed: {_core.ERRORS.get(written, written)}")
+        raise RuntimeError(f"obbmeta's C display writer failed: {_core.error_reason(written)}")
     return int(written)
 
 
@@ -137,11 +137,11 @@ def _overlay(batch: Any, frame: Any, palette: tuple[Any, int], width: int, flags
     params.palette, params.num_colors = ctypes.addressof(palette[0]), palette[1]
     params.line_width, params.flags, params.frame_width, params.frame_height = width, flags, fw, fh
     code = core.c.obbmeta_nvds_overlay(core.layout.id, b.address, f.address, ctypes.addressof(params))
-    if code == -2:
+    if code == _core.WriterError.LAYOUT:
         raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
                          f"library has {core.layout.name}")
     if code < 0:
-        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.ERRORS.get(code, code)}")
+        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.error_reason(code)}")
     return params
 
 

@@ -156,7 +156,7 @@ def _float32(name: str, a: np.ndarray) -> np.ndarray:
 
 
 def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
-    if code == -3 and bad >= 0:
+    if code == _core.WriterError.INVALID_BOX and bad >= 0:
         row = x[bad]
         if not np.isfinite(row).all():
             return ValueError(f"xywhr[{bad}] = {row.tolist()} is not finite (NaN or inf); boxes must be finite")
@@ -166,14 +166,14 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
             return ValueError(f"xywhr[{bad}] = {row.tolist()}: its bounding box leaves the float32 range, which "
                               "rect_params / detector_bbox_info (floats) cannot hold")
         return ValueError(f"xywhr[{bad}] = {row.tolist()} has w <= 0 or h <= 0; widths and heights must be > 0")
-    if code == -5 and bad >= 0:
+    if code == _core.WriterError.LABEL and bad >= 0:
         if lab[bad] < 0 or lab[bad] > 2**31 - 1:
             return ValueError(f"labels[{bad}] = {int(lab[bad])}: class ids must be in 0..2**31-1")
         return ValueError(f"labels[{bad}] = {int(lab[bad])} has no entry in class_names (len {n_names})")
-    if code == -2:
+    if code == _core.WriterError.LAYOUT:
         return ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                           f"the loaded library has {_core.get().layout.name}")
-    return RuntimeError(f"obbmeta's C writer failed: {_core.ERRORS.get(code, code)}")
+    return RuntimeError(f"obbmeta's C writer failed: {_core.error_reason(code)}")
 
 
 # ---------------------------------------------------------------- attach
@@ -317,7 +317,7 @@ def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
         rows = (_core.ReadRow * capacity)()
         got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
         if got < 0:
-            raise RuntimeError(f"obbmeta's C reader failed: {_core.ERRORS.get(got, got)}")
+            raise RuntimeError(f"obbmeta's C reader failed: {_core.error_reason(got)}")
         if got <= capacity:
             return rows, got
         capacity = got

@@ -118,13 +118,13 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
     rc = core.c.obbmeta_nvds_update_objects(core.layout.id, b.address, f.address, ctypes.addressof(params))
     if rc < 0:
         i = int(params.bad_index)
-        if rc == -3:
+        if rc == _core.WriterError.INVALID_BOX:
             raise ValueError(f"xywhr[{i}] = {np.asarray(xywhr)[i].tolist()} is not finite or has w <= 0 or h <= 0")
-        if rc == -7 and i >= 0:
+        if rc == _core.WriterError.FOREIGN_FRAME and i >= 0:
             raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is not an object meta of this frame")
-        if rc == -6 and i >= 0:
+        if rc == _core.WriterError.ARGUMENT and i >= 0:
             raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is listed twice")
-        raise RuntimeError(f"obbmeta's C object update failed: {_core.ERRORS.get(rc, rc)}")
+        raise RuntimeError(f"obbmeta's C object update failed: {_core.error_reason(rc)}")
     del keep
     return UpdateResult(n, int(params.added))
 
