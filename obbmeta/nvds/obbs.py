@@ -32,7 +32,8 @@ from .batch import BatchMeta, FrameMeta
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
 
-# The per-class palette (RGBA in 0..1), shared with obbmeta.osd: class k is PALETTE[k % len(PALETTE)].
+# The per-class palette as NvOSD_ColorParams (obbmeta.palette.PALETTE_RGBA; the same colours as obbmeta.osd's
+# PALETTE_RGB): class k is PALETTE[k % len(PALETTE)].
 PALETTE: tuple[tuple[float, float, float, float], ...] = PALETTE_RGBA
 
 SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb", 3: "predicted"}

@@ -12,7 +12,7 @@ from .._native import load_library, ptr
 from .._validators import number_in_range
 from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
-from ..palette import PALETTE
+from ..palette import PALETTE_RGB
 
 # Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
 MAX_THICKNESS = 256
@@ -109,9 +109,9 @@ _PALETTES: "dict[tuple, torch.Tensor]" = {}
 def _palette(device: torch.device, channels: int) -> torch.Tensor:
     key = (str(device), channels)
     if key not in _PALETTES:
-        table = torch.tensor(PALETTE, dtype=torch.uint8)
+        table = torch.tensor(PALETTE_RGB, dtype=torch.uint8)
         if channels == 4:
-            table = torch.cat([table, torch.full((len(PALETTE), 1), 255, dtype=torch.uint8)], dim=1)
+            table = torch.cat([table, torch.full((len(PALETTE_RGB), 1), 255, dtype=torch.uint8)], dim=1)
         _PALETTES[key] = table.to(device)
     return _PALETTES[key]
 
@@ -122,7 +122,7 @@ def _colors(colors, labels, n: int, channels: int, device: torch.device) -> torc
         palette = _palette(device, channels)
         if labels is None:
             return palette[:1].expand(n, channels).contiguous()
-        return palette[torch.remainder(labels.to(device), len(PALETTE))].contiguous()
+        return palette[torch.remainder(labels.to(device), len(PALETTE_RGB))].contiguous()
     if isinstance(colors, (str, bytes)):
         raise TypeError(f"colors must be 3 or 4 ints in 0..255 or an (N, 3|4) tensor; named colours such as {colors!r} "
                         "are not supported")
