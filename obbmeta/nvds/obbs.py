@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -352,25 +351,20 @@ def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
     ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
     ``obj_label``), ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
     rows, n = _read_rows(frame, batch)
-    table = np.frombuffer(rows, dtype=_row_dtype(), count=n)
+    table = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n)
     return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
             "rect": table["rect"].copy(), "class_id": table["class_id"].copy(),
             "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
             "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
             "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
             "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
-            "label": table["label"].copy(), "address": table["address"].copy()}
+            "label": _labels(table["label"]), "address": table["address"].copy()}
 
 
-@lru_cache(maxsize=1)
-def _row_dtype() -> np.dtype:
-    def fmt(ct: Any) -> Any:
-        if issubclass(ct, ctypes.Array):
-            base = fmt(ct._type_)
-            return (base, (ct._length_,)) if ct._type_ is not ctypes.c_char else f"S{ct._length_}"
-        return np.dtype(ct)
-    names = [name for name, _ in _core.ReadRow._fields_]
-    formats = [fmt(t) for _, t in _core.ReadRow._fields_]
-    offsets = [getattr(_core.ReadRow, name).offset for name in names]
-    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                     "itemsize": ctypes.sizeof(_core.ReadRow)})
+def _labels(chars: np.ndarray) -> np.ndarray:
+    """(N, 128) obj_label characters -> (N,) bytes (``S128``, the trailing NULs dropped as numpy does)."""
+    return np.ascontiguousarray(chars).view(f"S{chars.shape[1]}").reshape(chars.shape[0])
+
+
+# numpy reads the layout (names, formats, offsets, padding) from the ctypes struct itself: one description of a row.
+_ROW_DTYPE = np.dtype(_core.ReadRow)
