@@ -10,7 +10,6 @@ Results: results/decode.json and .png.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import reference  # noqa: E402
-from _common import RESULTS, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, median_time, write_json  # noqa: E402
 
 from obbmeta import Letterbox  # noqa: E402
 from obbmeta.decode import yolo_obb  # noqa: E402
@@ -65,8 +64,7 @@ def axis_aligned_anchor(out, conf, iou):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap = arguments(__doc__, repeats=20)
     args = ap.parse_args()
     cuda = torch.cuda.is_available()
     lb = Letterbox.fit((3840, 2160), (SIZE, SIZE))

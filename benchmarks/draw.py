@@ -9,7 +9,6 @@ of the same frame, timed in the same run, is the anchor. Results: benchmarks/res
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, cuda_event_time, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, cuda_event_time, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.osd import draw_obbs  # noqa: E402
@@ -31,8 +30,7 @@ def scene(n, width, height, seed=0):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap = arguments(__doc__, repeats=50)
     args = ap.parse_args()
     cuda = torch.cuda.is_available()
     rows = []

@@ -13,9 +13,7 @@ Results: benchmarks/results/nms_cpu.json and .png.
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
-import os
 import subprocess
 import sys
 import tempfile
@@ -29,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "tests"))
 import reference  # noqa: E402  (the shapely greedy NMS the tests use)
-from _common import median_time, plot_lines, write_json  # noqa: E402
+from _common import arguments, median_time, pin_to_one_core, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated  # noqa: E402
 
@@ -119,20 +117,14 @@ def comparators():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = arguments(__doc__, repeats=5)
     ap.add_argument("--sizes", type=int, nargs="+", default=[300, 1000, 2000, 3000, 10000, 100000])
     ap.add_argument("--density-sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--reference-max", type=int, default=3000, help="largest N for the slow shapely reference")
     ap.add_argument("--previous-max", type=int, default=100000, help="largest N for the previous implementation")
     args = ap.parse_args()
 
-    try:
-        core = sorted(os.sched_getaffinity(0))[0]
-        os.sched_setaffinity(0, {core})
-        pinned = f"CPU {core}"
-    except (AttributeError, OSError):
-        pinned = "not pinned"
+    pinned = pin_to_one_core()
     torch.set_num_threads(1)
     previous = previous_implementation()
     current = current_c_call()

@@ -7,7 +7,6 @@ to size its result. Results: benchmarks/results/nms_cuda.json and .png.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import reference  # noqa: E402
-from _common import median_time, plot_lines, write_json  # noqa: E402
+from _common import arguments, median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated, obb_to_aabb  # noqa: E402
 
@@ -24,9 +23,8 @@ IOU = 0.5
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = arguments(__doc__, repeats=20)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000, 30000])
-    ap.add_argument("--repeats", type=int, default=20)
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("needs a CUDA device")
