@@ -19,7 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import reference  # noqa: E402
-from _common import RESULTS, arguments, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, cuda_sync, median_time, write_json  # noqa: E402
 
 from obbmeta import Letterbox  # noqa: E402
 from obbmeta.decode import yolo_obb  # noqa: E402
@@ -77,7 +77,7 @@ def main():
         row["methods"]["obbmeta_cpu"] = median_time(lambda: yolo_obb(out, conf=0.25, iou=0.5, letterbox=lb), 3, 1)
         if cuda:
             g = out.cuda()
-            sync = torch.cuda.synchronize
+            sync = cuda_sync()
             gd = yolo_obb(g, conf=0.25, iou=0.5, letterbox=lb)
             row["same_boxes_cpu_cuda"] = all(
                 torch.equal(a.labels, b.labels.cpu()) and torch.equal(a.scores, b.scores.cpu())

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, arguments, cuda_event_time, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, cuda_event_time, cuda_sync, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.osd import draw_obbs  # noqa: E402
@@ -42,7 +42,7 @@ def main():
             row["methods"]["cpu"] = median_time(lambda: draw_obbs(frame, boxes, thickness=2), 5, 1)
             if cuda:
                 gframe, gboxes = frame.cuda(), boxes.to("cuda")
-                sync = torch.cuda.synchronize
+                sync = cuda_sync()
                 row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5,
                                                      sync)
                 row["methods"]["cuda_stream_time"] = cuda_event_time(lambda: draw_obbs(gframe, gboxes, thickness=2),

@@ -15,7 +15,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import reference  # noqa: E402
-from _common import arguments, median_time, plot_lines, write_json  # noqa: E402
+from _common import arguments, cuda_sync, median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated, obb_to_aabb  # noqa: E402
 
@@ -33,7 +33,7 @@ def main():
     except Exception as exc:  # noqa: BLE001
         tv_nms = None
         print(f"[skip] torchvision: {exc}", file=sys.stderr)
-    sync = torch.cuda.synchronize
+    sync = cuda_sync()
     rows = []
     for n in args.sizes:
         b, s, lab = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
