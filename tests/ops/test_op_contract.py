@@ -5,13 +5,12 @@ real kernels' dtypes and shapes, and the public functions trace with ``torch.com
 Parametrised by device: the CUDA cases are skipped without a GPU and run on the GPU machine."""
 import pytest
 import torch
+from devices import DEVICES
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
-                                                                 reason="needs a CUDA device"))]
 DTYPES = [torch.float32, torch.float64]
 LAYOUTS = ["contiguous", "strided"]
 
