@@ -22,14 +22,11 @@ from .obbs import (
     OBB_TRACKED,
     PALETTE,
     AttachResult,
-    Obb,
-    ObjectInfo,
     attach_obbs,
     attach_obbs_batch,
-    read_obbs,
-    read_obbs_arrays,
 )
 from .objects import UpdateResult, remove_objects, update_objects
+from .reader import Obb, ObjectInfo, read_obbs, read_obbs_arrays
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 

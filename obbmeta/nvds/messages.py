@@ -73,7 +73,7 @@ def obb_message(frame: Any, batch: Any = None) -> dict:
     ``obj_meta_list`` order with id (tracking id, or None before a tracker), class, confidence, AABB
     (``rect_params``, pixels of the batched surface) and the rotated box (cx, cy, w, h, angle in degrees and
     radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them."""
-    from .obbs import read_obbs
+    from .reader import read_obbs
 
     f = frame if isinstance(frame, FrameMeta) else None
     objects = [_object_entry(info, obb) for info, obb in read_obbs(frame, batch)]

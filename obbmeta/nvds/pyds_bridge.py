@@ -21,7 +21,8 @@ from typing import Any
 from .._validators import is_int
 from . import _core, layouts
 from .batch import BatchMeta, FrameMeta
-from .obbs import OBB_PREDICTED, SOURCES, Obb, ObjectInfo
+from .obbs import OBB_PREDICTED
+from .reader import SOURCES, Obb, ObjectInfo
 
 
 def _pyds() -> Any:
