@@ -72,8 +72,8 @@ class BuildExt(build_ext):
             gencode.append(f"-gencode=arch=compute_{archs[-1]},code=compute_{archs[-1]}")
             return [self.nvcc, "-O3", "-std=c++17", "-shared", "-cudart", "static", "-Xcompiler",
                     "-fPIC,-fvisibility=hidden", "-Ikernels", *gencode, *ext.sources, "-o", str(target)]
-        return [str(self.compiler.compiler_so if hasattr(self.compiler, "compiler_so") else ""), *ext.extra_compile_args,
-                *ext.sources, *ext.libraries]
+        compiler = self.compiler.compiler_so if hasattr(self.compiler, "compiler_so") else ""
+        return [str(compiler), *ext.extra_compile_args, *ext.sources, *ext.libraries]
 
     def build_extension(self, ext):
         target = Path(self.get_ext_fullpath(ext.name))

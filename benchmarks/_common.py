@@ -1,6 +1,9 @@
-"""Shared helpers for the benchmark scripts: machine facts, timing (median of repeats), JSON results."""
+"""The one harness of the benchmark scripts: command line (``arguments``), pinning to one core, timing (median of
+repeats, with a CUDA sync around each call or CUDA events; or repeats within a time budget), machine facts and the
+JSON results (``write_json``: benchmark, date, machine, then the script's own fields), and the log-log plot."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -33,6 +36,38 @@ def machine() -> dict:
     return info
 
 
+def arguments(description: str | None, *, plot_only: bool = False, quick: bool = False,
+              repeats: int | None = None) -> argparse.ArgumentParser:
+    """The benchmarks' common options (add the script's own, then ``parse_args()``): ``--plot-only`` redraws the
+    figure from the committed JSON, ``--quick`` is a short run for trying the script, ``--repeats`` sets the number
+    of timed repeats."""
+    ap = argparse.ArgumentParser(description=description)
+    if plot_only:
+        ap.add_argument("--plot-only", action="store_true", help="redraw the figure from the committed JSON")
+    if quick:
+        ap.add_argument("--quick", action="store_true", help="a short run (fewer repeats) to try the script")
+    if repeats is not None:
+        ap.add_argument("--repeats", type=int, default=repeats, help="timed repeats per case (median reported)")
+    return ap
+
+
+def pin_to_one_core() -> str:
+    """Pin this process to its first allowed CPU (steadier single-thread timings); returns what was done."""
+    try:
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        os.sched_setaffinity(0, {cpu})
+        return f"CPU {cpu}"
+    except (AttributeError, OSError):
+        return "not pinned"
+
+
+def cuda_sync():
+    """``torch.cuda.synchronize`` when CUDA is there (pass it as ``sync=`` to median_time), else None."""
+    import torch
+
+    return torch.cuda.synchronize if torch.cuda.is_available() else None
+
+
 def median_time(fn, repeats: int, warmup: int = 1, sync=None) -> dict:
     """Run fn `warmup` times, then `repeats` times; return median/min/max seconds."""
     for _ in range(warmup):
@@ -47,6 +82,15 @@ def median_time(fn, repeats: int, warmup: int = 1, sync=None) -> dict:
             sync()
         times.append(time.perf_counter() - t0)
     return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": repeats}
+
+
+def budget_time(measure, budget_s: float, min_repeats: int = 5, max_repeats: int = 200) -> dict:
+    """Call ``measure()`` (which times its own work and returns seconds, e.g. leaving set-up out) at least
+    ``min_repeats`` times and then while ``budget_s`` lasts, at most ``max_repeats``; median/min/max seconds."""
+    times, start = [], time.perf_counter()
+    while len(times) < min_repeats or (time.perf_counter() - start < budget_s and len(times) < max_repeats):
+        times.append(measure())
+    return {"median_s": statistics.median(times), "min_s": min(times), "max_s": max(times), "repeats": len(times)}
 
 
 def write_json(name: str, payload: dict) -> Path:

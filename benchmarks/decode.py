@@ -5,11 +5,11 @@ the candidates' AABBs — what a pipeline without rotated NMS would do).
     python benchmarks/decode.py [--repeats 20]
 
 Input: the raw head output of a 1024x1024 DOTA-style model, (B, 4 + 15 + 1, 21504): per image 40 objects, each
-seen by 20 jittered anchors above conf 0.25 (800 candidates for NMS), on a background of anchors below it. Results: results/decode.json and .png.
+seen by 20 jittered anchors above conf 0.25 (800 candidates for NMS), on a background of anchors below it.
+Results: results/decode.json and .png.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -18,8 +18,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import RESULTS, arguments, cuda_sync, median_time, write_json  # noqa: E402
 
 from obbmeta import Letterbox  # noqa: E402
 from obbmeta.decode import yolo_obb  # noqa: E402
@@ -64,8 +64,7 @@ def axis_aligned_anchor(out, conf, iou):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=20)
+    ap = arguments(__doc__, repeats=20)
     args = ap.parse_args()
     cuda = torch.cuda.is_available()
     lb = Letterbox.fit((3840, 2160), (SIZE, SIZE))
@@ -78,7 +77,7 @@ def main():
         row["methods"]["obbmeta_cpu"] = median_time(lambda: yolo_obb(out, conf=0.25, iou=0.5, letterbox=lb), 3, 1)
         if cuda:
             g = out.cuda()
-            sync = torch.cuda.synchronize
+            sync = cuda_sync()
             gd = yolo_obb(g, conf=0.25, iou=0.5, letterbox=lb)
             row["same_boxes_cpu_cuda"] = all(
                 torch.equal(a.labels, b.labels.cpu()) and torch.equal(a.scores, b.scores.cpu())

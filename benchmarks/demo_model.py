@@ -13,7 +13,6 @@ Usage: python benchmarks/demo_model.py [--quick]  -> benchmarks/results/demo_mod
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, median_time, write_json  # noqa: E402
 
 from obbmeta import decode, scenes  # noqa: E402
 from obbmeta.models import letterbox_frames, load_demo_model  # noqa: E402
@@ -90,8 +89,7 @@ def picture(rows, path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap = arguments(__doc__, quick=True)
     args = ap.parse_args()
     n_frames, repeats = (20, 5) if args.quick else (200, 30)
     torch.manual_seed(0)

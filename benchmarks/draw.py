@@ -9,7 +9,6 @@ of the same frame, timed in the same run, is the anchor. Results: benchmarks/res
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, cuda_event_time, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, cuda_event_time, cuda_sync, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.osd import draw_obbs  # noqa: E402
@@ -25,13 +24,13 @@ from obbmeta.osd import draw_obbs  # noqa: E402
 
 def scene(n, width, height, seed=0):
     rng = np.random.default_rng(seed)
-    b = np.c_[rng.uniform(0, width, n), rng.uniform(0, height, n), rng.uniform(20, 200, (n, 2)), rng.uniform(-3.2, 3.2, n)]
+    b = np.c_[rng.uniform(0, width, n), rng.uniform(0, height, n), rng.uniform(20, 200, (n, 2)),
+              rng.uniform(-3.2, 3.2, n)]
     return OrientedBoxes(b.astype(np.float32), np.ones(n, np.float32), rng.integers(0, 20, n))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=50)
+    ap = arguments(__doc__, repeats=50)
     args = ap.parse_args()
     cuda = torch.cuda.is_available()
     rows = []
@@ -43,12 +42,14 @@ def main():
             row["methods"]["cpu"] = median_time(lambda: draw_obbs(frame, boxes, thickness=2), 5, 1)
             if cuda:
                 gframe, gboxes = frame.cuda(), boxes.to("cuda")
-                sync = torch.cuda.synchronize
-                row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5, sync)
+                sync = cuda_sync()
+                row["methods"]["cuda"] = median_time(lambda: draw_obbs(gframe, gboxes, thickness=2), args.repeats, 5,
+                                                     sync)
                 row["methods"]["cuda_stream_time"] = cuda_event_time(lambda: draw_obbs(gframe, gboxes, thickness=2),
                                                                      args.repeats)
                 other = torch.empty_like(gframe)
-                row["methods"]["cuda_frame_copy_anchor"] = median_time(lambda: other.copy_(gframe), args.repeats, 5, sync)
+                row["methods"]["cuda_frame_copy_anchor"] = median_time(lambda: other.copy_(gframe), args.repeats, 5,
+                                                                       sync)
                 row["same_pixels_cpu_cuda"] = bool(torch.equal(gframe.cpu(), frame))
                 row["cpu_over_cuda"] = row["methods"]["cpu"]["median_s"] / row["methods"]["cuda"]["median_s"]
             rows.append(row)

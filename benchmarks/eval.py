@@ -10,7 +10,6 @@ probability 0.85 by a jittered box, 10 % found twice, plus 15 clutter detections
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import sys
@@ -22,8 +21,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import RESULTS, median_time, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import RESULTS, arguments, median_time, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes  # noqa: E402
 from obbmeta.eval import IOU_THRESHOLDS_50_95, evaluate  # noqa: E402
@@ -86,8 +85,7 @@ def devkit_eval(task1, root: Path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap = arguments(__doc__, repeats=5)
     ap.add_argument("--frames", type=int, nargs="+", default=[100, 500])
     args = ap.parse_args()
     try:

@@ -18,9 +18,6 @@ from __future__ import annotations
 import ctypes
 import json
 import math
-import os
-import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine  # noqa: E402
+from _common import RESULTS, arguments, budget_time, pin_to_one_core, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core, layouts  # noqa: E402
@@ -164,15 +161,11 @@ def same_output(loop: CtypesLoop) -> None:
 
 
 def main() -> None:
-    if "--plot-only" in sys.argv:  # redraw the figure from the committed JSON
+    args = arguments(__doc__, plot_only=True, quick=True).parse_args()
+    if args.plot_only:
         plot(json.loads((RESULTS / "meta_write.json").read_text()), RESULTS / "meta_write.png")
         return
-    quick = "--quick" in sys.argv
-    try:
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-        pinned = f"CPU {sorted(os.sched_getaffinity(0))[0]}"
-    except (AttributeError, OSError):
-        pinned = "not pinned"
+    pinned = pin_to_one_core()
     loop = CtypesLoop()
     same_output(loop)
     core = _core.get()
@@ -184,14 +177,10 @@ def main() -> None:
             row = {"frames": frames, "objects_per_frame": per_frame, "objects": n}
             for kind in ("attach_obbs", "ctypes_loop"):
                 time_once(kind, loop, frames, dets)  # warm-up
-                budget = 0.3 if quick else 1.5
-                repeats, times, start = 0, [], time.perf_counter()
-                while repeats < 5 or (time.perf_counter() - start < budget and repeats < 200):
-                    times.append(time_once(kind, loop, frames, dets))
-                    repeats += 1
-                med = statistics.median(times)
-                row[kind] = {"median_s": med, "repeats": repeats, "us_per_object": med / n * 1e6,
-                             "objects_per_s": n / med, "min_s": min(times)}
+                t = budget_time(lambda: time_once(kind, loop, frames, dets), 0.3 if args.quick else 1.5)
+                med = t["median_s"]
+                row[kind] = {"median_s": med, "repeats": t["repeats"], "us_per_object": med / n * 1e6,
+                             "objects_per_s": n / med, "min_s": t["min_s"]}
             row["speedup"] = row["ctypes_loop"]["median_s"] / row["attach_obbs"]["median_s"]
             results.append(row)
             print(f"{frames:2d} frames x {per_frame:4d} objects: attach_obbs {row['attach_obbs']['us_per_object']:7.3f}"
@@ -199,18 +188,15 @@ def main() -> None:
                   f"{row['ctypes_loop']['us_per_object']:7.2f} us/object, speed-up {row['speedup']:6.1f}x",
                   flush=True)
     info = {
-        "benchmark": "meta_write",
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
-        "cpu": machine()["cpu"], "pinned_to": pinned, "logical_cpus": os.cpu_count(),
-        "python": platform.python_version(), "numpy": np.__version__, "platform": platform.platform(),
+        "pinned_to": pinned, "numpy": np.__version__,
         "nvds_library": str(core.libs.meta_path), "layout": core.layout.name, "frame_size": [W, H],
         "timing": "median over repeats (>= 5, up to 1.5 s per case) of the write only, each on a fresh batch",
         "goal": ">= 20x the per-object ctypes loop and <= 2 us per object",
         "results": results,
     }
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "meta_write.json").write_text(json.dumps(info, indent=2) + "\n")
-    plot(info, RESULTS / "meta_write.png")
+    path = write_json("meta_write", info)
+    plot(json.loads(path.read_text()), RESULTS / "meta_write.png")
 
 
 def plot(info: dict, path: Path) -> None:
@@ -235,7 +221,8 @@ def plot(info: dict, path: Path) -> None:
     ax.set_xticks(pos, labels)
     ax.set_xlabel("frames x objects per frame")
     ax.set_ylabel("microseconds per object (median, log)")
-    ax.set_title(f"Writing OBB metadata into NvDsBatchMeta ({info['cpu']}, one core)", fontsize=9)
+    cpu = info.get("machine", {}).get("cpu") or info.get("cpu", "CPU")  # older results kept cpu at the top level
+    ax.set_title(f"Writing OBB metadata into NvDsBatchMeta ({cpu}, one core)", fontsize=9)
     ax.legend(fontsize=8, loc="upper center", ncol=3)
     fig.tight_layout()
     fig.savefig(path)

@@ -5,17 +5,15 @@ The previous implementation is compiled in the same run from git (the greedy sca
 04bc04b: kernels/geometry_cpu.c + kernels/obb_geometry.h) with the same flags as setup.py, so the speed-up is a
 ratio measured in one run on one core (C call against C call: `obbmeta_c_call` is today's C function called the
 same raw way; `obbmeta` is the whole nms_rotated call with its checks), and its keep set is compared. Scenes:
-clustered boxes on a fixed 2000 x 2000 canvas (density grows with N, the earlier benchmark's scene), clustered boxes at constant
-density (the canvas grows with sqrt(N)), and uniform random boxes. The process is pinned to one CPU core.
+clustered boxes on a fixed 2000 x 2000 canvas (density grows with N, the earlier benchmark's scene), clustered boxes
+at constant density (the canvas grows with sqrt(N)), and uniform random boxes. The process is pinned to one CPU core.
 Results: benchmarks/results/nms_cpu.json and .png.
 
     python benchmarks/nms_cpu.py [--sizes ...] [--repeats 5] [--previous-max 100000]
 """
 from __future__ import annotations
 
-import argparse
 import ctypes
-import os
 import subprocess
 import sys
 import tempfile
@@ -28,8 +26,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "tests"))
-from _common import median_time, plot_lines, write_json  # noqa: E402
 import reference  # noqa: E402  (the shapely greedy NMS the tests use)
+from _common import arguments, median_time, pin_to_one_core, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated  # noqa: E402
 
@@ -119,20 +117,14 @@ def comparators():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = arguments(__doc__, repeats=5)
     ap.add_argument("--sizes", type=int, nargs="+", default=[300, 1000, 2000, 3000, 10000, 100000])
     ap.add_argument("--density-sizes", type=int, nargs="+", default=[1000, 10000, 100000])
-    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--reference-max", type=int, default=3000, help="largest N for the slow shapely reference")
     ap.add_argument("--previous-max", type=int, default=100000, help="largest N for the previous implementation")
     args = ap.parse_args()
 
-    try:
-        core = sorted(os.sched_getaffinity(0))[0]
-        os.sched_setaffinity(0, {core})
-        pinned = f"CPU {core}"
-    except (AttributeError, OSError):
-        pinned = "not pinned"
+    pinned = pin_to_one_core()
     torch.set_num_threads(1)
     previous = previous_implementation()
     current = current_c_call()
@@ -175,7 +167,7 @@ def main():
             timing["kept"] = int(keep.numel())
             row["methods"][name] = timing
         anchor = row["methods"]["obbmeta"]["median_s"]
-        for name, m in row["methods"].items():
+        for m in row["methods"].values():
             m["times_slower_than_obbmeta"] = m["median_s"] / anchor
         if "obbmeta_previous_quadratic" in row["methods"]:  # C call against C call
             row["previous_over_current_c_call"] = (row["methods"]["obbmeta_previous_quadratic"]["median_s"]
@@ -187,7 +179,8 @@ def main():
 
     path = write_json("nms_cpu", {
         "iou_threshold": IOU, "unit": "seconds (median of repeats)", "pinned_to": pinned, "rows": rows,
-        "previous_implementation": f"git {PREVIOUS_COMMIT}: kernels/geometry_cpu.c built with gcc -O3 (setup.py's flags)",
+        "previous_implementation":
+            f"git {PREVIOUS_COMMIT}: kernels/geometry_cpu.c built with gcc -O3 (setup.py's flags)",
         "note": "CPU figures: compare ratios within one run, not absolute times. clustered: 2000 x 2000 px canvas "
                 "for every N; clustered_constant_density: canvas 2000 * sqrt(N / 1000) px."})
     plot(rows)

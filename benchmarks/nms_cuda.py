@@ -7,7 +7,6 @@ to size its result. Results: benchmarks/results/nms_cuda.json and .png.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -15,8 +14,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _common import median_time, plot_lines, write_json  # noqa: E402
 import reference  # noqa: E402
+from _common import arguments, cuda_sync, median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated, obb_to_aabb  # noqa: E402
 
@@ -24,9 +23,8 @@ IOU = 0.5
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = arguments(__doc__, repeats=20)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 3000, 10000, 30000])
-    ap.add_argument("--repeats", type=int, default=20)
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("needs a CUDA device")
@@ -35,15 +33,16 @@ def main():
     except Exception as exc:  # noqa: BLE001
         tv_nms = None
         print(f"[skip] torchvision: {exc}", file=sys.stderr)
-    sync = torch.cuda.synchronize
+    sync = cuda_sync()
     rows = []
     for n in args.sizes:
-        b, s, l = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
-        bc, sc, lc = b.cuda(), s.cuda(), l.cuda()
+        b, s, lab = (torch.from_numpy(a) for a in reference.clustered_scene(n, seed=n))
+        bc, sc, lc = b.cuda(), s.cuda(), lab.cuda()
         keep = nms_rotated(bc, sc, IOU)
         keep_aware = nms_rotated(bc, sc, IOU, labels=lc)
-        row = {"n": n, "kept": int(keep.numel()), "same_keep_as_cpu": keep.cpu().tolist() == nms_rotated(b, s, IOU).tolist(),
-               "same_keep_as_cpu_class_aware": keep_aware.cpu().tolist() == nms_rotated(b, s, IOU, labels=l).tolist(),
+        row = {"n": n, "kept": int(keep.numel()),
+               "same_keep_as_cpu": keep.cpu().tolist() == nms_rotated(b, s, IOU).tolist(),
+               "same_keep_as_cpu_class_aware": keep_aware.cpu().tolist() == nms_rotated(b, s, IOU, labels=lab).tolist(),
                "methods": {}}
         row["methods"]["obbmeta_cuda"] = median_time(lambda: nms_rotated(bc, sc, IOU), args.repeats, 3, sync)
         row["methods"]["obbmeta_cuda_class_aware"] = median_time(lambda: nms_rotated(bc, sc, IOU, labels=lc),
@@ -63,7 +62,8 @@ def main():
 
 
 def plot(rows):
-    plot_lines(rows, "nms_cuda", f"Rotated NMS on the GPU, IoU {IOU}", "boxes (clustered scene)", "ms per call (median)")
+    plot_lines(rows, "nms_cuda", f"Rotated NMS on the GPU, IoU {IOU}", "boxes (clustered scene)",
+               "ms per call (median)")
 
 
 if __name__ == "__main__":

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, median_time, plot_lines, write_json  # noqa: E402
+from _common import RESULTS, arguments, median_time, pin_to_one_core, plot_lines, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core  # noqa: E402
@@ -179,16 +178,12 @@ def time_method(method: str, loop: CtypesLoop, n: int, repeats: int) -> dict:
 
 
 def main() -> None:
-    if "--plot-only" in sys.argv:
+    args = arguments(__doc__, plot_only=True, quick=True).parse_args()
+    if args.plot_only:
         plot(json.loads((RESULTS / "overlay.json").read_text()))
         return
-    quick = "--quick" in sys.argv
-    try:
-        cpu = sorted(os.sched_getaffinity(0))[0]
-        os.sched_setaffinity(0, {cpu})
-        pinned = f"CPU {cpu}"
-    except (AttributeError, OSError):
-        pinned = "not pinned"
+    quick = args.quick
+    pinned = pin_to_one_core()
     loop = CtypesLoop()
     same_output(loop)
     rows = []

@@ -17,27 +17,27 @@ Usage: python benchmarks/pipeline_overhead.py [--device cpu|cuda] [--quick]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import obbmeta.gst._gi  # first: GStreamer initialised before torch / NVIDIA's libraries (see tests/gpu/nvmm.sh)
+# GStreamer is initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh): keep this first.
+import obbmeta.gst._gi  # isort: skip
 import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
-from _common import RESULTS, write_json  # noqa: E402
+from _common import RESULTS, pin_to_one_core, write_json  # noqa: E402
+from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
 from obbmeta import nvds  # noqa: E402
 from obbmeta.gst._gi import GObject, Gst, GstBase  # noqa: E402
 from obbmeta.gst.infer import ObbInfer  # noqa: E402
 from obbmeta.infer import Detector  # noqa: E402
-from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 W, H, NC, ANCHORS, OBJECTS = 1920, 1080, 15, 8400, 20
 
@@ -194,10 +194,10 @@ def measure(batch: int, device: str, count: int, warmup: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="a short run (fewer repeats) to try the script")
     args = ap.parse_args()
     if args.device == "cpu":
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        pin_to_one_core()
         torch.set_num_threads(1)
     obbmeta.gst.register()
     Gst.Element.register(None, "obbmeta_bench_identity", Gst.Rank.NONE, Identity)

@@ -22,7 +22,6 @@ Usage: python benchmarks/tracking.py [--quick | --plot-only]  -> benchmarks/resu
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -33,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, write_json  # noqa: E402
 import tracking_scenes as scenes  # noqa: E402
+from _common import RESULTS, arguments, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.ops import box_iou_rotated_host  # noqa: E402
@@ -184,9 +183,8 @@ def plot(payload: dict) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = arguments(__doc__, plot_only=True)
     parser.add_argument("--quick", action="store_true", help="2 seeds x 60 frames (a smoke run, not for figures)")
-    parser.add_argument("--plot-only", action="store_true")
     args = parser.parse_args()
     if args.plot_only:
         print(plot(json.loads((RESULTS / "tracking.json").read_text())))

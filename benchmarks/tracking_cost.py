@@ -17,7 +17,6 @@ The process is pinned to one core. Usage: python benchmarks/tracking_cost.py [--
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
@@ -29,7 +28,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_json  # noqa: E402
+from _common import arguments, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes, nvds  # noqa: E402
 from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker  # noqa: E402
@@ -126,13 +125,13 @@ def case_anchor(frames, warmup):
 
 
 def summary(times: list[float]) -> dict:
-    return {"median_ms": round(statistics.median(times) * 1e3, 4), "p90_ms": round(float(np.percentile(times, 90)) * 1e3, 4),
+    return {"median_ms": round(statistics.median(times) * 1e3, 4),
+            "p90_ms": round(float(np.percentile(times, 90)) * 1e3, 4),
             "frames": len(times)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
+    parser = arguments(__doc__, quick=True)
     args = parser.parse_args()
     try:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})

@@ -131,7 +131,10 @@ def _crossing(rng: np.random.Generator, t: int) -> _World:
             frame0 = -int(rng.integers(0, 30))
             while frame0 < t:
                 truck = rng.random() < 0.2
-                w, h = (rng.uniform(70, 90), rng.uniform(22, 26)) if truck else (rng.uniform(40, 48), rng.uniform(17, 20))
+                if truck:
+                    w, h = rng.uniform(70, 90), rng.uniform(22, 26)
+                else:
+                    w, h = rng.uniform(40, 48), rng.uniform(17, 20)
                 s = (np.arange(t) - frame0) * speed - 700.0
                 box = np.empty((t, 5))
                 box[:, :2] = lane[None] + direction * s[:, None] * u[None]

@@ -134,7 +134,7 @@ def make_scene(width: int, height: int, seed: int = 0) -> tuple[np.ndarray, np.n
         tanks.append((cx, cy))
         objects.append((cx, cy, 38 * k, 38 * k, 0.0, TANK, []))
 
-    for cx, cy, w, h, a, cls, shapes in objects:  # soft shadows first, then the shapes
+    for cx, cy, _w, _h, a, _cls, shapes in objects:  # soft shadows first, then the shapes
         for _, pts in shapes:
             poly(rotate(pts, cx + 3 * k, cy + 3 * k, a), (60, 66, 52))
     for cx, cy in tanks:
@@ -142,7 +142,7 @@ def make_scene(width: int, height: int, seed: int = 0) -> tuple[np.ndarray, np.n
         draw.ellipse([cx - r + 3 * k, cy - r + 3 * k, cx + r + 3 * k, cy + r + 3 * k], fill=(60, 66, 52))
         draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=(206, 206, 200))
         draw.ellipse([cx - 0.6 * r, cy - 0.6 * r, cx + 0.6 * r, cy + 0.6 * r], fill=(186, 186, 180))
-    for cx, cy, w, h, a, cls, shapes in objects:
+    for cx, cy, _w, _h, a, _cls, shapes in objects:
         for colour, pts in shapes:
             poly(rotate(pts, cx, cy, a), colour)
 
@@ -178,7 +178,7 @@ def overlay_panel(frame_rgb: np.ndarray, dets: OrientedBoxes, font) -> tuple[np.
             labels.append((info.label, t.x_offset, t.y_offset))
     image = torch.from_numpy(frame_rgb.copy())
     # What nvtracker sees: each object's rect_params, thin grey (hidden from nvdsosd by hide_aabb=True).
-    aabbs = torch.tensor([[l + w / 2, t + h / 2, w, h, 0.0] for (l, t, w, h) in (i.rect for i, _ in objects)])
+    aabbs = torch.tensor([[x + w / 2, y + h / 2, w, h, 0.0] for (x, y, w, h) in (i.rect for i, _ in objects)])
     draw_obbs(image, aabbs.reshape(-1, 5), colors=(175, 175, 175), thickness=1)
     boxes, colours = segments_as_boxes(lines)
     widths = {line[4] for line in lines}

@@ -33,8 +33,8 @@ def main(uri: str, model: str, labels: str, broker: str | None = None) -> None:
         p.add("tee", "tee")
         p.add("queue", "q1")
         p.add("queue", "q2")
-        p.add("nvmsgconv", "msgconv", {"config": f"{DS}/sources/apps/sample_apps/deepstream-test4/dstest4_msgconv_config.yml",
-                                        "msg2p-newapi": 1, "frame-interval": 1})
+        msgconv_config = f"{DS}/sources/apps/sample_apps/deepstream-test4/dstest4_msgconv_config.yml"
+        p.add("nvmsgconv", "msgconv", {"config": msgconv_config, "msg2p-newapi": 1, "frame-interval": 1})
         p.add("nvmsgbroker", "msgbroker", {"proto-lib": f"{DS}/lib/libnvds_mqtt_proto.so", "conn-str": broker,
                                             "topic": "obbmeta"})
         p.add("fakesink", "sink")

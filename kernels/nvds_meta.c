@@ -76,6 +76,19 @@ enum {
     OBBMETA_ERR_FOREIGN_FRAME = -7,
 };
 
+/* The error codes above, in the order of obbmeta.nvds._core.WriterError, which checks them at load (as it checks
+ * the struct offsets): the Python enum and this one cannot drift apart unnoticed. Returns how many there are. */
+OBB_EXPORT int obbmeta_nvds_error_codes(int32_t *out, int n)
+{
+    static const int32_t codes[] = {
+        OBBMETA_ERR_NOT_READY, OBBMETA_ERR_LAYOUT, OBBMETA_ERR_INVALID_BOX, OBBMETA_ERR_POOL_MISMATCH,
+        OBBMETA_ERR_LABEL, OBBMETA_ERR_ARGUMENT, OBBMETA_ERR_FOREIGN_FRAME,
+    };
+    const int count = (int)(sizeof codes / sizeof codes[0]);
+    for (int i = 0; i < count && i < n; i++) out[i] = codes[i];
+    return count;
+}
+
 /* ---------------------------------------------------------------- user meta copy / release (DeepStream calls
  * both with the NvDsUserMeta* as `data`, never with the payload). */
 

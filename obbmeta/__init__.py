@@ -1,8 +1,8 @@
 """obbmeta: oriented boxes as first-class NVIDIA DeepStream metadata.
 
 Data path: ``obbmeta.decode`` -> ``obbmeta.ops`` (suppress) -> ``obbmeta.nvds`` (write meta) -> ``obbmeta.osd``
-(draw), ``obbmeta.track`` (objects over time), ``obbmeta.eval`` (DOTA-style mAP); ``obbmeta.frames`` (NVMM frames as tensors), ``obbmeta.infer`` (a model on frames) and ``obbmeta.gst``
-(GStreamer elements) put them into pipelines.
+(draw), ``obbmeta.track`` (objects over time), ``obbmeta.eval`` (DOTA-style mAP); ``obbmeta.frames`` (NVMM frames
+as tensors), ``obbmeta.infer`` (a model on frames) and ``obbmeta.gst`` (GStreamer elements) put them into pipelines.
 
 Every submodule and name is imported on first use (PEP 562), so ``import obbmeta.nvds`` and the GStreamer plugin
 files stay light: torch is imported only by the parts that compute with it.

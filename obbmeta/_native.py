@@ -11,6 +11,8 @@ import importlib.machinery
 from functools import lru_cache
 from pathlib import Path
 
+from ._validators import is_int
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -37,7 +39,7 @@ def ptr(tensor) -> "ctypes.c_void_p | None":
 def gst_buffer_address(buf) -> int:
     """The ``GstBuffer*`` of a PyGObject Gst.Buffer (``hash(buf)``, the convention of pyds and pyservicemaker) or of
     an int address; no GStreamer import needed."""
-    if isinstance(buf, int) and not isinstance(buf, bool):
+    if is_int(buf):
         address = buf
     elif type(buf).__module__.startswith("gi."):
         address = hash(buf)

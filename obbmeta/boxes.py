@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from . import conventions
+from ._validators import vector_tensor
 from .letterbox import Letterbox
 from .ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .ops.convert import corners as box_corners
@@ -49,8 +50,9 @@ class OrientedBoxes:
             ``rescale`` and ``clip``.
 
     Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
-    ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would force a GPU sync; the ops and the
-    metadata writer reject NaN/inf. Methods return new objects and never modify this one.
+    ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would
+    force a GPU sync; the ops and the metadata writer reject NaN/inf. Methods return new objects and never modify
+    this one.
     """
 
     xywhr: torch.Tensor
@@ -74,23 +76,12 @@ class OrientedBoxes:
         if not xywhr.is_floating_point():
             raise TypeError(f"xywhr must be a floating-point tensor, got {xywhr.dtype}")
         n = xywhr.shape[0]
-        for name, t in (("scores", scores), ("labels", labels)):
-            if t.shape != (n,):
-                raise ValueError(f"{name} must have shape ({n},) to match xywhr, got {tuple(t.shape)}")
-            if t.device != device:
-                raise ValueError(f"{name} is on {t.device} but xywhr is on {device}; put them on one device")
-        if not scores.is_floating_point():
-            raise TypeError(f"scores must be a floating-point tensor, got {scores.dtype}")
-        if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
-            raise TypeError(f"labels must be an integer tensor, got {labels.dtype}")
+        of_xywhr = dict(against="xywhr", against_is="xywhr is")
+        vector_tensor("scores", scores, n, device, floating=True, **of_xywhr)
+        vector_tensor("labels", labels, n, device, floating=False, **of_xywhr)
         if self.track_ids is not None:
             ids = _tensor("track_ids", self.track_ids, device if not isinstance(self.track_ids, torch.Tensor) else None)
-            if ids.shape != (n,):
-                raise ValueError(f"track_ids must have shape ({n},) to match xywhr, got {tuple(ids.shape)}")
-            if ids.device != device:
-                raise ValueError(f"track_ids is on {ids.device} but xywhr is on {device}; put them on one device")
-            if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-                raise TypeError(f"track_ids must be an integer tensor, got {ids.dtype}")
+            vector_tensor("track_ids", ids, n, device, floating=False, **of_xywhr)
             object.__setattr__(self, "track_ids", ids.to(torch.int64))
         object.__setattr__(self, "xywhr", xywhr.to(torch.float32))
         object.__setattr__(self, "scores", scores.to(torch.float32))
@@ -150,7 +141,8 @@ class OrientedBoxes:
         if any(tracked) and not all(tracked):
             k = tracked.index(not tracked[0])
             raise ValueError(f"items[{k}] {'has no' if tracked[0] else 'has'} track_ids but items[0] "
-                             f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked boxes")
+                             f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked "
+                             "boxes")
         return cls(
             torch.cat([b.xywhr for b in items]), torch.cat([b.scores for b in items]),
             torch.cat([b.labels for b in items]), torch.cat([b.track_ids for b in items]) if tracked[0] else None,
@@ -222,7 +214,8 @@ class OrientedBoxes:
                 smaller = (cand[:, 2] * cand[:, 3]) < (best[:, 2] * best[:, 3]) - 1e-9 * best[:, 2] * best[:, 3]
                 best = torch.where(smaller[:, None], cand, best)
         original = self.xywhr.to(torch.float64)
-        best = torch.where(inside[:, None], best, torch.cat((original[:, :2], torch.zeros_like(original[:, 2:4]), original[:, 4:]), 1))
+        collapsed = torch.cat((original[:, :2], torch.zeros_like(original[:, 2:4]), original[:, 4:]), 1)
+        best = torch.where(inside[:, None], best, collapsed)
         # Boxes already inside keep their exact parameters (no round trip through projections).
         aabb = self.aabb().to(torch.float64)
         fully = (aabb[:, 0] >= 0) & (aabb[:, 1] >= 0) & (aabb[:, 2] <= width) & (aabb[:, 3] <= height)
@@ -250,7 +243,8 @@ class OrientedBoxes:
     def from_ultralytics(cls, obb) -> "OrientedBoxes":
         """From an Ultralytics result: a ``Results`` (uses ``.obb``), its ``OBB`` object (``.xywhr``, ``.conf``,
         ``.cls``) or that object's ``data`` tensor, (N, 7) ``[cx, cy, w, h, angle, conf, cls]`` or (N, 8) with a
-        track id before conf (kept as ``track_ids``, like a tracked ``OBB``'s ``.id``). Ultralytics uses the same angle convention (radians, clockwise on screen).
+        track id before conf (kept as ``track_ids``, like a tracked ``OBB``'s ``.id``). Ultralytics uses the same
+        angle convention (radians, clockwise on screen).
 
         >>> from ultralytics import YOLO                                   # doctest: +SKIP
         >>> dets = OrientedBoxes.from_ultralytics(YOLO("yolo11n-obb.pt")("img.jpg")[0])  # doctest: +SKIP

@@ -37,7 +37,7 @@ import math
 
 import torch
 
-from ._checks import box_tensor
+from ._validators import box_tensor
 
 __all__ = [
     "normalize_angle",

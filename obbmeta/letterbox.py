@@ -1,9 +1,10 @@
 """The letterbox transform between a source frame and a detector's input (uniform scale + padding)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 
+from ._validators import is_number
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e6
 MAX_PAD = 1e9
@@ -27,7 +28,7 @@ class Letterbox:
     def __post_init__(self):
         for name in ("scale", "pad_x", "pad_y"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            if not is_number(value) or not math.isfinite(value):
                 raise ValueError(f"Letterbox.{name} must be a finite number, got {value!r}")
         if not MIN_SCALE <= self.scale <= MAX_SCALE:
             raise ValueError(f"Letterbox.scale must be in [{MIN_SCALE:g}, {MAX_SCALE:g}], got {self.scale}")

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 from shapely import affinity
-from shapely.geometry import Polygon, box as shapely_box
+from shapely.geometry import Polygon
+from shapely.geometry import box as shapely_box
 
 
 def rect(cx, cy, w, h, angle) -> Polygon:

@@ -3,10 +3,11 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, strategies as st
-
 import reference
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
 from obbmeta import Letterbox, OrientedBoxes
 
 
@@ -26,13 +27,19 @@ def test_fields_are_cast_to_the_documented_dtypes():
 @pytest.mark.parametrize(
     "xywhr, scores, labels, error, match",
     [
-        (torch.zeros(2, 4), torch.zeros(2), torch.zeros(2, dtype=torch.int64), ValueError, r"xywhr must have shape \(N, 5\)"),
-        (torch.zeros(2, 5), torch.zeros(3), torch.zeros(2, dtype=torch.int64), ValueError, r"scores must have shape \(2,\)"),
-        (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2, 1, dtype=torch.int64), ValueError, r"labels must have shape \(2,\)"),
-        (torch.zeros(2, 5, dtype=torch.int32), torch.zeros(2), torch.zeros(2, dtype=torch.int64), TypeError, "xywhr must be a floating-point"),
-        (torch.zeros(2, 5), torch.zeros(2, dtype=torch.int64), torch.zeros(2, dtype=torch.int64), TypeError, "scores must be a floating-point"),
+        (torch.zeros(2, 4), torch.zeros(2), torch.zeros(2, dtype=torch.int64),
+         ValueError, r"xywhr must have shape \(N, 5\)"),
+        (torch.zeros(2, 5), torch.zeros(3), torch.zeros(2, dtype=torch.int64),
+         ValueError, r"scores must have shape \(2,\)"),
+        (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2, 1, dtype=torch.int64),
+         ValueError, r"labels must have shape \(2,\)"),
+        (torch.zeros(2, 5, dtype=torch.int32), torch.zeros(2), torch.zeros(2, dtype=torch.int64),
+         TypeError, "xywhr must be a floating-point"),
+        (torch.zeros(2, 5), torch.zeros(2, dtype=torch.int64), torch.zeros(2, dtype=torch.int64),
+         TypeError, "scores must be a floating-point"),
         (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2), TypeError, "labels must be an integer"),
-        (torch.zeros(2, 5), torch.zeros(2, device="meta"), torch.zeros(2, dtype=torch.int64), ValueError, "scores is on meta"),
+        (torch.zeros(2, 5), torch.zeros(2, device="meta"), torch.zeros(2, dtype=torch.int64),
+         ValueError, "scores is on meta"),
         ("boxes", torch.zeros(2), torch.zeros(2), TypeError, "xywhr must be a torch.Tensor or array-like"),
     ],
 )

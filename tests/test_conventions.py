@@ -2,11 +2,12 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from shapely.geometry import Point, Polygon
 
-import reference
 from obbmeta import conventions as cv
 
 coord = st.floats(-1e3, 1e3, allow_nan=False, width=32)
@@ -141,7 +142,8 @@ def test_opencv_box_points_agree_with_the_rectangle_when_cv2_is_installed():
         pts = cv2.boxPoints(((cx, cy), (w, h), deg))
         assert reference.rect(*b).symmetric_difference(Polygon(pts)).area < 1e-3 * w * h
         (mx, my), (mw, mh), mdeg = cv2.minAreaRect(pts.astype(np.float32))
-        assert same_rectangle(b, cv.from_opencv(torch.tensor([[mx, my, mw, mh, mdeg]], dtype=torch.float64))[0].tolist())
+        back = cv.from_opencv(torch.tensor([[mx, my, mw, mh, mdeg]], dtype=torch.float64))[0]
+        assert same_rectangle(b, back.tolist())
 
 
 def test_converters_reject_wrong_shapes():
@@ -154,7 +156,8 @@ def test_converters_reject_wrong_shapes():
 
 
 @pytest.mark.parametrize("name", sorted(RANGES))
-@pytest.mark.parametrize("a", [-1e-34, 1e-34, -1e-17, HALF_PI - 1e-17, -HALF_PI, math.pi, -math.pi / 4, 3 * math.pi / 4])
+@pytest.mark.parametrize(
+    "a", [-1e-34, 1e-34, -1e-17, HALF_PI - 1e-17, -HALF_PI, math.pi, -math.pi / 4, 3 * math.pi / 4])
 def test_regularizers_at_range_edges_keep_the_rectangle(name, a):
     # Found by hypothesis: a tiny negative angle rounded onto the range end while the w/h swap was not undone.
     convert, in_range = RANGES[name]

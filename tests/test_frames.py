@@ -7,9 +7,9 @@ import ctypes
 import numpy as np
 import pytest
 import torch
+from surfaces import HostSurface
 
 from obbmeta import frames
-from surfaces import HostSurface
 
 RNG = np.random.default_rng(7)
 

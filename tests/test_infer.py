@@ -10,8 +10,16 @@ import pytest
 import torch
 
 from obbmeta import Letterbox, OrientedBoxes
-from obbmeta.infer import (Detector, ModelLoadError, letterbox_batch, load_model, parse_class_names, parse_device,
-                           parse_input_size, to_rgb)
+from obbmeta.infer import (
+    Detector,
+    ModelLoadError,
+    letterbox_batch,
+    load_model,
+    parse_class_names,
+    parse_device,
+    parse_input_size,
+    to_rgb,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "gst"))
 import obb_toy_models  # noqa: E402

@@ -14,7 +14,8 @@ def boxes(n=400, seed=0):
     rng = np.random.default_rng(seed)
     x = torch.tensor(np.c_[rng.uniform(0, 500, (n, 2)), rng.uniform(2, 100, (n, 2)), rng.uniform(-7, 7, n)])
     # away from the quarter-turn range ends, where either side may round to the other end
-    return x[(torch.remainder(x[:, 4], math.pi / 4) > 1e-6) & (torch.remainder(x[:, 4], math.pi / 4) < math.pi / 4 - 1e-6)]
+    phase = torch.remainder(x[:, 4], math.pi / 4)
+    return x[(phase > 1e-6) & (phase < math.pi / 4 - 1e-6)]
 
 
 @pytest.mark.parametrize("pattern, ours", [("le90", conventions.to_le90), ("le135", conventions.to_le135),

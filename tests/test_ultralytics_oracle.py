@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta import OrientedBoxes, conventions
 
 results = pytest.importorskip("ultralytics.engine.results", reason="ultralytics is not installed")

@@ -5,9 +5,9 @@ from typing import List, Optional
 
 import torch
 
+from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..ops import nms_rotated
-from ..ops._validate import as_threshold
 
 
 def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_det: Optional[int] = None
@@ -24,11 +24,11 @@ def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_d
 
     mmrotate boxes are already in source-image pixels (its pipeline rescales), in obbmeta's angle direction.
     """
-    score_thr = as_threshold("score_thr", score_thr)
-    if max_det is not None and (not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0):
-        raise ValueError(f"max_det must be None or an int >= 0, got {max_det!r}")
+    score_thr = threshold("score_thr", score_thr)
+    if max_det is not None:
+        int_in_range("max_det", max_det, 0, form="None or an int >= 0")
     if iou is not None:
-        iou = as_threshold("iou", iou)
+        iou = threshold("iou", iou)
     if _is_single(results):
         results = [results]
     out = []

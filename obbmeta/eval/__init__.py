@@ -7,7 +7,7 @@
 
 The rules (ranking, matching, difficult ground truths, the two AP metrics) are in :mod:`obbmeta.eval.dota`.
 """
-from .dota import METRICS, MATCHINGS, average_precision, evaluate
+from .dota import MATCHINGS, METRICS, average_precision, evaluate
 from .result import IOU_THRESHOLDS_50_95, ClassEval, EvalResult
 
 __all__ = ["evaluate", "EvalResult", "ClassEval", "average_precision", "IOU_THRESHOLDS_50_95", "METRICS",

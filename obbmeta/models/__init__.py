@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..infer import PAD_VALUE
 from .detector import OBBDetector
-from .preprocess import PAD_VALUE, letterbox_frames
+from .preprocess import letterbox_frames
 from .weights import load_weights, save_weights
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"

@@ -29,7 +29,8 @@ BOX_CHANNELS = 6
 
 class ConvBNAct(nn.Sequential):
     def __init__(self, cin: int, cout: int, k: int = 3, stride: int = 1):
-        super().__init__(nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout), nn.SiLU(inplace=True))
+        super().__init__(nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout),
+                         nn.SiLU(inplace=True))
 
 
 class Residual(nn.Module):

@@ -6,7 +6,7 @@ from typing import Tuple
 import numpy as np
 import torch
 
-from ..infer import PAD_VALUE, letterbox_batch
+from ..infer import letterbox_batch
 from ..letterbox import Letterbox
 
 

@@ -119,7 +119,7 @@ def train(args) -> dict:
     for p in ema.parameters():
         p.requires_grad_(False)
     decay, no_decay = [], []
-    for n, p in model.named_parameters():
+    for _n, p in model.named_parameters():
         (no_decay if p.dim() == 1 else decay).append(p)
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.99))
@@ -148,7 +148,8 @@ def train(args) -> dict:
     t_wait = time.perf_counter()
     while buffer.filled < min(2 * args.batch, args.buffer):
         drain(block=True)
-    print(f"[{args.scene}] buffer primed with {buffer.filled} frames in {time.perf_counter() - t_wait:.1f}s", flush=True)
+    primed_s = time.perf_counter() - t_wait
+    print(f"[{args.scene}] buffer primed with {buffer.filled} frames in {primed_s:.1f}s", flush=True)
     budget = args.minutes * 60.0
     t0 = time.perf_counter()
     last_log = last_save = t0

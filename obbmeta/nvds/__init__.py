@@ -11,12 +11,22 @@ loaded on first use (not at import), from
 from __future__ import annotations
 
 from ._library import ENV_VAR, NvdsUnavailableError
+from ._tables import cut_label
 from .batch import BatchMeta, FrameMeta
 from .display import add_display_lines, read_display_lines
 from .layouts import UNTRACKED_OBJECT_ID, LayoutError
+from .obbs import (
+    OBB_PREDICTED,
+    OBB_RECT_CLIPPED,
+    OBB_RECT_ROTATED,
+    OBB_TRACKED,
+    PALETTE,
+    AttachResult,
+    attach_obbs,
+    attach_obbs_batch,
+)
 from .objects import UpdateResult, remove_objects, update_objects
-from .obbs import (OBB_PREDICTED, OBB_RECT_CLIPPED, OBB_RECT_ROTATED, OBB_TRACKED, PALETTE, AttachResult, Obb,
-                   ObjectInfo, attach_obbs, attach_obbs_batch, cut_label, read_obbs, read_obbs_arrays)
+from .reader import Obb, ObjectInfo, read_obbs, read_obbs_arrays
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 

@@ -3,9 +3,22 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from ctypes import POINTER, Structure, c_char, c_char_p, c_double, c_float, c_int, c_int32, c_int64, c_uint32
-from ctypes import c_uint64, c_void_p
+from ctypes import (
+    POINTER,
+    Structure,
+    c_char,
+    c_char_p,
+    c_double,
+    c_float,
+    c_int,
+    c_int32,
+    c_int64,
+    c_uint32,
+    c_uint64,
+    c_void_p,
+)
 from dataclasses import dataclass
+from enum import IntEnum
 
 from . import _library, layouts
 
@@ -58,11 +71,51 @@ OVERLAY_LABEL, OVERLAY_HIDE_AABB, OVERLAY_NATIVE, OVERLAY_REMOVE_ONLY = 1, 2, 4,
 OVERLAY_MARK = 0x4F42424D4F564C31  # "OBBMOVL1" in misc_osd_data[3] of obbmeta's overlay display metas
 OVERLAY_MARK_SLOT = 3
 UPDATE_OBB, UPDATE_OBJECT_ID, UPDATE_RECT, UPDATE_CONFIDENCE, UPDATE_TRACKER_CONFIDENCE = 1, 2, 4, 8, 16
-ERRORS = {-1: "the C writer is not initialised", -2: "unknown layout, or rotation mode on a layout without "
-          "rotation_angle", -3: "a box is not finite or has w <= 0 or h <= 0", -4: "the batch's pools do not "
-          "hold elements of the detected layout (a batch from another DeepStream version?)",
-          -5: "a label is negative or has no class name", -6: "bad argument",
-          -7: "the frame meta belongs to another batch meta (its objects would go back to the wrong pools)"}
+
+
+class WriterError(IntEnum):
+    """The C writer's negative return codes (``OBBMETA_ERR_*`` in kernels/nvds_meta.c, checked at load)."""
+    NOT_READY = -1
+    LAYOUT = -2
+    INVALID_BOX = -3
+    POOL_MISMATCH = -4
+    LABEL = -5
+    ARGUMENT = -6
+    FOREIGN_FRAME = -7
+
+    @property
+    def reason(self) -> str:
+        return _REASONS[self]
+
+
+_REASONS = {
+    WriterError.NOT_READY: "the C writer is not initialised",
+    WriterError.LAYOUT: "unknown layout, or rotation mode on a layout without rotation_angle",
+    WriterError.INVALID_BOX: "a box is not finite or has w <= 0 or h <= 0",
+    WriterError.POOL_MISMATCH: "the batch's pools do not hold elements of the detected layout (a batch from another "
+                               "DeepStream version?)",
+    WriterError.LABEL: "a label is negative or has no class name",
+    WriterError.ARGUMENT: "bad argument",
+    WriterError.FOREIGN_FRAME: "the frame meta belongs to another batch meta (its objects would go back to the wrong "
+                               "pools)",
+}
+
+
+def error_reason(code: int) -> str:
+    """What a negative C writer return code means (the number itself when it is none of WriterError's)."""
+    try:
+        return WriterError(code).reason
+    except ValueError:
+        return str(code)
+
+
+def check_error_codes_against_c(c: ctypes.CDLL) -> None:
+    """The C library and WriterError must list the same codes in the same order."""
+    out = (c_int32 * 32)()
+    count = c.obbmeta_nvds_error_codes(out, 32)
+    got, want = list(out[:count]), [int(e) for e in WriterError]
+    if got != want:
+        raise layouts.LayoutError(f"C and Python disagree on the writer's error codes: C {got}, Python {want}")
 
 
 @dataclass
@@ -95,6 +148,7 @@ def _declare(c: ctypes.CDLL) -> None:
     c.obbmeta_nvds_read.argtypes = [c_int, vp, POINTER(ReadRow), c_int64]
     c.obbmeta_nvds_read.restype = c_int64
     c.obbmeta_nvds_update_objects.argtypes, c.obbmeta_nvds_update_objects.restype = [c_int, vp, vp, vp], c_int64
+    c.obbmeta_nvds_error_codes.argtypes, c.obbmeta_nvds_error_codes.restype = [POINTER(c_int32), c_int], c_int
 
 
 def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
@@ -134,6 +188,7 @@ def get() -> Core:
         c = load_library("nvds._nvdsmeta")
         _declare(c)
         check_layout_against_c(c, layout)
+        check_error_codes_against_c(c)
         addr = lambda lib, name: ctypes.cast(getattr(lib, name), c_void_p).value  # noqa: E731
         m = libs.meta
         api = ApiTable(

@@ -151,7 +151,8 @@ def load() -> Libraries:
         try:
             glib = ctypes.CDLL(glib_name)  # the same soname libnvds_meta links, hence the same loaded copy
         except OSError as exc:
-            raise NvdsUnavailableError(f"glib ({glib_name}), which {META_LIB} needs, could not be loaded: {exc}") from exc
+            raise NvdsUnavailableError(
+                f"glib ({glib_name}), which {META_LIB} needs, could not be loaded: {exc}") from exc
         libs = Libraries(meta=meta, meta_path=meta_path, source=chosen.source, glib=glib, candidates=cands)
         gst_path = chosen.folder / GST_META_LIB
         if gst_path.exists():

@@ -11,6 +11,8 @@ import ctypes
 import os
 import threading
 
+from .._validators import is_int
+
 # pread's offset is a signed 64-bit int; user-space addresses on x86_64 and aarch64 lie far below 2**63.
 ADDRESS_LIMIT = 1 << 63
 
@@ -20,7 +22,7 @@ _mem: tuple[int, int] | None = None  # (pid, fd): /proc/self/mem opened by this 
 
 def pointer(name: str, value: object) -> int:
     """``value`` as a pointer int, or TypeError / ValueError naming ``name``."""
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not is_int(value):
         raise TypeError(f"{name} must be an int address, got {type(value).__name__}")
     if not 0 < value < ADDRESS_LIMIT:
         raise ValueError(f"{name} must be a positive address below 2**63, got {value}")

@@ -9,8 +9,9 @@ import ctypes
 import ctypes.util
 import weakref
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
+from .._validators import int_in_range, is_int
 from . import _core, _pointers, layouts
 
 NVDS_BATCH_META = 1  # NvDsMetaType of an NvDsBatchMeta's base_meta
@@ -37,7 +38,7 @@ def _gst_buffer_type() -> int | None:
 
 def _buffer_address(buf: Any) -> int:
     """``GstBuffer*`` of a Gst.Buffer (``hash(buf)``) or of an int address (checked to be a live GstBuffer)."""
-    if isinstance(buf, int) and not isinstance(buf, bool):
+    if is_int(buf):
         address = _pointers.pointer("buf", buf)
         head = _pointers.struct_at("buf", address, _GstMiniObjectHead)
         gtype = _gst_buffer_type()
@@ -129,17 +130,87 @@ class FrameMeta:
     def __hash__(self) -> int:
         return hash(self._address)
 
-    source_id = property(lambda self: self._head.source_id)
-    pad_index = property(lambda self: self._head.pad_index)
-    batch_id = property(lambda self: self._head.batch_id)
-    frame_num = property(lambda self: self._head.frame_num)
-    buf_pts = property(lambda self: self._head.buf_pts)
-    num_obj_meta = property(lambda self: self._head.num_obj_meta)
-    infer_done = property(lambda self: bool(self._head.bInferDone))
-    source_frame_width = property(lambda self: self._head.source_frame_width)
-    source_frame_height = property(lambda self: self._head.source_frame_height)
-    pipeline_width = property(lambda self: self._head.pipeline_width)
-    pipeline_height = property(lambda self: self._head.pipeline_height)
+    # Read-only fields, under pyservicemaker's FrameMetadata names (frame_number, source_width, ...) and beside
+    # them the C names of NvDsFrameMeta (frame_num, source_frame_width, ...), which pyds users know.
+    @property
+    def source_id(self) -> int:
+        """``source_id``: the stream the frame came from (nvstreammux's sink pad / source index)."""
+        return self._head.source_id
+
+    @property
+    def pad_index(self) -> int:
+        """``pad_index``: the nvstreammux sink pad the frame came in on."""
+        return self._head.pad_index
+
+    @property
+    def batch_id(self) -> int:
+        """``batch_id``: the frame's index in the batched surface (``NvBufSurface.surfaceList[batch_id]``)."""
+        return self._head.batch_id
+
+    @property
+    def frame_number(self) -> int:
+        """The frame's number in its stream (C ``frame_num``)."""
+        return self._head.frame_num
+
+    @property
+    def frame_num(self) -> int:
+        """C name of :attr:`frame_number`."""
+        return self._head.frame_num
+
+    @property
+    def buffer_pts(self) -> int:
+        """Presentation timestamp of the frame's buffer in nanoseconds (C ``buf_pts``)."""
+        return self._head.buf_pts
+
+    @property
+    def buf_pts(self) -> int:
+        """C name of :attr:`buffer_pts`."""
+        return self._head.buf_pts
+
+    @property
+    def ntp_timestamp(self) -> int:
+        """NTP timestamp of the frame in nanoseconds (0 unless nvstreammux attaches it)."""
+        return self._head.ntp_timestamp
+
+    @property
+    def source_width(self) -> int:
+        """Width of the frame as it came from the source, in pixels (C ``source_frame_width``)."""
+        return self._head.source_frame_width
+
+    @property
+    def source_height(self) -> int:
+        """Height of the frame as it came from the source, in pixels (C ``source_frame_height``)."""
+        return self._head.source_frame_height
+
+    @property
+    def source_frame_width(self) -> int:
+        """C name of :attr:`source_width`."""
+        return self._head.source_frame_width
+
+    @property
+    def source_frame_height(self) -> int:
+        """C name of :attr:`source_height`."""
+        return self._head.source_frame_height
+
+    @property
+    def pipeline_width(self) -> int:
+        """Width of the frame in the batched surface (0 when nvstreammux leaves it unset; see :attr:`size`)."""
+        return self._head.pipeline_width
+
+    @property
+    def pipeline_height(self) -> int:
+        """Height of the frame in the batched surface (0 when nvstreammux leaves it unset; see :attr:`size`)."""
+        return self._head.pipeline_height
+
+    @property
+    def num_obj_meta(self) -> int:
+        """Objects in the frame's ``obj_meta_list``."""
+        return self._head.num_obj_meta
+
+    @property
+    def infer_done(self) -> bool:
+        """C ``bInferDone``: a detector has run on this frame (``attach_obbs`` sets it)."""
+        return bool(self._head.bInferDone)
 
     @property
     def size(self) -> tuple[int, int] | None:
@@ -227,9 +298,8 @@ class BatchMeta:
     @classmethod
     def create(cls, max_frames: int) -> "BatchMeta":
         """A new batch meta for ``max_frames`` frames (1 to 4096), set up exactly as nvstreammux sets its own."""
-        if not isinstance(max_frames, int) or isinstance(max_frames, bool) or not 1 <= max_frames <= MAX_FRAMES:
-            raise ValueError(f"max_frames must be an int in [1, {MAX_FRAMES}] (NVIDIA preallocates about 7 KB per "
-                             f"frame slot), got {max_frames!r}")
+        int_in_range("max_frames", max_frames, 1, MAX_FRAMES,
+                     f"an int in [1, {MAX_FRAMES}] (NVIDIA preallocates about 7 KB per frame slot)")
         core = _core.get()
         m = core.libs.meta
         address = m.nvds_create_batch_meta(max_frames)
@@ -248,7 +318,7 @@ class BatchMeta:
     def from_address(cls, address: int) -> "BatchMeta":
         """Wrap an existing ``NvDsBatchMeta*`` (e.g. from pyds or C); not owned. The address is checked: it must
         point to readable memory holding an NvDsBatchMeta (``base_meta.meta_type == NVDS_BATCH_META``)."""
-        if not isinstance(address, int) or isinstance(address, bool):
+        if not is_int(address):
             raise TypeError(f"address must be an int (an NvDsBatchMeta*), got {type(address).__name__}")
         return cls(address)
 
@@ -263,9 +333,25 @@ class BatchMeta:
         return cls(address, _checked=True)  # NVIDIA's lookup on a live buffer
 
     # ---- properties
-    max_frames = property(lambda self: self._head.max_frames_in_batch)
-    num_frames = property(lambda self: self._head.num_frames_in_batch)
-    owned = property(lambda self: self._owned)
+    @property
+    def max_frames(self) -> int:
+        """Frame slots of the batch (C ``max_frames_in_batch``)."""
+        return self._head.max_frames_in_batch
+
+    @property
+    def n_frames(self) -> int:
+        """Frames in the batch (pyservicemaker's name; C ``num_frames_in_batch``)."""
+        return self._head.num_frames_in_batch
+
+    @property
+    def num_frames(self) -> int:
+        """C name of :attr:`n_frames`."""
+        return self._head.num_frames_in_batch
+
+    @property
+    def owned(self) -> bool:
+        """True when this wrapper made the batch (``create``) and releases it; False for a batch it only wraps."""
+        return self._owned
 
     @property
     def layout(self) -> layouts.Layout:
@@ -275,6 +361,11 @@ class BatchMeta:
     def frames(self) -> list[FrameMeta]:
         """The frame metas in ``frame_meta_list`` order."""
         return [FrameMeta._wrap(a, self) for a in self._frame_addresses()]
+
+    @property
+    def frame_items(self) -> Iterator[FrameMeta]:
+        """The frame metas in ``frame_meta_list`` order, as pyservicemaker's ``BatchMetadata.frame_items``."""
+        return iter(self.frames)
 
     def __repr__(self) -> str:
         if self.released:
@@ -294,8 +385,7 @@ class BatchMeta:
         for name, value, limit in (("source_id", source_id, 2**32), ("width", width, 2**32), ("height", height, 2**32),
                                    ("frame_num", frame_num, 2**31), ("buf_pts", buf_pts, 2**64),
                                    ("pad_index", 0 if pad_index is None else pad_index, 2**32)):
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < limit:
-                raise ValueError(f"{name} must be an int in [0, {limit}), got {value!r}")
+            int_in_range(name, value, 0, limit - 1, f"an int in [0, {limit})")
         m = self._core.libs.meta
         with self.locked():  # the full-batch check and the append under one lock: two threads cannot overfill it
             if self.num_frames >= self.max_frames:

@@ -1,4 +1,6 @@
-"""Display-meta lines for nvdsosd, written in bulk: the primitive under an OBB overlay on any DeepStream version.
+"""Everything obbmeta writes as nvdsosd display meta: bulk lines (``add_display_lines``), the primitive under an
+OBB overlay on any DeepStream version, and the overlay itself (``write_obb_overlay``, behind
+``obbmeta.osd.add_obb_overlay``).
 
 nvdsosd has no polygon primitive and draws a rotated rect only on DeepStream 9; four ``NvOSD_LineParams`` per box
 work everywhere. ``NvDsDisplayMeta`` holds 16 lines and nvdsosd does not check ``num_lines`` against that, so the C
@@ -12,9 +14,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._validators import int_in_range, is_number, rgba
 from . import _core
+from ._inputs import address_of, batch_of, frame_of, frame_size_of, reader_frame, to_host_once, to_numpy
+from ._tables import DEFAULT_PALETTE_TABLE, palette_table
 from .batch import BatchMeta, FrameMeta
-from .obbs import _address, _batch_of, _frame_of, _frame_size, _reader_frame, _to_host_once, _to_numpy
 
 
 def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0, 1.0, 1.0, 1.0),
@@ -27,10 +31,10 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         colors: one (r, g, b, a) in 0..1 for all lines, or (M, 4) one per segment / polygon.
         width: line width in pixels.
     """
-    b: BatchMeta = _batch_of(batch)
-    f: FrameMeta = _frame_of(frame, b)
-    (seg,) = _to_host_once(segments)
-    seg = _to_numpy(seg, "segments")
+    b: BatchMeta = batch_of(batch)
+    f: FrameMeta = frame_of(frame, b)
+    (seg,) = to_host_once(segments)
+    seg = to_numpy(seg, "segments")
     if seg.dtype.kind not in "fiu":
         raise TypeError(f"segments must be a numeric array, got dtype {seg.dtype}")
     per_polygon = 1
@@ -39,17 +43,19 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         seg = np.concatenate([seg, np.roll(seg, -1, axis=1)], axis=2).reshape(-1, 4)  # edge i: p_i -> p_(i+1)
         per_polygon = k
     elif not (seg.ndim == 2 and seg.shape[1] == 4):
-        raise ValueError(f"segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; got {seg.shape}")
+        raise ValueError("segments must have shape (M, 4) x1, y1, x2, y2 or (M, k, 2) polygons with k >= 3; "
+                         f"got {seg.shape}")
     seg = np.ascontiguousarray(seg, dtype=np.float32)
     m = seg.shape[0]
     if isinstance(colors, (str, bytes)):
         raise TypeError(f"colors must be (r, g, b, a) in 0..1 or one per segment / polygon; named colours such as "
                         f"{colors!r} are not supported")
-    (rgba,) = _to_host_once(colors)
+    (rgba,) = to_host_once(colors)
     try:
-        rgba = np.asarray(_to_numpy(rgba, "colors"), dtype=np.float64)
+        rgba = np.asarray(to_numpy(rgba, "colors"), dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"colors must be (r, g, b, a) numbers in 0..1 or one per segment / polygon, got {colors!r}") from exc
+        raise TypeError(
+            f"colors must be (r, g, b, a) numbers in 0..1 or one per segment / polygon, got {colors!r}") from exc
     if rgba.shape == (4,):
         rgba = rgba.reshape(1, 4)
     elif rgba.ndim == 2 and rgba.shape[1] == 4 and rgba.shape[0] * per_polygon == m and per_polygon > 1:
@@ -59,19 +65,18 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     if not (np.isfinite(rgba).all() and (rgba >= 0).all() and (rgba <= 1).all()):
         raise ValueError("colors must be r, g, b, a values in 0..1")
     rgba = np.ascontiguousarray(rgba)
-    if not isinstance(width, int) or isinstance(width, bool) or not 0 < width < 2**31:
-        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
-    fw, fh = _frame_size(f, frame_size)
+    int_in_range("width", width, 1, 2**31 - 1, "an int in 1..2**31-1 (pixels)")
+    fw, fh = frame_size_of(f, frame_size)
     core = b._core
     n_display = ctypes.c_int64(0)
-    written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, _address(seg) or None, m,
-                                            _address(rgba) or None, rgba.shape[0], width, fw, fh,
+    written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, address_of(seg) or None, m,
+                                            address_of(rgba) or None, rgba.shape[0], width, fw, fh,
                                             ctypes.byref(n_display))
-    if written == -3:
+    if written == _core.WriterError.INVALID_BOX:
         bad = int(n_display.value)
         raise ValueError(f"segment {bad} = {seg[bad].tolist()} is not finite")
     if written < 0:
-        raise RuntimeError(f"obbmeta's C display writer failed: {_core.ERRORS.get(written, written)}")
+        raise RuntimeError(f"obbmeta's C display writer failed: {_core.error_reason(written)}")
     return int(written)
 
 
@@ -81,7 +86,7 @@ def read_display_lines(frame: Any, batch: Any = None) -> list[tuple[int, int, in
     Read under the lock of the frame's own batch (as every writer here writes), so a concurrent
     ``add_display_lines`` / ``add_obb_overlay`` is seen whole or not at all. ``frame``: a FrameMeta, or an
     NvDsFrameMeta* int (of ``batch`` when given)."""
-    f = _reader_frame(frame, batch)
+    f = reader_frame(frame, batch)
     core = _core.get()
     head = f._head
     owner = head.base_meta.batch_meta
@@ -103,15 +108,27 @@ def read_display_lines(frame: Any, batch: Any = None) -> list[tuple[int, int, in
     return out
 
 
-def write_obb_overlay(batch: Any, frame: Any, *, palette: Any, width: int, flags: int,
-                      frame_size: tuple[float, float] | None) -> _core.OverlayParams:
-    """The C side of ``obbmeta.osd.add_obb_overlay`` (which checks the arguments and documents the behaviour):
-    one call that removes the frame's previous obbmeta overlay and writes the new one. ``palette`` is a cached
-    ``(ctypes double array, count)`` from ``obbs._palette_table``; ``flags`` are ``_core.OVERLAY_*``. Returns the
-    filled parameter struct (its counters say what was done)."""
-    b: BatchMeta = _batch_of(batch)
-    f: FrameMeta = _frame_of(frame, b)
-    fw, fh = _frame_size(f, frame_size)
+def write_obb_overlay(batch: Any, frame: Any, *, colors: Any, width: int, label: bool, hide_aabb: bool,
+                      native: bool, frame_size: tuple[float, float] | None) -> _core.OverlayParams:
+    """The C side of ``obbmeta.osd.add_obb_overlay`` (which checks the other arguments and documents the
+    behaviour): one call that removes the frame's previous obbmeta overlay and writes the new one. ``colors`` as
+    that function takes them. Returns the filled parameter struct (its counters say what was done)."""
+    flags = ((_core.OVERLAY_LABEL if label else 0) | (_core.OVERLAY_HIDE_AABB if hide_aabb else 0)
+             | (_core.OVERLAY_NATIVE if native else 0))
+    return _overlay(batch, frame, _overlay_palette(colors), width, flags, frame_size)
+
+
+def remove_obb_overlay_metas(batch: Any, frame: Any) -> int:
+    """Return the display metas of obbmeta's overlay on ``frame`` to the pool; how many there were."""
+    p = _overlay(batch, frame, DEFAULT_PALETTE_TABLE, 1, _core.OVERLAY_REMOVE_ONLY, (1.0, 1.0))
+    return int(p.removed)
+
+
+def _overlay(batch: Any, frame: Any, palette: tuple[Any, int], width: int, flags: int,
+             frame_size: tuple[float, float] | None) -> _core.OverlayParams:
+    b: BatchMeta = batch_of(batch)
+    f: FrameMeta = frame_of(frame, b)
+    fw, fh = frame_size_of(f, frame_size)
     core = b._core
     if flags & _core.OVERLAY_NATIVE and not core.layout.has_rotation_angle:
         raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
@@ -120,12 +137,29 @@ def write_obb_overlay(batch: Any, frame: Any, *, palette: Any, width: int, flags
     params.palette, params.num_colors = ctypes.addressof(palette[0]), palette[1]
     params.line_width, params.flags, params.frame_width, params.frame_height = width, flags, fw, fh
     code = core.c.obbmeta_nvds_overlay(core.layout.id, b.address, f.address, ctypes.addressof(params))
-    if code == -2:
+    if code == _core.WriterError.LAYOUT:
         raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
                          f"library has {core.layout.name}")
     if code < 0:
-        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.ERRORS.get(code, code)}")
+        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.error_reason(code)}")
     return params
+
+
+def _overlay_palette(colors: Any) -> tuple[Any, int]:
+    """colors -> a cached (ctypes double array, count) palette, or ValueError naming ``colors``."""
+    if colors is None:
+        return DEFAULT_PALETTE_TABLE
+    if hasattr(colors, "tolist"):  # numpy / torch
+        colors = colors.tolist()
+    if isinstance(colors, (str, bytes)) or not isinstance(colors, Sequence):
+        raise TypeError(f"colors must be None, (r, g, b, a) or a sequence of (r, g, b, a), got "
+                        f"{type(colors).__name__}")
+    if len(colors) and all(is_number(v) for v in colors):
+        colors = [colors]
+    table = [rgba(f"colors[{k}]", c, " (NvOSD_ColorParams)") for k, c in enumerate(colors)]
+    if not table:
+        raise ValueError("colors must hold at least one (r, g, b, a) colour")
+    return palette_table(tuple(table))
 
 
 __all__: Sequence[str] = ("add_display_lines", "read_display_lines")

@@ -23,6 +23,7 @@ import threading
 from ctypes import POINTER, Structure, c_int32, c_uint32, c_void_p
 from typing import Any
 
+from .._validators import int_in_range
 from . import _library, layouts
 from .batch import FrameMeta
 
@@ -48,9 +49,7 @@ def custom_msg_blob_type() -> int:
 
 
 def _check_meta_type(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 4095:
-        raise ValueError(f"meta_type must be an int in 1..4095 (NVIDIA's NvDsMetaType range), got {value!r}")
-    return value
+    return int_in_range("meta_type", value, 1, 4095, "an int in 1..4095 (NVIDIA's NvDsMetaType range)")
 
 
 # ---------------------------------------------------------------- the JSON
@@ -74,7 +73,7 @@ def obb_message(frame: Any, batch: Any = None) -> dict:
     ``obj_meta_list`` order with id (tracking id, or None before a tracker), class, confidence, AABB
     (``rect_params``, pixels of the batched surface) and the rotated box (cx, cy, w, h, angle in degrees and
     radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them."""
-    from .obbs import read_obbs
+    from .reader import read_obbs
 
     f = frame if isinstance(frame, FrameMeta) else None
     objects = [_object_entry(info, obb) for info, obb in read_obbs(frame, batch)]
@@ -147,10 +146,10 @@ def live_blobs() -> int:
 def attach_message(batch: Any, frame: Any, message: str | bytes, meta_type: int | None = None) -> int:
     """Attach ``message`` to ``frame`` as an ``NVDS_CUSTOM_MSG_BLOB`` user meta (``NvDsCustomMsgInfo``, a g_malloc'd
     copy, released by DeepStream). Returns the ``NvDsUserMeta*``."""
-    from .obbs import _batch_of, _frame_of
+    from ._inputs import batch_of, frame_of
 
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     if isinstance(message, str):
         message = message.encode("utf-8")
     if not isinstance(message, bytes):

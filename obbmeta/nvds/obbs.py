@@ -1,4 +1,5 @@
-"""attach_obbs / read_obbs: oriented boxes in and out of a real NvDsBatchMeta, one call into C per batch.
+"""attach_obbs: oriented boxes into a real NvDsBatchMeta, one call into C per batch (``obbmeta.nvds.reader`` reads
+them back).
 
 Per object ``attach_obbs`` writes what nvinfer writes for a detection, plus the OBB as object user meta:
 
@@ -16,24 +17,24 @@ Objects whose polygon lies fully outside the frame are not written; they are cou
 from __future__ import annotations
 
 import ctypes
-import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
 
+from .._validators import int_in_range
 from ..palette import PALETTE_RGBA
-from . import _core, layouts
+from . import _core
+from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
+from ._tables import DEFAULT_PALETTE_TABLE, label_table, palette_table
 from .batch import BatchMeta, FrameMeta
 
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
 
-# The per-class palette (RGBA in 0..1), shared with obbmeta.osd: class k is PALETTE[k % len(PALETTE)].
+# The per-class palette as NvOSD_ColorParams (obbmeta.palette.PALETTE_RGBA; the same colours as obbmeta.osd's
+# PALETTE_RGB): class k is PALETTE[k % len(PALETTE)].
 PALETTE: tuple[tuple[float, float, float, float], ...] = PALETTE_RGBA
-
-SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb", 3: "predicted"}
 
 # Bits of the payload's flags (obbmeta_obb_v1.flags, kernels/nvds_meta.h).
 OBB_RECT_CLIPPED = 1  # rect_params was clipped to the frame
@@ -56,78 +57,7 @@ class AttachResult:
         return np.flatnonzero(~self.written_mask)
 
 
-@dataclass(frozen=True)
-class ObjectInfo:
-    """The NvDsObjectMeta fields of one object, as read (copies; safe to keep)."""
-    address: int
-    object_id: int
-    class_id: int
-    component_id: int
-    confidence: float
-    tracker_confidence: float
-    label: str
-    rect: tuple[float, float, float, float]          # rect_params left, top, width, height
-    detector_bbox: tuple[float, float, float, float]  # detector_bbox_info left, top, width, height
-    rotation_angle: float                             # degrees (DS 9 layout), else 0
-    num_user_meta: int
-    tracker_bbox: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # tracker_bbox_info (unclipped)
-
-    @property
-    def tracked(self) -> bool:
-        return self.object_id != layouts.UNTRACKED_OBJECT_ID
-
-
-@dataclass(frozen=True)
-class Obb:
-    """The oriented box of one object: cx, cy, w, h, angle (radians, clockwise on screen) and its 4 corners.
-
-    ``source`` says where it came from: ``"user_meta"`` (obbmeta's payload), ``"predicted"`` (obbmeta's payload
-    that :mod:`obbmeta.track` predicted from the object's track, flag ``OBB_PREDICTED``: no detector OBB on this
-    frame), ``"rotation_angle"`` (DS 9 rect_params rotation, e.g. written by nvinfer) or ``"aabb"`` (last resort:
-    rect_params as a 0-degree box).
-    """
-    xywhr: tuple[float, float, float, float, float]
-    corners: tuple[tuple[float, float], ...]
-    source: str
-    flags: int
-
-    @property
-    def exact(self) -> bool:
-        return self.source == "user_meta"
-
-
 # ---------------------------------------------------------------- input normalisation
-
-def _to_numpy(value: Any, name: str) -> np.ndarray:
-    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch.Tensor, without importing torch
-        value = value.detach().cpu().numpy()
-    elif not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value)
-        except Exception as exc:  # noqa: BLE001
-            raise TypeError(f"{name} must be a torch.Tensor or numpy array, got {type(value).__name__}") from exc
-    return value
-
-
-def _to_host_once(*values: Any) -> tuple[Any, ...]:
-    """GPU tensors come to the host with asynchronous copies and a single synchronisation (not one per tensor)."""
-    devices = set()
-    for v in values:
-        if v is None or type(v) is np.ndarray or not hasattr(v, "detach"):
-            continue
-        if v.device.type != "cpu":
-            devices.add(v.device)
-    if not devices:
-        return values
-    torch = sys.modules["torch"]  # a non-CPU tensor exists, so torch is imported
-    out = tuple(v.detach().to("cpu", non_blocking=True)
-                if v is not None and type(v) is not np.ndarray and hasattr(v, "detach") and v.device.type != "cpu"
-                else v for v in values)
-    for device in devices:
-        if device.type == "cuda":
-            torch.cuda.current_stream(device).synchronize()
-    return out
-
 
 def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if boxes is not None:
@@ -137,10 +67,10 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
             raise TypeError("boxes must be an OrientedBoxes (with .xywhr, .scores, .labels); for plain arrays use "
                             "xywhr=(N,5), scores=(N,), labels=(N,)")
         xywhr, scores, labels = boxes.xywhr, boxes.scores, boxes.labels
-    xywhr, scores, labels = _to_host_once(xywhr, scores, labels)
+    xywhr, scores, labels = to_host_once(xywhr, scores, labels)
     if xywhr is None:
         raise TypeError("no boxes given: pass an OrientedBoxes or xywhr=(N,5) float32")
-    x = _to_numpy(xywhr, "xywhr")
+    x = to_numpy(xywhr, "xywhr")
     if x.ndim != 2 or x.shape[1] != 5:
         raise ValueError(f"xywhr must have shape (N, 5) = cx, cy, w, h, angle (radians); got {tuple(x.shape)}")
     if x.dtype.kind != "f":
@@ -156,7 +86,7 @@ def _prepare(boxes: Any, xywhr: Any, scores: Any, labels: Any) -> tuple[np.ndarr
 
 def _vector(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) -> np.ndarray:
     """A length-n vector of one of the numpy dtype `kinds`, as a contiguous `dtype` array."""
-    v = _to_numpy(value, name)
+    v = to_numpy(value, name)
     if v.shape != (n,):
         raise ValueError(f"{name} must have shape (N,) = ({n},) to match xywhr; got {tuple(v.shape)}")
     if v.dtype.kind not in kinds:
@@ -184,81 +114,8 @@ def _float32(name: str, a: np.ndarray) -> np.ndarray:
     return out
 
 
-def cut_label(name: str) -> bytes:
-    """``name`` as UTF-8, cut to at most 127 bytes on a character boundary (obj_label holds 128 with the NUL)."""
-    if not isinstance(name, str):
-        raise TypeError(f"class names must be str, got {type(name).__name__}")
-    if "\x00" in name:
-        raise ValueError(f"class name {name!r} contains a NUL character")
-    raw = name.encode("utf-8")
-    if len(raw) <= layouts.MAX_LABEL_SIZE - 1:
-        return raw
-    return raw[: layouts.MAX_LABEL_SIZE - 1].decode("utf-8", "ignore").encode("utf-8")
-
-
-@lru_cache(maxsize=64)
-def _label_table(names: tuple[str, ...]) -> tuple[Any, int, tuple[bytes, ...]]:
-    encoded = tuple(cut_label(n) for n in names)
-    table = (ctypes.c_char_p * max(len(encoded), 1))(*encoded)
-    return table, len(encoded), encoded  # keep the bytes alive with the table
-
-
-@lru_cache(maxsize=64)
-def _palette_table(palette: tuple[tuple[float, ...], ...]) -> tuple[Any, int]:
-    flat = []
-    for k, colour in enumerate(palette):
-        if len(colour) != 4 or not all(0.0 <= float(v) <= 1.0 for v in colour):
-            raise ValueError(f"palette[{k}] must be (r, g, b, a) with values in 0..1, got {colour!r}")
-        flat.extend(float(v) for v in colour)
-    if not flat:
-        raise ValueError("palette must hold at least one (r, g, b, a) colour")
-    return (ctypes.c_double * len(flat))(*flat), len(palette)
-
-
-_DEFAULT_PALETTE = _palette_table(PALETTE)
-
-
-def _batch_of(batch: Any) -> BatchMeta:
-    if isinstance(batch, BatchMeta):
-        return batch
-    if isinstance(batch, int) and not isinstance(batch, bool):
-        return BatchMeta.from_address(batch)
-    raise TypeError(f"batch must be an obbmeta.nvds.BatchMeta or an NvDsBatchMeta* int, got {type(batch).__name__}")
-
-
-def _frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
-    if isinstance(frame, FrameMeta):
-        return frame
-    if isinstance(frame, int) and not isinstance(frame, bool):
-        return FrameMeta(frame, batch)
-    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
-
-
-# NvOSD pixel coordinates (text offsets, line end points) are unsigned 32-bit: a frame can be at most 2**32 wide.
-MAX_FRAME_SIDE = 2**32
-
-
-def _frame_size(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
-    if frame_size is None:
-        size = frame.size
-        if size is None:
-            raise ValueError("the frame meta has neither pipeline_width/height nor source_frame_width/height set; "
-                             "pass frame_size=(width, height) of the batched surface")
-        return float(size[0]), float(size[1])
-    if isinstance(frame_size, (str, bytes)):
-        raise TypeError(f"frame_size must be (width, height), got {frame_size!r}")
-    try:
-        w, h = (float(v) for v in frame_size)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"frame_size must be (width, height), got {frame_size!r}") from exc
-    if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
-        raise ValueError(f"frame_size must be two positive finite numbers, at most 2**32 (NvOSD pixel coordinates are "
-                         f"unsigned 32-bit), got {frame_size!r}")
-    return w, h
-
-
 def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
-    if code == -3 and bad >= 0:
+    if code == _core.WriterError.INVALID_BOX and bad >= 0:
         row = x[bad]
         if not np.isfinite(row).all():
             return ValueError(f"xywhr[{bad}] = {row.tolist()} is not finite (NaN or inf); boxes must be finite")
@@ -268,53 +125,41 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
             return ValueError(f"xywhr[{bad}] = {row.tolist()}: its bounding box leaves the float32 range, which "
                               "rect_params / detector_bbox_info (floats) cannot hold")
         return ValueError(f"xywhr[{bad}] = {row.tolist()} has w <= 0 or h <= 0; widths and heights must be > 0")
-    if code == -5 and bad >= 0:
+    if code == _core.WriterError.LABEL and bad >= 0:
         if lab[bad] < 0 or lab[bad] > 2**31 - 1:
             return ValueError(f"labels[{bad}] = {int(lab[bad])}: class ids must be in 0..2**31-1")
         return ValueError(f"labels[{bad}] = {int(lab[bad])} has no entry in class_names (len {n_names})")
-    if code == -2:
+    if code == _core.WriterError.LAYOUT:
         return ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                           f"the loaded library has {_core.get().layout.name}")
-    return RuntimeError(f"obbmeta's C writer failed: {_core.ERRORS.get(code, code)}")
+    return RuntimeError(f"obbmeta's C writer failed: {_core.error_reason(code)}")
 
 
 # ---------------------------------------------------------------- attach
-
-def _address(a: np.ndarray) -> int:
-    """Data address of a contiguous array (a third of the cost of ``a.ctypes.data``; read-only arrays fall back)."""
-    if not a.size:
-        return 0
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(a))
-    except (TypeError, ValueError):
-        return a.ctypes.data
-
 
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
             x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
             ) -> AttachResult:
     core = batch._core
-    if not isinstance(component_id, int) or isinstance(component_id, bool) or not 0 <= component_id < 2**31:
-        raise ValueError(f"component_id must be an int in 0..2**31-1, got {component_id!r}")
-    if not isinstance(border_width, int) or isinstance(border_width, bool) or not 0 <= border_width < 2**31:
-        raise ValueError(f"border_width must be an int in 0..2**31-1 (pixels), got {border_width!r}")
+    int_in_range("component_id", component_id, 0, 2**31 - 1, "an int in 0..2**31-1")
+    int_in_range("border_width", border_width, 0, 2**31 - 1, "an int in 0..2**31-1 (pixels)")
     if rotation_angle and not core.layout.has_rotation_angle:
         raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                          f"the loaded library has {core.layout.name}")
     n = x.shape[0]
     params = _core.WriteParams()
-    params.xywhr, params.scores, params.labels, params.n = _address(x), _address(s), _address(lab), n
+    params.xywhr, params.scores, params.labels, params.n = address_of(x), address_of(s), address_of(lab), n
     n_names = None
     if class_names is not None:
         if isinstance(class_names, (str, bytes)):
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
-        table, n_names, _keep = _label_table(tuple(class_names))
+        table, n_names, _keep = label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
     if palette is not PALETTE and (isinstance(palette, (str, bytes)) or
                                    any(isinstance(c, (str, bytes)) or not hasattr(c, "__len__") for c in palette)):
         raise TypeError(f"palette must be a sequence of (r, g, b, a) colours in 0..1, got {palette!r}")
-    pal, n_colors = _DEFAULT_PALETTE if palette is PALETTE else _palette_table(tuple(tuple(c) for c in palette))
+    pal, n_colors = DEFAULT_PALETTE_TABLE if palette is PALETTE else palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
     params.flags = (_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
@@ -323,7 +168,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     # writing a few objects.
     nf = len(frames)
     mask = np.empty(n, dtype=np.bool_)  # the C side writes 0 / 1 bytes: a valid bool array
-    params.written_mask = _address(mask)
+    params.written_mask = address_of(mask)
     if nf == 1:
         params.frame = frames[0].address
         params.frame_width, params.frame_height = sizes[0]
@@ -371,10 +216,10 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
 
     Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``).
     """
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     x, s, lab = _prepare(boxes, xywhr, scores, labels)
-    return _attach(b, [f], [_frame_size(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
+    return _attach(b, [f], [frame_size_of(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
                    border_width, palette, rotation_angle, display_text)
 
 
@@ -386,8 +231,8 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
     tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask`` is
     over the concatenation of all detections; ``per_frame`` counts what each frame got."""
-    b = _batch_of(batch)
-    fs = b.frames if frames is None else [_frame_of(f, b) for f in frames]
+    b = batch_of(batch)
+    fs = b.frames if frames is None else [frame_of(f, b) for f in frames]
     if len(detections) != len(fs):
         raise ValueError(f"detections has {len(detections)} entries but there are {len(fs)} frames")
     if frame_sizes is not None and len(frame_sizes) != len(fs):
@@ -405,7 +250,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         else:
             raise TypeError(f"detections[{i}] must be an OrientedBoxes or an (xywhr, scores, labels) tuple, got "
                             f"{type(det).__name__}")
-    flat = _to_host_once(*[v for t in triples for v in t])
+    flat = to_host_once(*[v for t in triples for v in t])
     xs, ss, ls, counts, sizes = [], [], [], [], []
     for i in range(len(triples)):
         try:
@@ -413,87 +258,9 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"detections[{i}]: {exc}") from None
         xs.append(x), ss.append(s), ls.append(lab), counts.append(x.shape[0])
-        sizes.append(_frame_size(fs[i], None if frame_sizes is None else frame_sizes[i]))
+        sizes.append(frame_size_of(fs[i], None if frame_sizes is None else frame_sizes[i]))
     x = np.concatenate(xs) if xs else np.zeros((0, 5), np.float32)
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
                    rotation_angle, display_text)
-
-
-# ---------------------------------------------------------------- read
-
-def _reader_frame(frame: Any, batch: Any = None) -> FrameMeta:
-    """The frame a reader was given: a FrameMeta, or an NvDsFrameMeta* int (checked: a frame of ``batch``, or
-    without a batch, readable memory holding a frame meta)."""
-    if isinstance(frame, FrameMeta):
-        return frame
-    if isinstance(frame, int) and not isinstance(frame, bool):
-        return FrameMeta(frame, _batch_of(batch) if batch is not None else None)
-    raise TypeError(f"frame must be an obbmeta.nvds.FrameMeta or an NvDsFrameMeta* int, got {type(frame).__name__}")
-
-
-def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
-    f = _reader_frame(frame, batch)
-    core = _core.get()
-    capacity = 64
-    while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
-        rows = (_core.ReadRow * capacity)()
-        got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
-        if got < 0:
-            raise RuntimeError(f"obbmeta's C reader failed: {_core.ERRORS.get(got, got)}")
-        if got <= capacity:
-            return rows, got
-        capacity = got
-
-
-def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
-    """Every object of ``frame`` (``obj_meta_list`` order: DeepStream prepends, so the newest first) with its
-    oriented box: obbmeta's payload when present, else the DS 9 rotation, else rect_params as a 0-degree box
-    (``Obb.source`` says which). Works on any frame, including copies made by NVIDIA's copy functions."""
-    rows, n = _read_rows(frame, batch)
-    out = []
-    for r in rows[:n]:
-        info = ObjectInfo(
-            address=int(r.address), object_id=int(r.object_id), class_id=int(r.class_id),
-            component_id=int(r.component_id), confidence=float(r.confidence),
-            tracker_confidence=float(r.tracker_confidence),
-            label=r.label.decode("utf-8", "replace"), rect=tuple(r.rect), detector_bbox=tuple(r.detector_bbox),
-            rotation_angle=float(r.rotation_angle), num_user_meta=int(r.num_user_meta),
-            tracker_bbox=tuple(r.tracker_bbox))
-        c = list(r.corners)
-        obb = Obb(xywhr=tuple(r.xywhr), corners=tuple((c[2 * k], c[2 * k + 1]) for k in range(4)),
-                  source=SOURCES[int(r.source)], flags=int(r.obb_flags))
-        out.append((info, obb))
-    return out
-
-
-def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
-    """Like :func:`read_obbs` but as arrays (N rows, ``obj_meta_list`` order): ``xywhr`` (N,5), ``corners``
-    (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
-    1 rotation_angle, 2 aabb, 3 predicted), ``flags`` (the payload's ``OBB_*`` bits), ``detector_bbox`` and
-    ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
-    ``obj_label``), ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
-    rows, n = _read_rows(frame, batch)
-    table = np.frombuffer(rows, dtype=_row_dtype(), count=n)
-    return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
-            "rect": table["rect"].copy(), "class_id": table["class_id"].copy(),
-            "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
-            "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
-            "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
-            "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
-            "label": table["label"].copy(), "address": table["address"].copy()}
-
-
-@lru_cache(maxsize=1)
-def _row_dtype() -> np.dtype:
-    def fmt(ct: Any) -> Any:
-        if issubclass(ct, ctypes.Array):
-            base = fmt(ct._type_)
-            return (base, (ct._length_,)) if ct._type_ is not ctypes.c_char else f"S{ct._length_}"
-        return np.dtype(ct)
-    names = [name for name, _ in _core.ReadRow._fields_]
-    formats = [fmt(t) for _, t in _core.ReadRow._fields_]
-    offsets = [getattr(_core.ReadRow, name).offset for name in names]
-    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
-                     "itemsize": ctypes.sizeof(_core.ReadRow)})

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from .batch import FrameMeta
-from .obbs import OBB_PREDICTED, OBB_TRACKED, _address, _batch_of, _frame_of, _frame_size, _to_host_once, _to_numpy
+from .obbs import OBB_PREDICTED, OBB_TRACKED
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class UpdateResult:
 
 
 def _objects(objects: Any) -> np.ndarray:
-    o = _to_numpy(objects, "objects")
+    o = to_numpy(objects, "objects")
     if o.ndim != 1:
         raise ValueError(f"objects must be a 1-d array of NvDsObjectMeta* addresses, got shape {tuple(o.shape)}")
     if o.size and o.dtype.kind not in "iu":
@@ -36,7 +37,7 @@ def _objects(objects: Any) -> np.ndarray:
 
 
 def _column(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) -> np.ndarray:
-    v = _to_numpy(value, name)
+    v = to_numpy(value, name)
     if v.ndim == 0:
         v = np.full(n, v)
     if v.shape != (n,):
@@ -69,19 +70,19 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
 
     Returns: :class:`UpdateResult`.
     """
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     objs = _objects(objects)
     n = objs.shape[0]
-    xywhr, confidence, tracker_confidence = _to_host_once(xywhr, confidence, tracker_confidence)
+    xywhr, confidence, tracker_confidence = to_host_once(xywhr, confidence, tracker_confidence)
     params = _core.UpdateParams()
     keep = [objs]
-    params.objects, params.n = _address(objs), n
+    params.objects, params.n = address_of(objs), n
     flags = 0
     if rect and xywhr is None:
         raise ValueError("rect=True needs xywhr (rect_params is the AABB of the given boxes)")
     if xywhr is not None:
-        x = _to_numpy(xywhr, "xywhr")
+        x = to_numpy(xywhr, "xywhr")
         if x.shape != (n, 5):
             raise ValueError(f"xywhr must have shape ({n}, 5) = cx, cy, w, h, angle to match objects; got "
                              f"{tuple(x.shape)}")
@@ -92,15 +93,15 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
         if (fl & ~np.uint32(OBB_PREDICTED | OBB_TRACKED)).any():
             raise ValueError("obb_flags may hold only OBB_PREDICTED (4) and OBB_TRACKED (8)")
         keep += [x, fl]
-        params.xywhr, params.obb_flags = _address(x), _address(fl)
+        params.xywhr, params.obb_flags = address_of(x), address_of(fl)
         flags |= _core.UPDATE_OBB
     if object_ids is not None:
         ids = _column(object_ids, "object_ids", n, "iu", np.uint64, "integer track ids")
         keep.append(ids)
-        params.object_ids = _address(ids)
+        params.object_ids = address_of(ids)
         flags |= _core.UPDATE_OBJECT_ID
     if rect:
-        params.frame_width, params.frame_height = _frame_size(f, frame_size)
+        params.frame_width, params.frame_height = frame_size_of(f, frame_size)
         flags |= _core.UPDATE_RECT
     for name, value, bit, field in (("confidence", confidence, _core.UPDATE_CONFIDENCE, "confidence"),
                                     ("tracker_confidence", tracker_confidence, _core.UPDATE_TRACKER_CONFIDENCE,
@@ -110,20 +111,20 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
             if not np.isfinite(v).all():
                 raise ValueError(f"{name} must be finite")
             keep.append(v)
-            setattr(params, field, _address(v))
+            setattr(params, field, address_of(v))
             flags |= bit
     params.flags = flags
     core = b._core
     rc = core.c.obbmeta_nvds_update_objects(core.layout.id, b.address, f.address, ctypes.addressof(params))
     if rc < 0:
         i = int(params.bad_index)
-        if rc == -3:
+        if rc == _core.WriterError.INVALID_BOX:
             raise ValueError(f"xywhr[{i}] = {np.asarray(xywhr)[i].tolist()} is not finite or has w <= 0 or h <= 0")
-        if rc == -7 and i >= 0:
+        if rc == _core.WriterError.FOREIGN_FRAME and i >= 0:
             raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is not an object meta of this frame")
-        if rc == -6 and i >= 0:
+        if rc == _core.WriterError.ARGUMENT and i >= 0:
             raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is listed twice")
-        raise RuntimeError(f"obbmeta's C object update failed: {_core.ERRORS.get(rc, rc)}")
+        raise RuntimeError(f"obbmeta's C object update failed: {_core.error_reason(rc)}")
     del keep
     return UpdateResult(n, int(params.added))
 
@@ -132,8 +133,8 @@ def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
     """Remove objects from ``frame`` with NVIDIA's ``nvds_remove_obj_meta_from_frame`` (which releases each one
     and its user metas back to the pools), as nvtracker removes the objects it does not track. Addresses that are
     not objects of the frame are refused before anything is removed. Returns the number removed."""
-    b = _batch_of(batch)
-    f = _frame_of(frame, b)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
     objs = _objects(objects)
     if not objs.size:
         return 0

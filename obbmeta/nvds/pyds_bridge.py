@@ -18,9 +18,11 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from .._validators import is_int
 from . import _core, layouts
 from .batch import BatchMeta, FrameMeta
-from .obbs import OBB_PREDICTED, SOURCES, Obb, ObjectInfo
+from .obbs import OBB_PREDICTED
+from .reader import SOURCES, Obb, ObjectInfo
 
 
 def _pyds() -> Any:
@@ -34,7 +36,7 @@ def _pyds() -> Any:
 
 def address(obj: Any) -> int:
     """The C address of a pyds metadata object (``pyds.get_ptr``), or ``obj`` itself when it is an int."""
-    if isinstance(obj, int) and not isinstance(obj, bool):
+    if is_int(obj):
         value = obj
     elif isinstance(obj, (BatchMeta, FrameMeta, ObjectInfo)):
         value = obj.address

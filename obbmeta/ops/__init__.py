@@ -1,10 +1,12 @@
 """Oriented-box operators: exact rotated IoU, greedy rotated NMS, polygon / AABB conversions.
 
-All take and return torch tensors (``box_iou_rotated_host``: NumPy arrays, for per-frame CPU callers); boxes are (N, 5) [cx, cy, w, h, angle] with the angle in radians, positive
-clockwise on screen (image y axis down). See ``kernels/obb_geometry.h`` for the shared C geometry.
+All take and return torch tensors (``box_iou_rotated_host``: NumPy arrays, for per-frame CPU callers); boxes are
+(N, 5) [cx, cy, w, h, angle] with the angle in radians, positive clockwise on screen (image y axis down). See
+``kernels/obb_geometry.h`` for the shared C geometry.
 """
 from .convert import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .iou import box_iou_rotated, box_iou_rotated_host
 from .nms import nms_rotated
 
-__all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "obb_to_polygons", "polygons_to_obb", "obb_to_aabb"]
+__all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "obb_to_polygons", "polygons_to_obb",
+           "obb_to_aabb"]

@@ -9,6 +9,11 @@ Precision: the operators compute in float64 when any box or score input is float
 inside; float64 inputs are read as they are) and in float32 otherwise (float16 / bfloat16 are widened to float32,
 exactly). ``box_iou_rotated`` returns that dtype. Each operator makes its inputs contiguous in that dtype itself, so
 ``torch.ops.obbmeta.*`` called directly gets the same answer as the Python wrappers.
+
+Each kernel checks its own arguments (shapes, dtypes, devices, threshold: the same checks and messages as the
+wrappers) and the values' range (NaN / inf / float64 overflow): the range check reads the data, so it lives in the
+kernels, which torch.compile does not trace, and the wrappers stay traceable with ``fullgraph=True``. The fake
+kernels run the shape checks and report exactly the real kernels' dtypes and shapes (NMS: a data-dependent size).
 """
 from __future__ import annotations
 
@@ -19,8 +24,9 @@ from typing import Optional
 import torch
 
 from .._cuda_lib import cuda_library, launch
-from .._native import load_library, ptr as _ptr
-from ._validate import boxes_in_range, range_error
+from .._native import load_library
+from .._native import ptr as _ptr
+from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -57,9 +63,12 @@ def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 @torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
 def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
+    check_iou_args(boxes1, boxes2, aligned)
     _require_host(boxes1)
     dtype = compute_dtype(boxes1, boxes2)
     boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
+    check_in_range("boxes1", boxes1)
+    check_in_range("boxes2", boxes2)
     n, m = boxes1.shape[0], boxes2.shape[0]
     wide = int(dtype == torch.float64)
     if aligned:
@@ -75,6 +84,7 @@ def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool
 
 @box_iou_rotated_op.register_fake
 def _(boxes1, boxes2, aligned):
+    check_iou_args(boxes1, boxes2, aligned)
     shape = (boxes1.shape[0],) if aligned else (boxes1.shape[0], boxes2.shape[0])
     return boxes1.new_empty(shape, dtype=compute_dtype(boxes1, boxes2))
 
@@ -83,10 +93,13 @@ def _(boxes1, boxes2, aligned):
 def nms_rotated_op(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
 ) -> torch.Tensor:
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     _require_host(boxes)
     dtype = compute_dtype(boxes, scores)
     boxes, scores = _as(boxes, dtype), _as(scores, dtype)
     labels = labels.to(torch.int64).contiguous() if labels is not None else None
+    check_in_range("boxes", boxes)
+    check_finite("scores", scores)
     n = boxes.shape[0]
     keep = torch.empty(n, dtype=torch.int64)
     wide = int(dtype == torch.float64)
@@ -98,6 +111,7 @@ def nms_rotated_op(
 
 @nms_rotated_op.register_fake
 def _(boxes, scores, labels, iou_threshold):
+    check_nms_args(boxes, scores, labels, iou_threshold)
     count = torch.library.get_ctx().new_dynamic_size()
     return boxes.new_empty((count,), dtype=torch.int64)
 
@@ -111,11 +125,14 @@ def _on_host(op, *args):
 
 @box_iou_rotated_op.register_kernel("cuda")
 def _(boxes1, boxes2, aligned):
+    check_iou_args(boxes1, boxes2, aligned)
     lib = cuda_library()
     if lib is None:
         return _on_host(box_iou_rotated_op, boxes1, boxes2, aligned)
     dtype = compute_dtype(boxes1, boxes2)
     boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
+    check_in_range("boxes1", boxes1)  # one host sync each, as the IoU's callers expect an error, not NaN
+    check_in_range("boxes2", boxes2)
     n, m = boxes1.shape[0], boxes2.shape[0]
     out = boxes1.new_empty((n,) if aligned else (n, m))
     launch(boxes1.device, lib.obbmeta_cuda_iou, _ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), int(aligned),
@@ -128,6 +145,7 @@ NMS_BLOCK = 64  # bits per mask word in kernels/obbmeta_cuda.cu
 
 @nms_rotated_op.register_kernel("cuda")
 def _(boxes, scores, labels, iou_threshold):
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     lib = cuda_library()
     if lib is None:
         return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)

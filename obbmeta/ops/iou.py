@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from ._core import box_iou_rotated_op
-from ._validate import as_boxes
+from ._validate import check_iou_args
 
 
 def box_iou_rotated(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool = False) -> torch.Tensor:
@@ -23,14 +23,9 @@ def box_iou_rotated(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool = 
     result is then float64; values must lie within +-1e150), else as float32 (float16 / bfloat16 widen exactly;
     the result is float32). Boxes that float32 cannot tell apart are never merged by a silent cast.
     """
-    boxes1 = as_boxes("boxes1", boxes1)
-    boxes2 = as_boxes("boxes2", boxes2)
-    if boxes1.device != boxes2.device:
-        raise ValueError(f"boxes1 is on {boxes1.device} but boxes2 is on {boxes2.device}; put them on one device")
-    if aligned and boxes1.shape[0] != boxes2.shape[0]:
-        raise ValueError(
-            f"aligned=True needs boxes1 and boxes2 of equal length, got {boxes1.shape[0]} and {boxes2.shape[0]}"
-        )
+    # The operator converts dtype / contiguity and checks the values' range itself (see ops/_core.py), so this
+    # function traces under torch.compile(fullgraph=True).
+    check_iou_args(boxes1, boxes2, aligned)
     return box_iou_rotated_op(boxes1, boxes2, bool(aligned))
 
 

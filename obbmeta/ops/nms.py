@@ -6,7 +6,7 @@ from typing import Optional
 import torch
 
 from ._core import nms_rotated_op
-from ._validate import as_boxes, as_threshold, as_vector
+from ._validate import check_nms_args
 
 
 def nms_rotated(
@@ -38,12 +38,7 @@ def nms_rotated(
         int64 tensor of the kept indices, sorted by descending score, on the boxes' device. Boxes with
         w <= 0 or h <= 0 overlap nothing: they are kept (in score order) and suppress nothing.
     """
-    # On a GPU the NaN/inf check is read by the CUDA kernel together with the result size (its one host sync).
-    deferred = isinstance(boxes, torch.Tensor) and boxes.device.type == "cuda"
-    boxes = as_boxes("boxes", boxes, check_finite=not deferred)
-    n = boxes.shape[0]
-    scores = as_vector("scores", scores, n, boxes.device, floating=True, check_finite=not deferred)
-    if labels is not None:
-        labels = as_vector("labels", labels, n, boxes.device, floating=False)
-    iou_threshold = as_threshold("iou_threshold", iou_threshold)
+    # The operator converts dtype / contiguity and checks the values' range itself (on a GPU together with the
+    # result size, its one host sync), so this function traces under torch.compile(fullgraph=True).
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     return nms_rotated_op(boxes, scores, labels, iou_threshold)

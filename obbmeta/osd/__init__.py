@@ -1,7 +1,8 @@
 """Drawing: rasterise rotated boxes into frames (``draw_obbs``), or plan them as nvdsosd display metas
 (``add_obb_overlay``; NVIDIA's library is loaded only when that is called)."""
+from ..palette import PALETTE, PALETTE_RGB, PALETTE_RGBA, class_color
 from .draw import draw_obbs
 from .overlay import OverlayResult, add_obb_overlay, remove_obb_overlay
-from ..palette import PALETTE, class_color
 
-__all__ = ["draw_obbs", "PALETTE", "class_color", "add_obb_overlay", "remove_obb_overlay", "OverlayResult"]
+__all__ = ["draw_obbs", "PALETTE", "PALETTE_RGB", "PALETTE_RGBA", "class_color", "add_obb_overlay",
+           "remove_obb_overlay", "OverlayResult"]

@@ -9,10 +9,10 @@ import torch
 
 from .._cuda_lib import cuda_library, launch
 from .._native import load_library, ptr
+from .._validators import number_in_range
 from ..boxes import OrientedBoxes
 from ..ops._validate import as_boxes
-from ..palette import PALETTE
-
+from ..palette import PALETTE_RGB
 
 # Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
 MAX_THICKNESS = 256
@@ -64,8 +64,8 @@ def draw_obbs(
     height, width, channels = image.shape
     if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
         raise ValueError("image must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
-    if not isinstance(thickness, (int, float)) or isinstance(thickness, bool) or not 0 < thickness <= MAX_THICKNESS:
-        raise ValueError(f"thickness must be a number of pixels in (0, {MAX_THICKNESS}], got {thickness!r}")
+    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
+                    low_open=True)
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
     # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.
@@ -109,9 +109,9 @@ _PALETTES: "dict[tuple, torch.Tensor]" = {}
 def _palette(device: torch.device, channels: int) -> torch.Tensor:
     key = (str(device), channels)
     if key not in _PALETTES:
-        table = torch.tensor(PALETTE, dtype=torch.uint8)
+        table = torch.tensor(PALETTE_RGB, dtype=torch.uint8)
         if channels == 4:
-            table = torch.cat([table, torch.full((len(PALETTE), 1), 255, dtype=torch.uint8)], dim=1)
+            table = torch.cat([table, torch.full((len(PALETTE_RGB), 1), 255, dtype=torch.uint8)], dim=1)
         _PALETTES[key] = table.to(device)
     return _PALETTES[key]
 
@@ -122,7 +122,7 @@ def _colors(colors, labels, n: int, channels: int, device: torch.device) -> torc
         palette = _palette(device, channels)
         if labels is None:
             return palette[:1].expand(n, channels).contiguous()
-        return palette[torch.remainder(labels.to(device), len(PALETTE))].contiguous()
+        return palette[torch.remainder(labels.to(device), len(PALETTE_RGB))].contiguous()
     if isinstance(colors, (str, bytes)):
         raise TypeError(f"colors must be 3 or 4 ints in 0..255 or an (N, 3|4) tensor; named colours such as {colors!r} "
                         "are not supported")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .._validators import flag, int_in_range
+
 DEFAULT_WIDTH = 3  # nvinfer's and attach_obbs' border width
 
 
@@ -68,19 +70,13 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
 
     Returns: :class:`OverlayResult`.
     """
-    from ..nvds import display, obbs  # lazily: NVIDIA's library is loaded on first use
+    from ..nvds import display  # lazily: NVIDIA's library is loaded on first use
 
-    if not isinstance(width, int) or isinstance(width, bool) or not 1 <= width < 2**31:
-        raise ValueError(f"width must be an int in 1..2**31-1 (pixels), got {width!r}")
+    int_in_range("width", width, 1, 2**31 - 1, "an int in 1..2**31-1 (pixels)")
     for name, value in (("label", label), ("hide_aabb", hide_aabb), ("native", native)):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be True or False, got {value!r}")
-    from ..nvds import _core
-
-    flags = ((_core.OVERLAY_LABEL if label else 0) | (_core.OVERLAY_HIDE_AABB if hide_aabb else 0)
-             | (_core.OVERLAY_NATIVE if native else 0))
-    palette = _palette(colors, obbs)
-    p = display.write_obb_overlay(batch, frame, palette=palette, width=width, flags=flags, frame_size=frame_size)
+        flag(name, value)
+    p = display.write_obb_overlay(batch, frame, colors=colors, width=width, label=label, hide_aabb=hide_aabb,
+                                  native=native, frame_size=frame_size)
     return OverlayResult(objects=p.objects, drawn=p.drawn, skipped=p.skipped, outside=p.outside, lines=p.lines,
                          rects=p.rects, display_metas=p.display_metas, removed=p.removed, labels=p.labels,
                          hidden=p.hidden)
@@ -89,34 +85,9 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
 def remove_obb_overlay(batch: Any, frame: Any) -> int:
     """Remove the display metas that ``add_obb_overlay`` put on ``frame`` (returned to the pool); returns how many.
     Object fields it changed (label position, hidden border) stay as they are."""
-    from ..nvds import _core, display, obbs
+    from ..nvds import display
 
-    p = display.write_obb_overlay(batch, frame, palette=obbs._DEFAULT_PALETTE, width=1,
-                                  flags=_core.OVERLAY_REMOVE_ONLY, frame_size=(1.0, 1.0))
-    return int(p.removed)
-
-
-def _palette(colors: Any, obbs: Any) -> tuple[Any, int]:
-    """colors -> a cached (ctypes double array, count) palette, or ValueError naming ``colors``."""
-    if colors is None:
-        return obbs._DEFAULT_PALETTE
-    if hasattr(colors, "tolist"):  # numpy / torch
-        colors = colors.tolist()
-    if isinstance(colors, (str, bytes)) or not isinstance(colors, Sequence):
-        raise TypeError(f"colors must be None, (r, g, b, a) or a sequence of (r, g, b, a), got "
-                        f"{type(colors).__name__}")
-    if len(colors) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in colors):
-        colors = [colors]
-    table = []
-    for k, c in enumerate(colors):
-        ok = (isinstance(c, Sequence) and not isinstance(c, (str, bytes)) and len(c) == 4
-              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0 for v in c))
-        if not ok:
-            raise ValueError(f"colors[{k}] must be (r, g, b, a) with values in 0..1 (NvOSD_ColorParams), got {c!r}")
-        table.append(tuple(float(v) for v in c))
-    if not table:
-        raise ValueError("colors must hold at least one (r, g, b, a) colour")
-    return obbs._palette_table(tuple(table))
+    return display.remove_obb_overlay_metas(batch, frame)
 
 
 __all__: Sequence[str] = ("add_obb_overlay", "remove_obb_overlay", "OverlayResult")

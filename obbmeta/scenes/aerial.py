@@ -277,7 +277,7 @@ class AerialScene:
         self._water = (wx, wy, nx, ny)
         # Piers perpendicular to the shore, ships moored side by side along them.
         along = (-ny, nx)
-        for p in range(rng.integers(1, 3)):
+        for _p in range(rng.integers(1, 3)):
             offset = rng.uniform(-0.4, 0.4) * max(self.width, self.height)
             pier_len = rng.uniform(50, 110) * s
             pier_w = rng.uniform(4, 7) * s
@@ -346,8 +346,8 @@ class AerialScene:
                 continue
             u = -apron_w / 2 + 3 * s + (k + 0.5) * (span + gap)
             x, y = cx + u * ca, cy + u * sa
-            l = length * rng.uniform(0.92, 1.05)
-            self.objects.append(self._plane(x, y, l, span * l / length, heading + rng.normal(0, 0.05), colour))
+            size = length * rng.uniform(0.92, 1.05)
+            self.objects.append(self._plane(x, y, size, span * size / length, heading + rng.normal(0, 0.05), colour))
         if rng.random() < 0.6:  # one taxiing plane
             v = apron_h / 2 + 8 * s
             plane = self._plane(cx - v * sa + rng.uniform(-20, 20) * s, cy + v * ca, length * rng.uniform(0.8, 1.2),

@@ -8,6 +8,7 @@ from typing import Tuple
 import numpy as np
 import torch
 
+from .._validators import int_in_range, is_int
 from ..boxes import OrientedBoxes
 
 
@@ -56,14 +57,14 @@ def wrap_half_turn(angle):
 
 def check_size(name: str, size) -> Tuple[int, int]:
     """(width, height) from an int or a pair of ints >= 32."""
-    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+    if is_int(size, numpy_ints=True):
         w = h = int(size)
     else:
         try:
             w, h = size
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}") from None
-        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (w, h)):
+        if not all(is_int(v, numpy_ints=True) for v in (w, h)):
             raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}")
         w, h = int(w), int(h)
     if w < 32 or h < 32 or w > 8192 or h > 8192:
@@ -72,12 +73,8 @@ def check_size(name: str, size) -> Tuple[int, int]:
 
 
 def check_seed(seed) -> int:
-    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
-        raise TypeError(f"seed must be an int >= 0, got {seed!r}")
-    return int(seed)
+    return int_in_range("seed", seed, 0, error=TypeError, numpy_ints=True)
 
 
 def check_frames(n_frames) -> int:
-    if not isinstance(n_frames, (int, np.integer)) or isinstance(n_frames, bool) or n_frames < 1:
-        raise ValueError(f"n_frames must be an int >= 1, got {n_frames!r}")
-    return int(n_frames)
+    return int_in_range("n_frames", n_frames, 1, numpy_ints=True)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validators import int_in_range
 from .angles import align_to
 from .kalman import KalmanBank
 from .tracker import MIN_SIDE, MotionNoise
@@ -75,8 +76,7 @@ class FollowTracker:
 
     def __init__(self, *, heading: bool = False, forget_after: int = 30, noise: MotionNoise = MotionNoise(),
                  write: bool = True):
-        if not isinstance(forget_after, int) or isinstance(forget_after, bool) or forget_after < 1:
-            raise ValueError(f"forget_after must be an int >= 1, got {forget_after!r}")
+        int_in_range("forget_after", forget_after, 1)
         if not isinstance(noise, MotionNoise):
             raise TypeError(f"noise must be an obbmeta.track.MotionNoise, got {type(noise).__name__}")
         self.heading = bool(heading)

@@ -123,7 +123,8 @@ class NvTrackerStandIn:
                     if t.confirmed and self.output_shadow and t.misses <= self.max_shadow_age:
                         self._add_object(batch, frame, t, obj_t, meta, width, height)
             self._tracks[int(frame.source_id)] = tracks = [
-                t for ti, t in enumerate(tracks) if ti in matched_t or (t.confirmed and t.misses <= self.max_shadow_age)]
+                t for ti, t in enumerate(tracks)
+                if ti in matched_t or (t.confirmed and t.misses <= self.max_shadow_age)]
             for di in range(new.size):
                 if di not in matched_d:
                     k = int(new[di])

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._validators import int_in_range, is_int, number_in_range
 from ..boxes import OrientedBoxes
 from .angles import align_to
 from .association import ASSOCIATIONS, candidate_ious, greedy_match
@@ -100,15 +101,11 @@ class _Tracks:
 
 
 def _check_fraction(name: str, value: Any) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
-    return float(value)
+    return number_in_range(name, value, 0.0, 1.0)
 
 
 def _check_count(name: str, value: Any, low: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return value
+    return int_in_range(name, value, low)
 
 
 class OrientedTracker:
@@ -161,9 +158,7 @@ class OrientedTracker:
         self.min_hits = _check_count("min_hits", min_hits, 1)
         self.max_age = _check_count("max_age", max_age, 0)
         self.output_lost = _check_count("output_lost", output_lost, 0)
-        if not isinstance(buffer, (int, float)) or isinstance(buffer, bool) or not 0.0 <= buffer <= 2.0:
-            raise ValueError(f"buffer must be a number in [0, 2], got {buffer!r}")
-        self.buffer = float(buffer)
+        self.buffer = number_in_range("buffer", buffer, 0.0, 2.0)
         self.class_aware = bool(class_aware)
         self.heading = bool(heading)
         self.noise = noise
@@ -203,7 +198,7 @@ class OrientedTracker:
             raise ValueError("xywhr and scores must be finite")
         if d and not ((x[:, 2] > 0).all() and (x[:, 3] > 0).all()):
             raise ValueError("every detection must have w > 0 and h > 0")
-        if not isinstance(source_id, int) or isinstance(source_id, bool):
+        if not is_int(source_id):
             raise TypeError(f"source_id must be an int, got {type(source_id).__name__}")
         lab = lab.astype(np.int64)
         st = self._streams.setdefault(source_id, _Tracks())

@@ -2,9 +2,9 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta import Letterbox, OrientedBoxes
 from obbmeta.decode import detect_format, yolo_obb
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
-from hypothesis import assume, strategies as st
-
 import reference
+import torch
+from hypothesis import assume
+from hypothesis import strategies as st
+
 from obbmeta import OrientedBoxes
 
 

@@ -2,12 +2,13 @@
 import math
 from unittest import mock
 
-import numpy as np
-from hypothesis import given, strategies as st
-
 import eval_reference
-from obbmeta.eval import IOU_THRESHOLDS_50_95, dota, evaluate
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 from scenes import assume_unambiguous, scenes, to_boxes
+
+from obbmeta.eval import IOU_THRESHOLDS_50_95, dota, evaluate
 
 THRESHOLDS = st.sampled_from([(0.5,), IOU_THRESHOLDS_50_95, (0.3, 0.7)])
 METRICS = st.sampled_from(["area", "voc07"])

@@ -12,11 +12,12 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-
 import reference
-from obbmeta.eval import average_precision, evaluate
+from hypothesis import given
+from hypothesis import strategies as st
 from scenes import assume_unambiguous, scenes, to_boxes
+
+from obbmeta.eval import average_precision, evaluate
 
 task1 = pytest.importorskip("dotadevkit.evaluate.task1", reason="dotadevkit (DOTA devkit) is not installed")
 

@@ -233,9 +233,9 @@ def test_single_threshold_result_refuses_map50_95_and_other_thresholds():
     res = evaluate([dets(A, scores=[0.9])], [gts(A)], iou_threshold=0.7)
     assert res.map == 1.0 and res.map_at(0.7) == 1.0
     with pytest.raises(ValueError, match="IOU_THRESHOLDS_50_95"):
-        res.map50_95
+        _ = res.map50_95
     with pytest.raises(ValueError, match="0.5 was not evaluated"):
-        res.map50
+        _ = res.map50
 
 
 def test_to_dict_is_strict_json_with_none_for_nan():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from pipelines import buffer_probe, run
+from surfaces import CudaSurface, HostSurface
 
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
@@ -13,8 +15,6 @@ from obbmeta.infer import Detector
 from obbmeta.nvds import layouts
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE
-from pipelines import buffer_probe, run
-from surfaces import CudaSurface, HostSurface
 
 W, H, BATCH = 96, 64, 4
 ORDER = [2, 0, 3, 1]  # batch_id of frame metas 0..3 (frame_meta_list order): routing must follow batch_id

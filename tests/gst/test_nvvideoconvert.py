@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from pipelines import buffer_probe, run
 
 from obbmeta import frames, nvds
 from obbmeta.gst._gi import Gst
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE
-from pipelines import buffer_probe, run
 
 pytestmark = pytest.mark.skipif(Gst.ElementFactory.find("nvvideoconvert") is None or not torch.cuda.is_available(),
                                 reason="needs NVIDIA's nvvideoconvert and a CUDA device (GPU machine)")

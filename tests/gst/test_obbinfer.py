@@ -4,16 +4,16 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import obb_toy_models
 import pytest
 import torch
+from pipelines import buffer_probe, run
 
-import obb_toy_models
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE
-from pipelines import buffer_probe, run
 
 W, H = 160, 120
 NAMES = ",".join(obb_toy_models.CLASS_NAMES)

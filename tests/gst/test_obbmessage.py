@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 import obb_toy_models
+import pytest
+from pipelines import buffer_probe, run
+
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
 from obbmeta.nvds import messages
-from pipelines import buffer_probe, run
 
 W, H = 160, 120
 NAMES = ",".join(obb_toy_models.CLASS_NAMES)

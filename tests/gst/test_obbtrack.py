@@ -2,9 +2,10 @@
 tests/track against ground truth; here: the elements wire it to every buffer)."""
 from __future__ import annotations
 
+from pipelines import buffer_probe, run
+
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
-from pipelines import buffer_probe, run
 
 W, H = 160, 120
 

@@ -8,8 +8,14 @@ import torch
 
 from obbmeta import decode
 from obbmeta.eval import evaluate
-from obbmeta.models import (PAD_VALUE, WEIGHTS_DIR, aerial_detector, document_detector, letterbox_frames,
-                            load_demo_model, load_weights, save_weights)
+from obbmeta.models import (
+    PAD_VALUE,
+    WEIGHTS_DIR,
+    letterbox_frames,
+    load_demo_model,
+    load_weights,
+    save_weights,
+)
 from obbmeta.models.data import heldout_frames
 from obbmeta.models.detector import OBBDetector
 

@@ -1,9 +1,9 @@
 import math
 
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta.models.data import dihedral
 from obbmeta.models.detector import STRIDE, cell_centres
 from obbmeta.models.loss import assign, hellinger

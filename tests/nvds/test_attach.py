@@ -7,9 +7,9 @@ import threading
 
 import numpy as np
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta import OrientedBoxes, nvds
 from obbmeta.nvds import _core
 

@@ -26,9 +26,10 @@ from ctypes import CFUNCTYPE, c_char_p, c_double, c_int32, c_int64, c_size_t, c_
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, box as shapely_box
-
 import reference
+from shapely.geometry import LineString
+from shapely.geometry import box as shapely_box
+
 from obbmeta.nvds import _core, layouts
 
 from . import raw
@@ -703,7 +704,7 @@ def test_the_overlay_draws_each_obb_as_marked_ds8_lines(world):
         assert stray_bytes(d, raw.DISPLAY_SIZE_DS8, [(0, 40), (DISP["num_lines"], 4),
                                                      (DISP["line_params"], k * raw.LINE_SIZE),
                                                      (DISP["misc_osd_data"] + 24, 8)]) == []
-    for o, b in zip(objs, BOXES):
+    for o, _b in zip(objs, BOXES):
         assert raw.u32(o + OBJ["border_width"]) == 0  # hidden
         assert obj_rect(o)[2] > 0  # the box itself stays
         pl = raw.ptr(obb_user_metas(o)[0] + raw.USER["user_meta_data"])

@@ -32,7 +32,7 @@ def test_the_blob_is_a_custom_msg_blob_user_meta_whose_text_is_the_frames_json(f
     assert info.size == len(text.encode("utf-8"))  # size counts bytes, not characters ("船")
     doc = json.loads(text)
     assert doc == messages.obb_message(frame) and doc["objects"][0]["label"] in ("plane", "船")
-    for entry, (obj, obb) in zip(doc["objects"], nvds.read_obbs(frame)):
+    for entry, (_obj, obb) in zip(doc["objects"], nvds.read_obbs(frame)):
         corners = entry["obb"]["corners"]
         assert Polygon(corners).area == pytest.approx(entry["obb"]["w"] * entry["obb"]["h"], rel=1e-4)
         assert entry["obb"]["angle_deg"] == pytest.approx(math.degrees(obb.xywhr[4]))

@@ -3,8 +3,8 @@ a stand-in on real addresses every object, user meta and frame maps both ways to
 from __future__ import annotations
 
 import ast
-import re
 import importlib.metadata
+import re
 import sys
 
 import numpy as np

@@ -6,8 +6,8 @@ import struct
 
 import numpy as np
 import pytest
-
 import reference
+
 from obbmeta import nvds
 
 from . import raw
@@ -175,8 +175,9 @@ def test_remove_objects_releases_them_and_their_payloads(make_batch):
 def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
     batch = make_batch()
     frame = batch.frames[0]
-    nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 120, 40, 0.3]], np.float32), scores=np.array([0.7], np.float32),
-                     labels=np.array([1]), class_names=["car", "ship"], component_id=4)
+    nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 120, 40, 0.3]], np.float32),
+                     scores=np.array([0.7], np.float32), labels=np.array([1]), class_names=["car", "ship"],
+                     component_id=4)
     a = nvds.read_obbs_arrays(frame)
     (info, obb), = nvds.read_obbs(frame)
     assert a["label"].tolist() == [b"ship"] and a["component_id"].tolist() == [4]

@@ -2,10 +2,13 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, strategies as st
-
 import reference
+import torch
+from devices import needs_cuda
+from hypothesis import given
+from hypothesis import strategies as st
+
+from obbmeta._cuda_lib import cuda_library
 from obbmeta.ops import box_iou_rotated
 
 coord = st.floats(-1e4, 1e4, allow_nan=False, width=32)
@@ -198,3 +201,20 @@ def test_host_entry_names_the_bad_argument(args, match):
 
     with pytest.raises(ValueError, match=match):
         box_iou_rotated_host(*args)
+
+
+@needs_cuda
+def test_cuda_kernels_are_built_and_used():
+    assert cuda_library() is not None
+
+
+@needs_cuda
+def test_cuda_matrix_and_aligned_match_the_host():
+    boxes, _, _ = reference.clustered_scene(700, 1, extent=500.0)
+    b = torch.from_numpy(boxes)
+    host = box_iou_rotated(b, b)
+    gpu = box_iou_rotated(b.cuda(), b.cuda())
+    assert gpu.device.type == "cuda"
+    torch.testing.assert_close(gpu.cpu(), host, atol=1e-6, rtol=0)
+    torch.testing.assert_close(box_iou_rotated(b.cuda(), b.flip(0).cuda(), aligned=True).cpu(),
+                               box_iou_rotated(b, b.flip(0), aligned=True), atol=1e-6, rtol=0)

@@ -2,11 +2,12 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from shapely.geometry import MultiPoint, Polygon
 
-import reference
 from obbmeta.ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
 
 coord = st.floats(-1e4, 1e4, allow_nan=False, width=32)

@@ -3,9 +3,9 @@
 Build recipe (about 15 minutes on 2 cores): see benchmarks/README.md."""
 import numpy as np
 import pytest
+import reference
 import torch
 
-import reference
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
 mmcv_ops = pytest.importorskip("mmcv.ops", reason="mmcv with compiled ops is not installed")

@@ -2,10 +2,12 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, strategies as st
-
 import reference
+import torch
+from devices import DEVICES, needs_cuda
+from hypothesis import given
+from hypothesis import strategies as st
+
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
 
@@ -81,9 +83,12 @@ def test_labels_never_suppress_across_classes_even_at_huge_coordinates():
     assert nms_rotated(boxes, scores, 0.5).tolist() == [0]
 
 
-def test_degenerate_boxes_are_kept_and_suppress_nothing():
-    boxes = t([[0, 0, 0, 0, 0], [0, 0, 10, 10, 0], [0, 0, -1, 10, 0]])
-    assert nms_rotated(boxes, torch.tensor([0.9, 0.8, 0.7]), 0.0).tolist() == [0, 1, 2]
+@pytest.mark.parametrize("device", DEVICES)
+def test_degenerate_boxes_are_kept_and_suppress_nothing(device):
+    boxes = t([[0, 0, 0, 0, 0], [0, 0, 10, 10, 0], [0, 0, -1, 10, 0]]).to(device)
+    assert nms_rotated(boxes, torch.tensor([0.9, 0.8, 0.7], device=device), 0.0).tolist() == [0, 1, 2]
+    b = t([[0.0, 0, 0, 0, 0], [0, 0, 10, 10, 0], [0, 0, 10, 10, 0]]).to(device)
+    assert nms_rotated(b, torch.tensor([0.9, 0.8, 0.7], device=device), 0.5).tolist() == [0, 1]
 
 
 def test_threshold_one_keeps_everything_and_zero_keeps_only_disjoint():
@@ -93,9 +98,39 @@ def test_threshold_one_keeps_everything_and_zero_keeps_only_disjoint():
     assert nms_rotated(boxes, scores, 0.0).tolist() == [0, 2]
 
 
-def test_empty_input_gives_empty_int64():
-    keep = nms_rotated(torch.zeros((0, 5)), torch.zeros(0), 0.5)
-    assert keep.dtype == torch.int64 and keep.shape == (0,)
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_input_gives_empty_int64(device):
+    keep = nms_rotated(torch.zeros((0, 5), device=device), torch.zeros(0, device=device), 0.5)
+    assert keep.dtype == torch.int64 and keep.shape == (0,) and keep.device.type == device
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_keep_set_matches_shapely_and_ties_keep_the_lower_index(device):
+    boxes, scores, _ = reference.clustered_scene(400, 9)
+    scores = np.round(scores, 1)  # many ties
+    keep = nms_rotated(torch.from_numpy(boxes).to(device), torch.from_numpy(scores).to(device), 0.3)
+    assert keep.device.type == device and keep.cpu().tolist() == reference.greedy_nms(boxes, scores, 0.3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_boxes_or_scores_raise_the_same_errors_on_every_device(device):
+    b = torch.tensor([[0.0, 0, 10, 10, 0], [0, 0, float("nan"), 10, 0]], device=device)
+    with pytest.raises(ValueError, match="boxes contains NaN or inf"):
+        nms_rotated(b, torch.tensor([0.9, 0.8], device=device), 0.5)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        nms_rotated(b[:1], torch.tensor([float("nan")], device=device), 0.5)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 4097, 20000])
+@pytest.mark.parametrize("class_aware", [False, True])
+def test_cuda_keep_set_equals_the_host(n, class_aware):
+    boxes, scores, labels = reference.clustered_scene(n, n)
+    b, s, lab = torch.from_numpy(boxes), torch.from_numpy(scores), torch.from_numpy(labels)
+    host = nms_rotated(b, s, 0.5, labels=lab if class_aware else None)
+    gpu = nms_rotated(b.cuda(), s.cuda(), 0.5, labels=lab.cuda() if class_aware else None)
+    assert gpu.device.type == "cuda" and gpu.dtype == torch.int64
+    assert gpu.cpu().tolist() == host.tolist()
 
 
 def test_large_scene_matches_reference():
@@ -107,16 +142,26 @@ def test_large_scene_matches_reference():
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(2), iou_threshold=0.5), ValueError, r"scores must have shape \(3,\)"),
-        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(3, dtype=torch.int64), iou_threshold=0.5), TypeError, "scores must be a floating-point"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.tensor([0.1, float("nan")]), iou_threshold=0.5), ValueError, "scores contains NaN"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=1.5), ValueError, r"iou_threshold must be in \[0, 1\]"),
+        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(2), iou_threshold=0.5),
+         ValueError, r"scores must have shape \(3,\)"),
+        (dict(boxes=torch.zeros(3, 5), scores=torch.zeros(3, dtype=torch.int64), iou_threshold=0.5),
+         TypeError, "scores must be a floating-point"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.tensor([0.1, float("nan")]), iou_threshold=0.5),
+         ValueError, "scores contains NaN"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=1.5),
+         ValueError, r"iou_threshold must be in \[0, 1\]"),
         (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=float("nan")), ValueError, "iou_threshold"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold="x"), TypeError, "iou_threshold must be a number"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(2)), TypeError, "labels must be an integer"),
-        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(3, dtype=torch.int64)), ValueError, r"labels must have shape \(2,\)"),
-        (dict(boxes=torch.zeros(2, 6), scores=torch.zeros(2), iou_threshold=0.5), ValueError, r"boxes must have shape \(N, 5\)"),
-        (dict(boxes=torch.tensor([[0.0, 0, 1, 1, float("inf")]]), scores=torch.zeros(1), iou_threshold=0.5), ValueError, "boxes contains NaN or inf"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold="x"),
+         TypeError, "iou_threshold must be a number"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5, labels=torch.zeros(2)),
+         TypeError, "labels must be an integer"),
+        (dict(boxes=torch.zeros(2, 5), scores=torch.zeros(2), iou_threshold=0.5,
+              labels=torch.zeros(3, dtype=torch.int64)),
+         ValueError, r"labels must have shape \(2,\)"),
+        (dict(boxes=torch.zeros(2, 6), scores=torch.zeros(2), iou_threshold=0.5),
+         ValueError, r"boxes must have shape \(N, 5\)"),
+        (dict(boxes=torch.tensor([[0.0, 0, 1, 1, float("inf")]]), scores=torch.zeros(1), iou_threshold=0.5),
+         ValueError, "boxes contains NaN or inf"),
     ],
 )
 def test_bad_inputs_raise_clear_errors(kwargs, error, match):

@@ -1,9 +1,10 @@
 """float64 input is computed in float64: a silent cast to float32 would merge boxes float32 cannot tell apart
 (and reorder scores that differ only beyond float32), so IoU and NMS would answer wrongly."""
 import pytest
-import torch
-
 import reference
+import torch
+from devices import DEVICES, needs_cuda
+
 from obbmeta.ops import box_iou_rotated, nms_rotated, obb_to_aabb, obb_to_polygons, polygons_to_obb
 
 # Two 5 x 5 boxes 10 px apart, 3e8 px from the origin: disjoint, but float32 (spacing 32 there) makes them one box.
@@ -59,3 +60,21 @@ def test_conversions_keep_float64():
     assert obb_to_aabb(FAR)[1, 0].item() == 3e8 + 7.5
     assert polygons_to_obb(obb_to_polygons(FAR)).dtype == torch.float64
     assert obb_to_polygons(torch.tensor([[1.0, 2.0, 3.0, 4.0, 0.5]], dtype=torch.float16)).dtype == torch.float32
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_float64_is_computed_in_float64_on_every_device(device):
+    far = FAR.to(device)
+    iou = box_iou_rotated(far, far)
+    assert iou.dtype == torch.float64 and iou[0, 1].item() == 0.0
+    assert nms_rotated(far, torch.tensor([0.9, 0.8], dtype=torch.float64, device=device), 0.5).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="values beyond"):
+        nms_rotated(far * 1e150, torch.tensor([0.9, 0.8], dtype=torch.float64, device=device), 0.5)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n", [1000, 4097])
+def test_cuda_float64_nms_keep_set_equals_the_host(n):
+    boxes, scores, _ = reference.clustered_scene(n, n)
+    b, s = torch.from_numpy(boxes).double(), torch.from_numpy(scores).double()
+    assert nms_rotated(b.cuda(), s.cuda(), 0.5).cpu().tolist() == nms_rotated(b, s, 0.5).tolist()

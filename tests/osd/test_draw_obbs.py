@@ -2,12 +2,13 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 from shapely.geometry import Point
 
-import reference
 from obbmeta import OrientedBoxes
 from obbmeta.osd import PALETTE, draw_obbs
 
@@ -142,10 +143,12 @@ def test_empty_boxes_leave_the_image_unchanged():
         (torch.zeros(4, 4, 3), torch.zeros(1, 5), {}, TypeError, "image must be uint8"),
         (torch.zeros(4, 4, 2, dtype=torch.uint8), torch.zeros(1, 5), {}, ValueError, r"\(H, W, 3\) or \(H, W, 4\)"),
         (torch.zeros(4, 4, 3, dtype=torch.uint8).permute(1, 0, 2), torch.zeros(1, 5), {}, None, None),
-        (torch.zeros(3, 4, 4, dtype=torch.uint8).permute(1, 2, 0), torch.zeros(1, 5), {}, ValueError, "contiguous pixels"),
+        (torch.zeros(3, 4, 4, dtype=torch.uint8).permute(1, 2, 0), torch.zeros(1, 5), {},
+         ValueError, "contiguous pixels"),
         (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(1, 4), {}, ValueError, r"boxes must have shape \(N, 5\)"),
         (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(1, 5), {"thickness": 0}, ValueError, "thickness must be"),
-        (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(2, 5), {"colors": torch.zeros(3, 3)}, TypeError, "integers"),
+        (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(2, 5), {"colors": torch.zeros(3, 3)},
+         TypeError, "integers"),
         (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(2, 5), {"colors": [1, 2]}, ValueError, "3 or 4 values"),
         (torch.zeros(4, 4, 3, dtype=torch.uint8), torch.zeros(1, 5), {"colors": [300, 0, 0]}, ValueError, "0..255"),
     ],
@@ -168,7 +171,8 @@ def test_cuda_draws_the_same_pixels_as_the_cpu(channels):
     cpu = draw_obbs(torch.zeros(1080, 1920, channels, dtype=torch.uint8), boxes, thickness=3)
     gpu = draw_obbs(torch.zeros(1080, 1920, channels, dtype=torch.uint8, device="cuda"), boxes.to("cuda"), thickness=3)
     assert torch.equal(gpu.cpu(), cpu)
-    again = draw_obbs(torch.zeros(1080, 1920, channels, dtype=torch.uint8, device="cuda"), boxes.to("cuda"), thickness=3)
+    again = draw_obbs(torch.zeros(1080, 1920, channels, dtype=torch.uint8, device="cuda"), boxes.to("cuda"),
+                      thickness=3)
     assert torch.equal(again.cpu(), cpu)  # the reused per-pixel scratch was handed back clean
 
 

@@ -12,7 +12,8 @@ import sys
 
 import numpy as np
 import pytest
-from shapely.geometry import LineString, box as shapely_box
+from shapely.geometry import LineString
+from shapely.geometry import box as shapely_box
 
 from obbmeta import nvds
 from obbmeta.palette import PALETTE_RGBA

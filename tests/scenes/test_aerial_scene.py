@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import shapely
 from shapely.ops import unary_union
 
-import reference
 from obbmeta import OrientedBoxes
 from obbmeta.scenes import aerial, class_names, frame, video
 from obbmeta.scenes.aerial import AerialScene
@@ -63,7 +63,8 @@ def test_drawn_object_pixels_lie_inside_their_boxes_grown_by_one_pixel(seed):
         allowed = unary_union(polys).buffer(1.0)
         ys, xs = np.nonzero(mask)
         inside = shapely.contains_xy(allowed, xs + 0.5, ys + 0.5)
-        assert inside.all(), f"{(~inside).sum()} drawn pixels outside every box, e.g. {xs[~inside][:3]}, {ys[~inside][:3]}"
+        assert inside.all(), \
+            f"{(~inside).sum()} drawn pixels outside every box, e.g. {xs[~inside][:3]}, {ys[~inside][:3]}"
 
 
 @pytest.mark.parametrize("seed", [0, 3, 7, 11])

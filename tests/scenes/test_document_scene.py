@@ -2,10 +2,10 @@ import math
 
 import numpy as np
 import pytest
+import reference
 import shapely
 from shapely.ops import unary_union
 
-import reference
 from obbmeta.scenes import document, video
 from obbmeta.scenes.document import DocumentScene
 

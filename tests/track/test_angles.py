@@ -3,9 +3,10 @@ pi/4 (boxes) or pi (headings) from the reference."""
 import math
 
 import numpy as np
-from hypothesis import given, strategies as st
-
 import reference
+from hypothesis import given
+from hypothesis import strategies as st
+
 from obbmeta.track import align_to, wrap_angle
 
 side = st.floats(1.0, 500.0)

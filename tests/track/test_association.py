@@ -2,9 +2,9 @@
 greedy_match takes the best pair first."""
 import numpy as np
 import pytest
+import reference
 from shapely.geometry import box as shapely_box
 
-import reference
 from obbmeta.track.association import aabb_of, buffered, candidate_ious, greedy_match
 
 

@@ -20,9 +20,10 @@ def frame_with(k, boxes=None, labels=None):
     batch = nvds.BatchMeta.create(1)
     frame = batch.add_frame(source_id=0, width=W, height=H, frame_num=k)
     if boxes is not None:
-        nvds.attach_obbs(batch, frame, xywhr=np.asarray(boxes, np.float32), scores=np.full(len(boxes), 0.9, np.float32),
-                         labels=np.zeros(len(boxes), np.int64) if labels is None else labels, class_names=["car", "ship"],
-                         component_id=3)
+        nvds.attach_obbs(batch, frame, xywhr=np.asarray(boxes, np.float32),
+                         scores=np.full(len(boxes), 0.9, np.float32),
+                         labels=np.zeros(len(boxes), np.int64) if labels is None else labels,
+                         class_names=["car", "ship"], component_id=3)
     return batch, frame
 
 
@@ -77,9 +78,9 @@ def run_follow(detect_every=3, frames=12, flip=True, **kw):
 
 def test_every_tracked_object_has_an_obb_on_every_frame_predicted_where_no_detection_was():
     _, seen = run_follow()
-    for k, detected, result, objs in seen:
+    for _k, detected, result, objs in seen:
         assert len(objs) == 4 and result.objects == 4
-        for info, obb in objs.values():
+        for _info, obb in objs.values():
             assert obb.source == ("user_meta" if detected else "predicted")
             assert obb.flags & (nvds.OBB_TRACKED if detected else nvds.OBB_PREDICTED)
 
@@ -87,7 +88,7 @@ def test_every_tracked_object_has_an_obb_on_every_frame_predicted_where_no_detec
 def test_the_obb_is_centred_on_the_trackers_box_and_the_angle_never_jumps():
     _, seen = run_follow()
     last = {}
-    for k, detected, _, objs in seen:
+    for _k, _detected, _, objs in seen:
         for oid, (info, obb) in objs.items():
             t = info.tracker_bbox
             assert obb.xywhr[:2] == pytest.approx((t[0] + t[2] / 2, t[1] + t[3] / 2), abs=1e-3)
@@ -132,7 +133,7 @@ def test_oriented_tracker_on_metadata_writes_ids_removes_untracked_and_adds_pred
     batch, frame = frame_with(2)
     res = tracker.update_frame(batch, frame)
     assert res.added == 4 and not frame.infer_done
-    for oid, (info, obb) in by_id(frame).items():
+    for _oid, (info, obb) in by_id(frame).items():
         assert obb.source == "predicted" and info.confidence == pytest.approx(-0.1)
         assert info.label == "car" and info.component_id == 3 and info.detector_bbox == (0, 0, 0, 0)
     live = nvds.live_payloads()

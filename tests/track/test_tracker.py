@@ -68,7 +68,7 @@ def test_frames_without_detection_predict_every_track_and_do_not_age_it():
     tracker = OrientedTracker(max_age=1)
     for k in range(15):
         tracker.update(frame(ROW + [3 * k, 0, 0, 0, 0]))
-    for k in range(15, 21):
+    for _ in range(15, 21):
         out = tracker.update(None)
         assert out.track_ids.tolist() == [1, 2, 3, 4, 5, 6]
     np.testing.assert_allclose(out.xywhr[:, 0].numpy(), ROW[:, 0] + 60, atol=3.0)

@@ -7,8 +7,8 @@ borders, replaced by a second call; DS 9 native rects); NVIDIA's nvds_batch_meta
 and the overlay (replacing / removing the copied one) on the copy; both released with
 nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
-nvmsgconv message blobs ride along on every frame. Pool elements are reused across rounds (the dirty user-meta case). Exit status 0 only if every check passed and
-no payload is left alive.
+nvmsgconv message blobs ride along on every frame. Pool elements are reused across rounds (the dirty user-meta case).
+Exit status 0 only if every check passed and no payload is left alive.
 """
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def main() -> int:
             pass
         batch.destroy()
         copy.destroy()
-        gst_round(lambda: make_batch(100 + rnd))
+        gst_round(lambda rnd=rnd: make_batch(100 + rnd))
     if "--leak-one-batch" in sys.argv:
         # Used by the test of the harness itself: a batch never released must make valgrind fail.
         forgotten = make_batch(999)

@@ -1,0 +1,149 @@
+"""The registered operators are the contract: ``torch.ops.obbmeta.*`` called directly (as torch.compile, TorchScript
+and other libraries do) answer like the Python wrappers on any float dtype and layout, their fake kernels report the
+real kernels' dtypes and shapes, and the public functions trace with ``torch.compile(fullgraph=True)``.
+
+Parametrised by device: the CUDA cases are skipped without a GPU and run on the GPU machine."""
+import pytest
+import torch
+from devices import DEVICES
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+from obbmeta.ops import box_iou_rotated, nms_rotated
+
+DTYPES = [torch.float32, torch.float64]
+LAYOUTS = ["contiguous", "strided"]
+
+IOU = torch.ops.obbmeta.box_iou_rotated.default
+NMS = torch.ops.obbmeta.nms_rotated.default
+
+# Two overlapping pairs, one lone box, one degenerate box; scores with a tie (lower index first).
+BOXES = [[10.0, 10.0, 8.0, 4.0, 0.3], [11.0, 10.0, 8.0, 4.0, 0.1], [40.0, 40.0, 4.0, 4.0, 0.0],
+         [41.0, 40.5, 4.0, 3.0, -0.7], [60.0, 5.0, 0.0, 3.0, 0.0]]
+SCORES = [0.9, 0.8, 0.7, 0.7, 0.95]
+LABELS = [0, 0, 1, 2, 0]
+
+
+def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
+    """The same values, either contiguous or as a strided view into a larger buffer."""
+    if layout == "contiguous":
+        return t
+    wide = torch.zeros(t.shape[0], 2 * t.shape[-1] if t.dim() == 2 else 2, dtype=t.dtype, device=t.device)
+    if t.dim() == 2:
+        wide[:, ::2] = t
+        view = wide[:, ::2]
+    else:
+        wide[:, 1] = t
+        view = wide[:, 1]
+    assert not view.is_contiguous()
+    return view
+
+
+def _inputs(device, dtype, layout):
+    boxes = _layout(torch.tensor(BOXES, dtype=dtype, device=device), layout)
+    scores = _layout(torch.tensor(SCORES, dtype=dtype, device=device), layout)
+    labels = _layout(torch.tensor(LABELS, device=device), layout)
+    return boxes, scores, labels
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_box_iou_rotated(device, dtype, layout):
+    boxes, _, _ = _inputs(device, dtype, layout)
+    for aligned in (False, True):
+        torch.library.opcheck(IOU, (boxes, boxes.flip(0), aligned))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_nms_rotated(device, dtype, layout):
+    boxes, scores, labels = _inputs(device, dtype, layout)
+    torch.library.opcheck(NMS, (boxes, scores, None, 0.3))
+    torch.library.opcheck(NMS, (boxes, scores, labels, 0.3))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES + [torch.float16])
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_operators_called_directly_answer_like_contiguous_input(device, dtype, layout):
+    boxes, scores, labels = _inputs(device, dtype, layout)
+    want_dtype = torch.float64 if dtype == torch.float64 else torch.float32
+    plain_boxes, plain_scores = boxes.to(want_dtype).contiguous(), scores.to(want_dtype).contiguous()
+    iou = IOU(boxes, boxes, False)
+    assert iou.dtype == want_dtype and iou.device == boxes.device
+    torch.testing.assert_close(iou, box_iou_rotated(plain_boxes, plain_boxes), rtol=0, atol=0)
+    torch.testing.assert_close(IOU(boxes, boxes.flip(0), True), box_iou_rotated(plain_boxes, plain_boxes.flip(0), True),
+                               rtol=0, atol=0)
+    assert NMS(boxes, scores, None, 0.3).tolist() == nms_rotated(plain_boxes, plain_scores, 0.3).tolist() == [4, 0, 2]
+    assert NMS(boxes, scores, labels, 0.3).tolist() == [4, 0, 2, 3]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.float16])
+@pytest.mark.parametrize("device", DEVICES)
+def test_fake_kernels_report_the_real_dtypes_and_shapes(device, dtype):
+    boxes, scores, labels = _inputs(device, dtype, "contiguous")
+    real = [IOU(boxes, boxes[:2], False), IOU(boxes, boxes, True), NMS(boxes, scores, labels, 0.3)]
+    with FakeTensorMode(shape_env=ShapeEnv()) as mode:
+        fb, fs, fl = (mode.from_tensor(t) for t in (boxes, scores, labels))
+        fake = [IOU(fb, fb[:2], False), IOU(fb, fb, True), NMS(fb, fs, fl, 0.3)]
+    for r, f in zip(real[:2], fake[:2]):
+        assert (f.dtype, tuple(f.shape), f.device) == (r.dtype, tuple(r.shape), r.device)
+    nms_fake = fake[2]
+    assert (nms_fake.dtype, nms_fake.dim(), nms_fake.device) == (torch.int64, 1, real[2].device)
+    assert isinstance(nms_fake.shape[0], torch.SymInt)  # the number kept depends on the data
+
+
+@pytest.mark.parametrize(
+    "op, args, error, match",
+    [
+        (IOU, (torch.zeros(3, 4), torch.zeros(1, 5), False), ValueError, r"boxes1 must have shape \(N, 5\)"),
+        (IOU, (torch.zeros(2, 5), torch.zeros(3, 5), True), ValueError, "equal length"),
+        (IOU, (torch.zeros(1, 5, dtype=torch.int64), torch.zeros(1, 5), False), TypeError, "floating-point"),
+        (IOU, (torch.tensor([[0.0, 0, float("nan"), 1, 0]]), torch.zeros(1, 5), False), ValueError,
+         "boxes1 contains NaN or inf"),
+        (NMS, (torch.zeros(2, 5), torch.zeros(3), None, 0.5), ValueError, r"scores must have shape \(2,\)"),
+        (NMS, (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2), 0.5), TypeError, "labels must be an integer"),
+        (NMS, (torch.zeros(2, 5), torch.zeros(2), None, 1.5), ValueError, r"iou_threshold must be in \[0, 1\]"),
+        (NMS, (torch.zeros(2, 5), torch.tensor([0.1, float("inf")]), None, 0.5), ValueError, "scores contains NaN"),
+    ],
+)
+def test_the_operators_called_directly_refuse_bad_input_with_the_wrappers_messages(op, args, error, match):
+    with pytest.raises(error, match=match):
+        op(*args)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("device", DEVICES)
+def test_box_iou_rotated_traces_with_fullgraph(device, dynamic):
+    torch._dynamo.reset()
+    boxes, _, _ = _inputs(device, torch.float32, "contiguous")
+    compiled = torch.compile(box_iou_rotated, fullgraph=True, dynamic=dynamic, backend="aot_eager")
+    torch.testing.assert_close(compiled(boxes, boxes[:3]), box_iou_rotated(boxes, boxes[:3]), rtol=0, atol=0)
+    torch.testing.assert_close(compiled(boxes, boxes.flip(0), True), box_iou_rotated(boxes, boxes.flip(0), True),
+                               rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("device", DEVICES)
+def test_nms_rotated_traces_with_fullgraph(device, dynamic):
+    torch._dynamo.reset()
+    boxes, scores, labels = _inputs(device, torch.float32, "contiguous")
+
+    def keep_boxes(boxes, scores, labels):
+        return boxes[nms_rotated(boxes, scores, 0.3, labels=labels)]  # the data-dependent size flows on
+
+    compiled = torch.compile(keep_boxes, fullgraph=True, dynamic=dynamic, backend="aot_eager")
+    torch.testing.assert_close(compiled(boxes, scores, labels), keep_boxes(boxes, scores, labels), rtol=0, atol=0)
+    torch.testing.assert_close(compiled(boxes, scores, None), keep_boxes(boxes, scores, None), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_functions_still_refuse_nan(device):
+    torch._dynamo.reset()
+    bad = torch.tensor([[0.0, 0.0, float("nan"), 1.0, 0.0]], device=device)
+    with pytest.raises(ValueError, match="boxes1 contains NaN or inf"):
+        torch.compile(box_iou_rotated, fullgraph=True, backend="aot_eager")(bad, bad)
+    with pytest.raises(ValueError, match="boxes contains NaN or inf"):
+        torch.compile(nms_rotated, fullgraph=True, backend="aot_eager")(bad, torch.ones(1, device=device), 0.5)
