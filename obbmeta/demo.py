@@ -87,6 +87,7 @@ def run_pipeline(frames: list | None, output: Path, *, model: str, class_names: 
     import numpy as np
 
     import obbmeta.gst
+
     from . import nvds
     from .gst._gi import Gst
 

@@ -8,7 +8,7 @@ import torch
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
-from ..ops._validate import as_threshold
+from .._validators import threshold
 
 RAW = "raw"
 END_TO_END = "e2e"
@@ -67,8 +67,8 @@ def yolo_obb(
         raise ValueError(f"format must be 'raw', 'e2e' or None, got {format!r}")
     if output.dim() != 3:
         raise ValueError(f"output must have shape (B, 4+nc+1, N) or (B, K, 7), got {tuple(output.shape)}")
-    conf = as_threshold("conf", conf)
-    iou = as_threshold("iou", iou)
+    conf = threshold("conf", conf)
+    iou = threshold("iou", iou)
     if not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0:
         raise ValueError(f"max_det must be an int >= 0, got {max_det!r}")
     if not isinstance(max_nms, int) or isinstance(max_nms, bool) or max_nms < 1:

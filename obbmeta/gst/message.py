@@ -16,9 +16,9 @@ RW = GObject.ParamFlags.READWRITE
 
 
 def _check_meta_type(value: Any) -> int:
-    from ..nvds.messages import _check_meta_type as check
+    from ..nvds.messages import check_meta_type
 
-    return check(value)
+    return check_meta_type(value)
 
 
 class ObbMessage(ObbmetaElement):

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import (PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, one_of,
-                       templates)
+from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, one_of, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -111,9 +110,9 @@ def _colors(class_ids: Any, fmt: str) -> Any:
     import numpy as np
     import torch
 
-    from ..palette import PALETTE
+    from ..palette import PALETTE_RGB
 
-    table = np.asarray(PALETTE, dtype=np.uint8)[np.asarray(class_ids, dtype=np.int64) % len(PALETTE)]
+    table = np.asarray(PALETTE_RGB, dtype=np.uint8)[np.asarray(class_ids, dtype=np.int64) % len(PALETTE_RGB)]
     order = {"R": 0, "G": 1, "B": 2}
     out = np.full((len(table), len(fmt) if len(fmt) == 3 else 4), 255, dtype=np.uint8)
     for k, ch in enumerate(fmt):

@@ -43,12 +43,13 @@ def custom_msg_blob_type() -> int:
     if value is None:
         return NVDS_CUSTOM_MSG_BLOB
     try:
-        return _check_meta_type(int(value))
+        return check_meta_type(int(value))
     except ValueError as exc:
         raise ValueError(f"${META_TYPE_ENV} must be an int in 1..4095 (an NvDsMetaType), got {value!r}") from exc
 
 
-def _check_meta_type(value: Any) -> int:
+def check_meta_type(value: Any) -> int:
+    """An NvDsMetaType for message blobs: an int in 1..4095 (ValueError otherwise)."""
     return int_in_range("meta_type", value, 1, 4095, "an int in 1..4095 (NVIDIA's NvDsMetaType range)")
 
 
@@ -156,7 +157,7 @@ def attach_message(batch: Any, frame: Any, message: str | bytes, meta_type: int 
         raise TypeError(f"message must be str or bytes, got {type(message).__name__}")
     if len(message) >= 2**32:
         raise ValueError(f"message must be shorter than 4 GiB (NvDsCustomMsgInfo.size is a guint), got {len(message)}")
-    kind = custom_msg_blob_type() if meta_type is None else _check_meta_type(meta_type)
+    kind = custom_msg_blob_type() if meta_type is None else check_meta_type(meta_type)
     address = _c().obbmeta_msg_attach(b.address, f.address, message, len(message), kind)
     if not address:
         raise RuntimeError("obbmeta's message-blob writer failed (nvds_acquire_user_meta_from_pool returned NULL?)")
@@ -174,7 +175,7 @@ def read_messages(frame: Any, meta_type: int | None = None) -> list[bytes]:
     """The message blobs of ``frame`` (``frame_user_meta_list`` order), as nvmsgconv reads them:
     ``string(message, size)`` of every user meta of ``meta_type`` (default :func:`custom_msg_blob_type`)."""
     _library.load()
-    kind = custom_msg_blob_type() if meta_type is None else _check_meta_type(meta_type)
+    kind = custom_msg_blob_type() if meta_type is None else check_meta_type(meta_type)
     address = frame.address if isinstance(frame, FrameMeta) else int(frame)
     head = layouts.FrameMetaHead.from_address(address)
     out = []
