@@ -5,10 +5,10 @@ from typing import List, Optional, Sequence
 
 import torch
 
+from .._validators import threshold
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
-from .._validators import threshold
 
 RAW = "raw"
 END_TO_END = "e2e"

@@ -6,7 +6,6 @@ import torch
 
 from .._validators import box_tensor, threshold, vector_tensor
 
-
 # float64 boxes must stay within this magnitude: the exact IoU multiplies sides and offsets (w * h, dx * dx), which
 # overflow a double beyond about 1e154. float32 boxes only need to be finite (their products always fit a double).
 FLOAT64_BOX_LIMIT = 1e150
