@@ -17,6 +17,7 @@ Objects whose polygon lies fully outside the frame are not written; they are cou
 from __future__ import annotations
 
 import ctypes
+import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -223,6 +224,24 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
                    border_width, palette, rotation_angle, display_text)
 
 
+def _join_boxes(detections: Sequence[Any]) -> tuple | None:
+    """Every frame's boxes as one (xywhr, scores, labels) host array set and the per-frame counts, when every entry
+    is an OrientedBoxes whose tensors can be concatenated (one device, one dtype each): three concatenations and one
+    preparation instead of one per frame. None when that does not apply or the joined input is refused, so the
+    per-frame path prepares again and its error names the frame."""
+    torch = sys.modules.get("torch")
+    if torch is None or len(detections) < 2 or not all(
+            all(isinstance(getattr(d, a, None), torch.Tensor) for a in ("xywhr", "scores", "labels"))
+            for d in detections):
+        return None
+    try:
+        x, s, lab = (torch.cat([getattr(d, a) for d in detections]) for a in ("xywhr", "scores", "labels"))
+        x, s, lab = _prepare(None, *to_host_once(x, s, lab))
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return x, s, lab, [int(d.xywhr.shape[0]) for d in detections]
+
+
 def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[Any] | None = None,
                       class_names: Sequence[str] | None = None, component_id: int = DEFAULT_COMPONENT_ID, *,
                       frame_sizes: Sequence[tuple[float, float]] | None = None,
@@ -237,6 +256,12 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
         raise ValueError(f"detections has {len(detections)} entries but there are {len(fs)} frames")
     if frame_sizes is not None and len(frame_sizes) != len(fs):
         raise ValueError(f"frame_sizes has {len(frame_sizes)} entries but there are {len(fs)} frames")
+    sizes = [frame_size_of(f, None if frame_sizes is None else frame_sizes[i]) for i, f in enumerate(fs)]
+    joined = _join_boxes(detections)
+    if joined is not None:  # one OrientedBoxes per frame (a decoder's output): concatenated, prepared once
+        x, s, lab, counts = joined
+        return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
+                       rotation_angle, display_text)
     # Unpack every frame's (xywhr, scores, labels) first, so that GPU tensors of all frames come to the host with
     # one synchronisation for the whole batch.
     triples = []
@@ -251,14 +276,13 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
             raise TypeError(f"detections[{i}] must be an OrientedBoxes or an (xywhr, scores, labels) tuple, got "
                             f"{type(det).__name__}")
     flat = to_host_once(*[v for t in triples for v in t])
-    xs, ss, ls, counts, sizes = [], [], [], [], []
+    xs, ss, ls, counts = [], [], [], []
     for i in range(len(triples)):
         try:
             x, s, lab = _prepare(None, *flat[3 * i: 3 * i + 3])
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"detections[{i}]: {exc}") from None
         xs.append(x), ss.append(s), ls.append(lab), counts.append(x.shape[0])
-        sizes.append(frame_size_of(fs[i], None if frame_sizes is None else frame_sizes[i]))
     x = np.concatenate(xs) if xs else np.zeros((0, 5), np.float32)
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)

@@ -142,3 +142,20 @@ def test_uint64_labels_beyond_int64_are_named_not_wrapped(make_batch):
 def test_widths_too_large_for_their_c_field_say_the_range(make_batch, name, call):
     with pytest.raises(ValueError, match=rf"{name} must be an int in .*2\*\*31-1"):
         call(make_batch())
+
+
+def test_batch_attach_of_orientedboxes_joins_the_frames_and_names_a_refused_box():
+    import torch
+
+    from obbmeta import OrientedBoxes
+
+    with nvds.BatchMeta.create(2) as batch:
+        for i in range(2):
+            batch.add_frame(source_id=i, width=100, height=100)
+        good = OrientedBoxes(torch.tensor([[10.0, 10, 4, 4, 0]]), torch.tensor([0.9]), torch.tensor([0]))
+        bad = OrientedBoxes(torch.tensor([[10.0, float("nan"), 4, 4, 0]]), torch.tensor([0.9]), torch.tensor([0]))
+        with pytest.raises(ValueError, match=r"xywhr\[1\] = .* is not finite"):  # index over all frames' boxes
+            nvds.attach_obbs_batch(batch, [good, bad])
+        assert [len(nvds.read_obbs(f)) for f in batch.frames] == [0, 0]  # refused before anything was written
+        result = nvds.attach_obbs_batch(batch, [good, good])  # the joined path writes both frames
+        assert result.per_frame == (1, 1) and [len(nvds.read_obbs(f)) for f in batch.frames] == [1, 1]
