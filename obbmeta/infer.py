@@ -257,6 +257,9 @@ class Detector:
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
         self.device = parse_device(self.device)
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} but torch sees no CUDA device (torch {torch.__version__}); "
+                             "use 'cpu' or 'auto'")
         self._models: dict[str, Any] = {}
         self._canvases: dict[tuple[int, str], torch.Tensor] = {}
         if self.device != "auto":

@@ -132,6 +132,8 @@ def test_no_batch_meta_upstream_makes_one_as_nvstreammux_does():
     ("model=obb_toy_models:toy input-size=0x3", "input-size='0x3' refused"),
     ('model="not a spec"', "model='not a spec' refused"),
     ("model=obb_toy_models:toy device=tpu", "device='tpu' refused"),
+    pytest.param("model=obb_toy_models:toy device=cuda", "torch sees no CUDA device",
+                 marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")),
 ])
 def test_failures_become_bus_errors_and_the_pipeline_stops(props, match):
     p = Gst.parse_launch(f"videotestsrc num-buffers=50 ! video/x-raw,format=RGBA,width={W},height={H} "
