@@ -11,8 +11,6 @@ import importlib.machinery
 from functools import lru_cache
 from pathlib import Path
 
-from ._validators import is_int
-
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -35,16 +33,3 @@ def ptr(tensor) -> "ctypes.c_void_p | None":
     """A tensor's data pointer for a C call (None for None); the tensor must stay alive during the call."""
     return None if tensor is None else ctypes.c_void_p(tensor.data_ptr())
 
-
-def gst_buffer_address(buf) -> int:
-    """The ``GstBuffer*`` of a PyGObject Gst.Buffer (``hash(buf)``, the convention of pyds and pyservicemaker) or of
-    an int address; no GStreamer import needed."""
-    if is_int(buf):
-        address = buf
-    elif type(buf).__module__.startswith("gi."):
-        address = hash(buf)
-    else:
-        raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
-    if address <= 0:
-        raise ValueError(f"buf address must be a positive pointer, got {address}")
-    return address

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
-from ._native import gst_buffer_address
+from ._pointers import gst_buffer_address
 
 MAX_PLANES = 4
 MAX_BATCH = 4096          # plausibility bound for batchSize (nvstreammux batches are far smaller)

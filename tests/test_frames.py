@@ -171,3 +171,11 @@ def test_views_alias_nvidias_cuda_surfaces_both_ways(fmt, batch):
     s.memset(0x5A)
     assert all(bool((t == 0x5A).all()) for surf in parsed.surfaces
                for t in (surf.tensors() if isinstance(surf.tensors(), tuple) else (surf.tensors(),)))
+
+
+def test_map_surface_refuses_an_int_that_is_no_live_gstbuffer():
+    pytest.importorskip("obbmeta.gst._gi")
+    s = HostSurface(images(1))
+    with pytest.raises(ValueError, match="is not a live GstBuffer"):  # a NvBufSurface, not a GstBuffer
+        with frames.map_surface(s.address):
+            pass

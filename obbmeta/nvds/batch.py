@@ -8,46 +8,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import weakref
-from functools import lru_cache
 from typing import Any, Iterator
 
+from .. import _pointers
 from .._validators import int_in_range, is_int
-from . import _core, _pointers, layouts
+from . import _core, layouts
 
 NVDS_BATCH_META = 1  # NvDsMetaType of an NvDsBatchMeta's base_meta
 # NVIDIA preallocates per frame slot (a frame meta and 8 object, classifier and label-info elements, about 7 KB):
 # a bound keeps a mistyped max_frames from exhausting memory. nvstreammux batches are far smaller.
 MAX_FRAMES = 4096
-
-
-class _GstMiniObjectHead(ctypes.Structure):
-    """GstMiniObject's first fields (gstminiobject.h): GType type; gint refcount."""
-    _fields_ = [("type", ctypes.c_size_t), ("refcount", ctypes.c_int)]
-
-
-@lru_cache(maxsize=1)
-def _gst_buffer_type() -> int | None:
-    name = ctypes.util.find_library("gstreamer-1.0") or "libgstreamer-1.0.so.0"
-    try:
-        gst = ctypes.CDLL(name)
-    except OSError:
-        return None
-    gst.gst_buffer_get_type.restype = ctypes.c_size_t
-    return gst.gst_buffer_get_type()
-
-
-def _buffer_address(buf: Any) -> int:
-    """``GstBuffer*`` of a Gst.Buffer (``hash(buf)``) or of an int address (checked to be a live GstBuffer)."""
-    if is_int(buf):
-        address = _pointers.pointer("buf", buf)
-        head = _pointers.struct_at("buf", address, _GstMiniObjectHead)
-        gtype = _gst_buffer_type()
-        if (gtype is not None and head.type != gtype) or head.refcount <= 0:
-            raise ValueError(f"buf = 0x{address:x} is not a live GstBuffer (pass hash(gst_buffer) or the Gst.Buffer)")
-        return address
-    if type(buf).__module__.startswith("gi."):  # a PyGObject Gst.Buffer: hash() is the GstBuffer*
-        return hash(buf)
-    raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
 
 
 def _check_batch_pointer(address: int) -> None:
@@ -326,7 +296,7 @@ class BatchMeta:
     def from_gst_buffer(cls, buf: Any) -> "BatchMeta":
         """The batch meta attached to a Gst.Buffer (or a ``GstBuffer*`` int); LookupError if there is none."""
         core = _core.get()
-        address = _gst_meta_lib(core).gst_buffer_get_nvds_batch_meta(_buffer_address(buf))
+        address = _gst_meta_lib(core).gst_buffer_get_nvds_batch_meta(_pointers.gst_buffer_address(buf))
         if not address:
             raise LookupError("this Gst.Buffer carries no NvDsBatchMeta (no nvstreammux upstream? use "
                               "BatchMeta.create(...).attach_to_gst_buffer(buf))")
@@ -413,7 +383,7 @@ class BatchMeta:
         core = self._core
         m = core.libs.meta
         meta = _gst_meta_lib(core).gst_buffer_add_nvds_meta(
-            _buffer_address(buf), self.address, None,
+            _pointers.gst_buffer_address(buf), self.address, None,
             ctypes.cast(m.nvds_batch_meta_copy_func, ctypes.c_void_p),
             ctypes.cast(m.nvds_batch_meta_release_func, ctypes.c_void_p))
         if not meta:

@@ -8,10 +8,13 @@ be opened the range check is all that is left (the probe then reads directly).
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import os
 import threading
+from functools import lru_cache
+from typing import Any
 
-from .._validators import is_int
+from ._validators import is_int
 
 # pread's offset is a signed 64-bit int; user-space addresses on x86_64 and aarch64 lie far below 2**63.
 ADDRESS_LIMIT = 1 << 63
@@ -61,3 +64,34 @@ def struct_at(name: str, address: int, ctype: type) -> ctypes.Structure:
     if data is None:
         raise ValueError(f"{name} = 0x{address:x} does not point to readable memory of this process")
     return ctype.from_buffer_copy(data)
+
+
+class _GstMiniObjectHead(ctypes.Structure):
+    """GstMiniObject's first fields (gstminiobject.h): GType type; gint refcount."""
+    _fields_ = [("type", ctypes.c_size_t), ("refcount", ctypes.c_int)]
+
+
+@lru_cache(maxsize=1)
+def _gst_buffer_type() -> int | None:
+    name = ctypes.util.find_library("gstreamer-1.0") or "libgstreamer-1.0.so.0"
+    try:
+        gst = ctypes.CDLL(name)
+    except OSError:
+        return None
+    gst.gst_buffer_get_type.restype = ctypes.c_size_t
+    return gst.gst_buffer_get_type()
+
+
+def gst_buffer_address(buf: Any) -> int:
+    """``GstBuffer*`` of a PyGObject Gst.Buffer (``hash(buf)``, the convention of pyds and pyservicemaker) or of an
+    int address, checked to be a live GstBuffer; no GStreamer Python import needed."""
+    if is_int(buf):
+        address = pointer("buf", buf)
+        head = struct_at("buf", address, _GstMiniObjectHead)
+        gtype = _gst_buffer_type()
+        if (gtype is not None and head.type != gtype) or head.refcount <= 0:
+            raise ValueError(f"buf = 0x{address:x} is not a live GstBuffer (pass hash(gst_buffer) or the Gst.Buffer)")
+        return address
+    if type(buf).__module__.startswith("gi."):  # a PyGObject Gst.Buffer: hash() is the GstBuffer*
+        return hash(buf)
+    raise TypeError(f"buf must be a Gst.Buffer or its address (int, hash(buf)); got {type(buf).__name__}")
