@@ -6,10 +6,12 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from ..frames import COLOR_FORMATS
 from ._gi import GLib, GObject, Gst, GstBase, GstVideo
 
 # Packed formats obbmeta reads and draws, and the planar ones it reads (NVMM surfaces use the same names).
-PACKED_FORMATS = ("RGBA", "BGRA", "RGBx", "BGRx", "ARGB", "ABGR", "xRGB", "xBGR", "RGB", "BGR")
+# The formats obbmeta.frames reads from NvBufSurfaces (NV12_ER arrives with NV12 caps): one list for both memories.
+PACKED_FORMATS = tuple(name for name, channels in COLOR_FORMATS.values() if channels > 1)
 PLANAR_FORMATS = ("NV12", "GRAY8")
 NVMM = "memory:NVMM"
 

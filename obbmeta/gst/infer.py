@@ -16,7 +16,6 @@ from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, batch_meta
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
-OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
 
 
 def _check_model(value: Any) -> str:
@@ -41,6 +40,12 @@ def _check_class_names(value: Any) -> str:
 
     parse_class_names(value or None)
     return value or ""
+
+
+def _check_output_format(value: Any) -> str:
+    from ..infer import OUTPUT_FORMATS
+
+    return one_of(*OUTPUT_FORMATS)(value)
 
 
 def _check_device(value: Any) -> str:
@@ -75,7 +80,7 @@ class ObbInfer(ObbmetaElement):
     }
     __gproperties__ = _specs
     _checks = {"model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
-               "output-format": one_of(*OUTPUT_FORMATS), "device": _check_device}
+               "output-format": _check_output_format, "device": _check_device}
 
     def __init__(self):
         super().__init__()
