@@ -1,18 +1,26 @@
-"""``obbmessage``: per frame, the objects and their rotated boxes as an nvmsgconv message blob.
+"""``obbmessage``: per frame, the objects and their rotated boxes for nvmsgconv.
 
-Put it after ``obbinfer`` (and nvtracker, so the ids are tracking ids) and before ``nvmsgconv msg2p-newapi=1``: it
-attaches to every frame meta one ``NVDS_CUSTOM_MSG_BLOB`` user meta (``NvDsCustomMsgInfo``) holding
-:func:`obbmeta.nvds.messages.obb_message_json` of the frame, which nvmsgconv puts in its payload's
-``"customMessage"`` array. Frames are not touched: any caps pass. Schema: docs/messages.md.
+Put it after ``obbinfer`` (and nvtracker, so the ids are tracking ids) and before ``nvmsgconv``. ``payload`` chooses
+what it attaches to every frame meta:
+
+* ``blob`` (default, for ``msg2p-newapi=1``): one ``NVDS_CUSTOM_MSG_BLOB`` user meta (``NvDsCustomMsgInfo``) holding
+  :func:`obbmeta.nvds.messages.obb_message_json` of the frame, which nvmsgconv puts in its payload's
+  ``"customMessage"`` array;
+* ``event`` (for ``msg2p-newapi=0``): one ``NVDS_EVENT_MSG_META`` user meta per object
+  (:func:`obbmeta.nvds.messages.attach_obb_events`), the rotated box in ``objSignature``;
+* ``both``.
+
+Frames are not touched: any caps pass. Schema: docs/messages.md.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, templates
+from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, one_of, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
+PAYLOADS = ("blob", "event", "both")
 
 
 def _check_meta_type(value: Any) -> int:
@@ -24,17 +32,20 @@ def _check_meta_type(value: Any) -> int:
 class ObbMessage(ObbmetaElement):
     __gtype_name__ = "GstObbMessage"
     __gstmetadata__ = (
-        "obbmeta oriented-box message blob", "Filter/Metadata",
-        "Attaches every frame's objects with their rotated boxes as an NVDS_CUSTOM_MSG_BLOB JSON message for "
-        "nvmsgconv (msg2p-newapi=1)", "obbmeta")
+        "obbmeta oriented-box messages", "Filter/Metadata",
+        "Attaches every frame's objects with their rotated boxes for nvmsgconv: an NVDS_CUSTOM_MSG_BLOB JSON "
+        "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
     __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
     _specs = {
         "meta-type": (int, "meta type", "NvDsMetaType of the blob: NVDS_CUSTOM_MSG_BLOB, 29 in DeepStream 8.0 and "
                       "9.x headers (0: $OBBMETA_CUSTOM_MSG_BLOB_TYPE or 29)", 0, 4095, 0, RW),
         "skip-empty": (bool, "skip empty", "attach no blob to frames without objects", False, RW),
+        "payload": (str, "payload", "what to attach per frame: blob (NVDS_CUSTOM_MSG_BLOB JSON, msg2p-newapi=1), "
+                    "event (one NVDS_EVENT_MSG_META per object, rotated box in objSignature, msg2p-newapi=0) or "
+                    "both", "blob", RW),
     }
     __gproperties__ = _specs
-    _checks = {"meta-type": lambda v: v if v == 0 else _check_meta_type(v)}
+    _checks = {"meta-type": lambda v: v if v == 0 else _check_meta_type(v), "payload": one_of(*PAYLOADS)}
 
     def start(self) -> None:
         from ..nvds import messages
@@ -50,8 +61,11 @@ class ObbMessage(ObbmetaElement):
         except LookupError:
             return Gst.FlowReturn.OK  # nothing upstream wrote metadata: no frames to describe
         kind = self.prop("meta-type") or None
+        payload = self.prop("payload")
         for frame in batch.frames:
-            if self.prop("skip-empty") and frame.num_obj_meta == 0:
+            if payload != "blob":
+                messages.attach_obb_events(batch, frame)  # no objects, no events
+            if payload == "event" or (self.prop("skip-empty") and frame.num_obj_meta == 0):
                 continue
             messages.attach_obb_message(batch, frame, meta_type=kind)
         return Gst.FlowReturn.OK

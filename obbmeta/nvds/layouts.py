@@ -18,6 +18,7 @@ from dataclasses import dataclass
 NVDS_FRAME_META = 2
 NVDS_OBJ_META = 3
 NVDS_USER_META = 7
+NVDS_EVENT_MSG_META = 9  # the 9th NvDsMetaType member from DeepStream 4.0 to 9.1
 NVDS_BATCH_GST_META = 4096 + 1
 NVDS_START_USER_META = 4096 + 4096 + 1
 UNTRACKED_OBJECT_ID = 0xFFFFFFFFFFFFFFFF
@@ -142,6 +143,23 @@ DisplayMetaDS9 = _display_meta("DisplayMetaDS9", RectParamsDS9)
 
 class UserMeta(Structure):
     _fields_ = [("base_meta", BaseMeta), ("user_meta_data", c_void_p)]
+
+
+class ObjectSignature(Structure):
+    """``NvDsObjectSignature``: ``size`` doubles at ``signature`` (16 bytes with padding)."""
+    _fields_ = [("signature", POINTER(c_double)), ("size", c_uint)]
+
+
+class EventMsgMetaHead(Structure):
+    """``NvDsEventMsgMeta`` (nvdsmeta_schema.h) up to ``sensorStr``: the same members in DeepStream 7.0 - 9.1 (API
+    reference field lists of 7.0 / 7.1 / 8.0 / 9.1, the 8.0 header, the v9.0.0 / v9.1.0 tags); offsets measured with
+    offsetof() on the v9.1.0 header and asserted in kernels/nvds_message.c. ``bbox`` is NvDsRect: top, left, width,
+    height in that order. Later members differ by version and are never read here."""
+    _fields_ = [("type", c_int), ("objType", c_int), ("bbox", c_float * 4), ("location", c_double * 3),
+                ("coordinate", c_double * 3), ("objSignature", ObjectSignature),
+                ("objClassId", c_int), ("sensorId", c_int), ("moduleId", c_int), ("placeId", c_int),
+                ("componentId", c_int), ("frameId", c_int), ("confidence", c_double), ("trackingId", c_uint64),
+                ("ts", ctypes.c_char_p), ("objectId", ctypes.c_char_p), ("sensorStr", ctypes.c_char_p)]
 
 
 class ObbPayloadV1(Structure):

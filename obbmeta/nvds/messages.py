@@ -7,9 +7,10 @@ Two paths lead out of a DeepStream pipeline (docs/messages.md says which carries
   copies the message into its payload's ``"customMessage"`` array. :func:`attach_obb_message` writes it (the JSON of
   :func:`obb_message`), with C copy / release functions (kernels/nvds_message.c), so tee / queue copies and buffer
   release handle it.
-* **Event messages** (``NvDsEventMsgMeta``, the older path): nvmsgconv's schema lets one free array of numbers
-  through, ``objSignature`` (``"signature"`` in the full-schema object); :func:`obb_signature` gives the 13 numbers
-  to put there.
+* **Event messages** (``NvDsEventMsgMeta``, the older path, ``msg2p-newapi=0``): per object, one user meta of type
+  ``NVDS_EVENT_MSG_META`` on the frame, as NVIDIA's deepstream-test4 builds it. nvmsgconv's full schema lets one free
+  array of numbers through, ``objSignature`` (``"signature"`` in the payload's object): :func:`attach_obb_events`
+  puts the 13 numbers of :func:`obb_signature` there, with C copy / release functions that own every pointer.
 
 :func:`obb_message` / :func:`obb_message_json` return the same JSON for users who publish messages themselves.
 """
@@ -20,7 +21,9 @@ import json
 import math
 import os
 import threading
-from ctypes import POINTER, Structure, c_int32, c_uint32, c_void_p
+from ctypes import POINTER, Structure, c_char_p, c_double, c_float, c_int32, c_uint32, c_uint64, c_void_p
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from .._validators import int_in_range
@@ -127,6 +130,10 @@ def _c() -> ctypes.CDLL:
         lib.obbmeta_msg_live_blobs.argtypes, lib.obbmeta_msg_live_blobs.restype = [], ctypes.c_int64
         lib.obbmeta_msg_attach.argtypes = [c_void_p, c_void_p, ctypes.c_char_p, c_uint32, c_int32]
         lib.obbmeta_msg_attach.restype = c_void_p
+        lib.obbmeta_msg_live_events.argtypes, lib.obbmeta_msg_live_events.restype = [], ctypes.c_int64
+        lib.obbmeta_msg_attach_events.argtypes = [c_void_p, c_void_p, POINTER(_EventIn), c_int32, c_char_p,
+                                                  c_char_p]
+        lib.obbmeta_msg_attach_events.restype = c_int32
         m, g = core.libs.meta, core.libs.glib
         m.nvds_add_user_meta_to_frame.argtypes, m.nvds_add_user_meta_to_frame.restype = [c_void_p, c_void_p], None
         addr = lambda lib_, name: ctypes.cast(getattr(lib_, name), c_void_p).value  # noqa: E731
@@ -187,3 +194,126 @@ def read_messages(frame: Any, meta_type: int | None = None) -> list[bytes]:
             out.append(ctypes.string_at(info.message, info.size) if info.size else b"")
         node = node.contents.next
     return out
+
+
+# ---------------------------------------------------------------- event messages (NvDsEventMsgMeta)
+
+NVDS_EVENT_MSG_META = layouts.NVDS_EVENT_MSG_META
+# NvDsEventType (nvdsmeta_schema.h, unchanged 4.0 - 9.1): the full schema writes the name as "event": {"type": ...}.
+EVENT_TYPES = {"entry": 0, "exit": 1, "moving": 2, "stopped": 3, "empty": 4, "parked": 5, "reset": 6}
+# NvDsObjectType: UNKNOWN makes the full schema write the object as {"<objectId>": {}} rather than as a vehicle
+# (0, what a zeroed event meta says), and the minimal / protobuf schemas use objectId as the type.
+NVDS_OBJECT_TYPE_UNKNOWN = 0x102
+
+
+class _EventIn(Structure):
+    """One object's event for the C writer (``obbmsg_event_in`` in kernels/nvds_message.c)."""
+    _fields_ = [("bbox", c_float * 4), ("confidence", c_double), ("tracking_id", c_uint64),
+                ("event_type", c_int32), ("obj_type", c_int32), ("obj_class_id", c_int32), ("sensor_id", c_int32),
+                ("component_id", c_int32), ("frame_id", c_int32), ("object_id", c_char_p), ("sig_size", c_uint32),
+                ("signature", POINTER(c_double))]
+
+
+@dataclass(frozen=True)
+class EventMessage:
+    """The ``NvDsEventMsgMeta`` fields obbmeta writes, as read back from a frame's user meta (copies)."""
+    event_type: int
+    object_type: int
+    bbox: tuple[float, float, float, float]  # left, top, width, height (NvDsRect stores top, left, width, height)
+    signature: tuple[float, ...]
+    class_id: int
+    sensor_id: int
+    component_id: int
+    frame_id: int
+    confidence: float
+    tracking_id: int
+    timestamp: str | None
+    object_id: str | None
+    sensor: str | None
+
+
+def rfc3339_now() -> str:
+    """The current UTC time as nvmsgconv's samples write ``ts``: ``2026-11-30T16:02:03.123Z``."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def _c_text(name: str, value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "\0" in value:
+        raise TypeError(f"{name} must be None or a str without NUL characters, got {value!r}")
+    return value.encode("utf-8")
+
+
+def attach_obb_events(batch: Any, frame: Any, *, event_type: str = "moving", sensor: str | None = None,
+                      timestamp: str | None = None) -> int:
+    """Attach to ``frame`` one ``NVDS_EVENT_MSG_META`` user meta per object (nvmsgconv ``msg2p-newapi=0``), filled
+    as NVIDIA's deepstream-test4 fills it, with the rotated box in ``objSignature``. Returns the number attached.
+
+    Per object (:func:`obbmeta.nvds.read_obbs` order): ``bbox`` = ``rect_params`` (pixels of the batched surface),
+    ``objSignature`` = :func:`obb_signature` (13 doubles), ``objClassId``, ``confidence``, ``trackingId`` =
+    ``object_id`` (``UNTRACKED_OBJECT_ID`` before a tracker), ``componentId`` = the object's
+    ``unique_component_id`` (nvmsgconv's ``comp-id`` filter), ``objectId`` = the label (None when empty),
+    ``objType`` = ``NVDS_OBJECT_TYPE_UNKNOWN``, ``type`` = ``EVENT_TYPES[event_type]``, ``frameId`` = frame number,
+    ``sensorId`` = source id, ``sensorStr`` = ``sensor``, ``ts`` = ``timestamp`` or :func:`rfc3339_now`. Every
+    pointer is a g_malloc'd copy owned by the meta; copies (tee / queue) and release are done in C."""
+    from ._inputs import batch_of, frame_of
+    from .reader import read_obbs
+
+    if event_type not in EVENT_TYPES:
+        raise ValueError(f"event_type must be one of {', '.join(EVENT_TYPES)}, got {event_type!r}")
+    sensor_c = _c_text("sensor", sensor)
+    ts_c = _c_text("timestamp", rfc3339_now() if timestamp is None else timestamp)
+    b = batch_of(batch)
+    f = frame_of(frame, b)
+    objects = read_obbs(f, b)
+    head = layouts.FrameMetaHead.from_address(f.address)
+    items = (_EventIn * max(len(objects), 1))()
+    keep = []  # the signature arrays and label bytes live until the C call has copied them
+    for item, (info, obb) in zip(items, objects):
+        left, top, width, height = info.rect
+        signature = (c_double * 13)(*obb_signature(obb))
+        label = info.label.encode("utf-8") or None
+        keep.append((signature, label))
+        item.bbox[:] = (top, left, width, height)
+        item.confidence, item.tracking_id = info.confidence, info.object_id
+        item.event_type, item.obj_type = EVENT_TYPES[event_type], NVDS_OBJECT_TYPE_UNKNOWN
+        item.obj_class_id, item.component_id = info.class_id, info.component_id
+        item.sensor_id, item.frame_id = head.source_id, head.frame_num
+        item.object_id, item.sig_size = label, 13
+        item.signature = ctypes.cast(signature, POINTER(c_double))
+    done = _c().obbmeta_msg_attach_events(b.address, f.address, items, len(objects), ts_c, sensor_c)
+    if done != len(objects):
+        raise RuntimeError(f"obbmeta's event writer attached {done} of {len(objects)} event metas "
+                           "(nvds_acquire_user_meta_from_pool returned NULL?)")
+    return done
+
+
+def read_events(frame: Any) -> list[EventMessage]:
+    """The ``NVDS_EVENT_MSG_META`` user metas of ``frame`` (``frame_user_meta_list`` order), read as nvmsgconv reads
+    them: the head of every ``NvDsEventMsgMeta``, whoever wrote it."""
+    _library.load()
+    address = frame.address if isinstance(frame, FrameMeta) else int(frame)
+    head = layouts.FrameMetaHead.from_address(address)
+    text = lambda raw: raw.decode("utf-8", "replace") if raw is not None else None  # noqa: E731
+    out = []
+    node = head.frame_user_meta_list
+    while node:
+        um = layouts.UserMeta.from_address(node.contents.data)
+        if um.base_meta.meta_type == NVDS_EVENT_MSG_META and um.user_meta_data:
+            ev = layouts.EventMsgMetaHead.from_address(um.user_meta_data)
+            top, left, width, height = ev.bbox
+            sig = ev.objSignature
+            signature = tuple(sig.signature[k] for k in range(sig.size)) if sig.signature else ()
+            out.append(EventMessage(int(ev.type), int(ev.objType), (left, top, width, height), signature,
+                                    int(ev.objClassId), int(ev.sensorId), int(ev.componentId), int(ev.frameId),
+                                    float(ev.confidence), int(ev.trackingId), text(ev.ts), text(ev.objectId),
+                                    text(ev.sensorStr)))
+        node = node.contents.next
+    return out
+
+
+def live_events() -> int:
+    """Event metas obbmeta wrote or copied and DeepStream has not yet released (a leak check)."""
+    return int(_c().obbmeta_msg_live_events())

@@ -98,3 +98,47 @@ def test_the_meta_type_property_chooses_the_blob_type():
          nvds.BatchMeta.from_gst_buffer(b).frames]))
     assert run(p).eos and not errors
     assert got == [[(1, 0)]] * 2
+
+
+def check_frame_events(frame):
+    """The frame's event metas against read_obbs of the same frame (as multisets); returns the number of objects."""
+    events = messages.read_events(frame)
+    objects = nvds.read_obbs(frame)
+    got = sorted((e.class_id, e.object_id, e.bbox, e.signature, e.frame_id) for e in events)
+    want = sorted((info.class_id, info.label or None, tuple(info.rect), tuple(messages.obb_signature(obb)),
+                   frame.frame_num) for info, obb in objects)
+    assert got == want
+    return len(objects)
+
+
+@pytest.mark.parametrize("payload, blobs", [("event", 0), ("both", 1)])
+def test_payload_event_puts_one_event_meta_per_object_on_originals_and_tee_copies(payload, blobs):
+    before = messages.live_events(), messages.live_blobs()
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=40 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
+        f"! obbinfer model=obb_toy_models:toy input-size=96 class-names={NAMES} ! obbmessage payload={payload} "
+        "! tee name=t t. ! queue ! fakesink name=shared "
+        "t. ! queue ! obboverlay mode=draw ! fakesink name=copied")
+    seen = {"shared": [], "copied": []}
+
+    def on(name):
+        def fn(buf):
+            (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+            assert len(messages.read_messages(frame)) == blobs
+            seen[name].append(check_frame_events(frame))
+        return fn
+
+    errors = [buffer_probe(p.get_by_name(name), "sink", on(name)) for name in seen]
+    outcome = run(p)
+    assert outcome.eos and not any(errors), (outcome, [e[:1] for e in errors])
+    assert len(seen["shared"]) == len(seen["copied"]) == 40 and seen["shared"] == seen["copied"]
+    assert sum(seen["shared"]) > 40
+    del p
+    assert (messages.live_events(), messages.live_blobs()) == before
+
+
+def test_a_bad_payload_is_refused():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbmessage name=msg payload=kafka ! fakesink")
+    outcome = run(p, timeout_s=30)
+    assert outcome.error and "payload='kafka' refused" in outcome.error

@@ -2,8 +2,10 @@
 read_obbs, copies and releases balance, and bad input is refused with a clear error."""
 from __future__ import annotations
 
+import ctypes
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -79,3 +81,100 @@ def test_a_message_that_is_not_text_is_refused(frame_with_boxes):
     batch, frame = frame_with_boxes
     with pytest.raises(TypeError, match="message must be str or bytes"):
         messages.attach_message(batch, frame, {"a": 1})
+
+
+# ---------------------------------------------------------------- event messages (NvDsEventMsgMeta, msg2p-newapi=0)
+
+# Offsets of NvDsEventMsgMeta members, measured with offsetof() on NVIDIA's v9.1.0 nvdsmeta_schema.h (the members
+# before sensorStr are the same in the 7.1, 8.0 and 9.0 field lists). Read raw here, independently of obbmeta's
+# ctypes mirror, at the address NVIDIA's frame_user_meta_list holds.
+EVENT_OFFSETS = {"type": 0, "objType": 4, "bbox": 8, "objSignature": 72, "objClassId": 88, "sensorId": 92,
+                 "componentId": 104, "frameId": 108, "confidence": 112, "trackingId": 120, "ts": 128,
+                 "objectId": 136, "sensorStr": 144}
+
+
+def raw_events(frame):
+    """Every NVDS_EVENT_MSG_META (9) user meta of the frame, fields read at NVIDIA's offsets."""
+    out = []
+    node = frame._head.frame_user_meta_list
+    while node:
+        um = layouts.UserMeta.from_address(node.contents.data)
+        if um.base_meta.meta_type == 9:
+            a, o = um.user_meta_data, EVENT_OFFSETS
+            at = lambda t, name, k=0: t.from_address(a + o[name] + k).value  # noqa: E731
+            top, left, width, height = (at(ctypes.c_float, "bbox", 4 * k) for k in range(4))
+            sig_ptr, sig_n = at(ctypes.c_void_p, "objSignature"), at(ctypes.c_uint, "objSignature", 8)
+            out.append({"type": at(ctypes.c_int, "type"), "objType": at(ctypes.c_int, "objType"),
+                        "bbox": (left, top, width, height),
+                        "signature": list((ctypes.c_double * sig_n).from_address(sig_ptr)),
+                        "class_id": at(ctypes.c_int, "objClassId"), "sensor_id": at(ctypes.c_int, "sensorId"),
+                        "component_id": at(ctypes.c_int, "componentId"), "frame_id": at(ctypes.c_int, "frameId"),
+                        "confidence": at(ctypes.c_double, "confidence"),
+                        "tracking_id": at(ctypes.c_uint64, "trackingId"),
+                        "ts": at(ctypes.c_char_p, "ts"), "objectId": at(ctypes.c_char_p, "objectId"),
+                        "sensorStr": at(ctypes.c_char_p, "sensorStr")})
+        node = node.contents.next
+    return out
+
+
+def test_every_object_gets_an_event_msg_meta_with_the_rotated_box_in_objsignature(frame_with_boxes):
+    batch, frame = frame_with_boxes
+    assert messages.attach_obb_events(batch, frame, sensor="cam-7", timestamp="2026-01-02T03:04:05.678Z") == 2
+    got = raw_events(frame)
+    assert len(got) == 2
+    for (info, obb), ev in zip(nvds.read_obbs(frame), reversed(got)):  # frame_user_meta_list is prepended to
+        sig = ev["signature"]
+        assert len(sig) == 13 and sig == pytest.approx(messages.obb_signature(obb), abs=0)
+        corners = [sig[5 + 2 * k: 7 + 2 * k] for k in range(4)]
+        assert Polygon(corners).area == pytest.approx(sig[2] * sig[3], rel=1e-4)
+        assert ev["bbox"] == pytest.approx(info.rect, abs=0)  # rect_params, pixels of the batched surface
+        assert (ev["class_id"], ev["component_id"], ev["tracking_id"]) == (info.class_id, info.component_id,
+                                                                           nvds.UNTRACKED_OBJECT_ID)
+        assert ev["confidence"] == pytest.approx(info.confidence)
+        assert ev["objectId"].decode("utf-8") == info.label
+        assert ev["objType"] == 0x102 and ev["type"] == messages.EVENT_TYPES["moving"] == 2
+        assert (ev["frame_id"], ev["sensor_id"]) == (frame.frame_num, frame.source_id)
+        assert ev["ts"] == b"2026-01-02T03:04:05.678Z" and ev["sensorStr"] == b"cam-7"
+
+
+def test_read_events_reads_what_nvidias_offsets_hold(frame_with_boxes):
+    batch, frame = frame_with_boxes
+    messages.attach_obb_events(batch, frame)
+    for ev, raw in zip(messages.read_events(frame), raw_events(frame)):
+        assert (ev.bbox, list(ev.signature), ev.class_id, ev.tracking_id, ev.object_id, ev.sensor) == (
+            raw["bbox"], raw["signature"], raw["class_id"], raw["tracking_id"], raw["objectId"].decode(), None)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", ev.timestamp)  # RFC 3339, UTC, ms
+
+
+def test_an_event_meta_block_is_larger_than_every_known_nvdseventmsgmeta():
+    # sizeof(NvDsEventMsgMeta): 14040 in v9.1.0, 14032 in 8.0 / v9.0.0; nvmsgconv reads members obbmeta leaves zero
+    assert messages._c().obbmeta_msg_event_block_size() >= 14040
+
+
+def test_event_copies_own_their_pointers_and_release_balances(frame_with_boxes):
+    batch, frame = frame_with_boxes
+    before = messages.live_events()
+    messages.attach_obb_events(batch, frame, sensor="s")
+    copy = batch.copy()
+    original, copied = raw_events(frame), raw_events(copy.frames[0])
+    assert sorted(map(repr, copied)) == sorted(map(repr, original))
+    assert messages.live_events() == before + 4
+    copy.destroy()
+    assert messages.live_events() == before + 2 and raw_events(frame) == original  # the original is intact
+
+
+def test_a_frame_without_objects_gets_no_event(make_batch):
+    batch = make_batch()
+    assert messages.attach_obb_events(batch, batch.frames[0]) == 0 and raw_events(batch.frames[0]) == []
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"event_type": "arrived"}, ValueError, "event_type must be one of entry, exit, moving"),
+    ({"sensor": 3}, TypeError, "sensor must be None or a str"),
+    ({"timestamp": "a\0b"}, TypeError, "timestamp must be None or a str without NUL"),
+])
+def test_bad_event_arguments_are_refused_before_anything_is_attached(frame_with_boxes, kwargs, error, match):
+    batch, frame = frame_with_boxes
+    with pytest.raises(error, match=match):
+        messages.attach_obb_events(batch, frame, **kwargs)
+    assert raw_events(frame) == []

@@ -7,7 +7,8 @@ borders, replaced by a second call; DS 9 native rects); NVIDIA's nvds_batch_meta
 and the overlay (replacing / removing the copied one) on the copy; both released with
 nvds_batch_meta_release_func. Then the GStreamer path without gi: the batch attached to a GstBuffer through
 gst_buffer_add_nvds_meta, the buffer copied (NvDsMeta transform -> batch copy -> our C copy_func) and both unref'd.
-nvmsgconv message blobs ride along on every frame. Pool elements are reused across rounds (the dirty user-meta case).
+nvmsgconv message blobs and NvDsEventMsgMeta events (one per object, objSignature, strings) ride along on every
+frame. Pool elements are reused across rounds (the dirty user-meta case).
 Exit status 0 only if every check passed and no payload is left alive.
 """
 from __future__ import annotations
@@ -91,6 +92,10 @@ def make_batch(seed: int) -> nvds.BatchMeta:
         messages.attach_obb_message(batch, frame)
     messages.attach_message(batch, f2, b"")
     messages.attach_message(batch, f2, "é" * 5000)
+    # nvmsgconv event metas (kernels/nvds_message.c): every object of f0 / f1 (long and empty labels), none on f2
+    check(messages.attach_obb_events(batch, f0, sensor="cam-" + "é" * 300) == f0.num_obj_meta > 0, "f0 events")
+    check(messages.attach_obb_events(batch, f1, event_type="entry", timestamp="t") == f1.num_obj_meta, "f1 events")
+    check(messages.attach_obb_events(batch, f2) == 0, "no objects, no events")
     return batch
 
 
@@ -106,6 +111,8 @@ def main() -> int:
         check(add_obb_overlay(copy, copy.frames[0]).removed > 1, "the copied overlay is replaced")
         check([sorted(messages.read_messages(f)) for f in copy.frames]
               == [sorted(messages.read_messages(f)) for f in batch.frames], "the message blobs survive the copy")
+        check([sorted(map(repr, messages.read_events(f))) for f in copy.frames]
+              == [sorted(map(repr, messages.read_events(f))) for f in batch.frames], "the events survive the copy")
         check(remove_obb_overlay(copy, copy.frames[1]) > 1, "the copied native overlay is removed")
         try:
             nvds.attach_obbs(batch, batch.frames[0], xywhr=np.array([[1, 1, float("nan"), 1, 0]], np.float32))
@@ -124,6 +131,7 @@ def main() -> int:
     live = core.c.obbmeta_nvds_live_payloads()
     check(live == 0, f"no payload left alive (live={live})")
     check(messages.live_blobs() == 0, f"no message blob left alive (live={messages.live_blobs()})")
+    check(messages.live_events() == 0, f"no event meta left alive (live={messages.live_events()})")
     print("harness OK", flush=True)
     return 0
 
