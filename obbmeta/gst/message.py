@@ -37,8 +37,9 @@ class ObbMessage(ObbmetaElement):
         "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
     __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
     _specs = {
-        "meta-type": (int, "meta type", "NvDsMetaType of the blob: NVDS_CUSTOM_MSG_BLOB, 29 in DeepStream 8.0 and "
-                      "9.x headers (0: $OBBMETA_CUSTOM_MSG_BLOB_TYPE or 29)", 0, 4095, 0, RW),
+        "meta-type": (int, "meta type", "NvDsMetaType of the blob: NVDS_CUSTOM_MSG_BLOB, 28 in DeepStream 7.0, 29 "
+                      "in 8.0 and 9.x (0: $OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, "
+                      "else 29)", 0, 4095, 0, RW),
         "skip-empty": (bool, "skip empty", "attach no blob to frames without objects", False, RW),
         "payload": (str, "payload", "what to attach per frame: blob (NVDS_CUSTOM_MSG_BLOB JSON, msg2p-newapi=1), "
                     "event (one NVDS_EVENT_MSG_META per object, rotated box in objSignature, msg2p-newapi=0) or "

@@ -17,13 +17,16 @@ Two paths lead out of a DeepStream pipeline (docs/messages.md says which carries
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import math
 import os
+import re
 import threading
 from ctypes import POINTER, Structure, c_char_p, c_double, c_float, c_int32, c_uint32, c_uint64, c_void_p
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from .._validators import int_in_range
@@ -32,19 +35,57 @@ from .batch import FrameMeta
 
 SCHEMA = "obbmeta.obb-message/1"
 
-# NvDsMetaType is a positional enum: NVDS_CUSTOM_MSG_BLOB is its 29th member in NVIDIA's nvdsmeta.h of DeepStream
-# 8.0 and of the v9.0.0 / v9.1.0 tags (the members before it are the same list in each). 7.1 is not verified:
-# set OBBMETA_CUSTOM_MSG_BLOB_TYPE (or pass meta_type=) if its header says otherwise.
-NVDS_CUSTOM_MSG_BLOB_BY_VERSION = {"8.0": 29, "9.0": 29, "9.1": 29}
+# NvDsMetaType is a positional enum and NVDS_CUSTOM_MSG_BLOB moved: DeepStream 8.0 inserted NVDS_OBJ_3D_META before
+# it. Counted in NVIDIA's nvdsmeta.h: 28 in 7.0 (hiennguyen9874/deepstream-sources @1eadf62, nvds_version.h 7.0.0),
+# 29 in 8.0 (levipereira/deepstream_8.0_plugins includes/, and pyds-stubs 1.2.2 values around it) and in the
+# v9.0.0 / v9.1.0 tags of NVIDIA/DeepStream. 7.1 is 28 or 29: no public copy of its header was found (its API
+# reference pages could not be read past their first lines), so in a DeepStream install the installed header is
+# counted (custom_msg_blob_type), and $OBBMETA_CUSTOM_MSG_BLOB_TYPE or meta_type= override everything.
+NVDS_CUSTOM_MSG_BLOB_BY_VERSION = {"7.0": 28, "8.0": 29, "9.0": 29, "9.1": 29}
 NVDS_CUSTOM_MSG_BLOB = 29
 META_TYPE_ENV = "OBBMETA_CUSTOM_MSG_BLOB_TYPE"
+INSTALLED_HEADER = Path("/opt/nvidia/deepstream/deepstream/sources/includes/nvdsmeta.h")
+
+
+def meta_type_from_header(text: str, name: str = "NVDS_CUSTOM_MSG_BLOB") -> int | None:
+    """The value of ``name`` in the ``NvDsMetaType`` enum of an ``nvdsmeta.h`` text (members counted as the C
+    compiler does: explicit ``= n`` or the previous value + 1), or None when the enum or the member is missing."""
+    code = re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)  # comments may hold commas and braces
+    match = re.search(r"typedef\s+enum\s*\{(.*?)\}\s*NvDsMetaType\s*;", code, re.S)
+    if match is None:
+        return None
+    value = -1
+    for member in (m.strip() for m in match.group(1).split(",")):
+        if not member:
+            continue
+        ident, _, explicit = (part.strip() for part in member.partition("="))
+        if explicit:
+            try:
+                value = int(explicit, 0)
+            except ValueError:
+                value = None  # an expression (NVDS_GST_CUSTOM_META + 4096 + 1): nothing after it matters here
+        else:
+            value = None if value is None else value + 1
+        if ident == name:
+            return value
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_header_type(path: Path) -> int | None:
+    try:
+        return meta_type_from_header(path.read_text(errors="replace"))
+    except OSError:
+        return None
 
 
 def custom_msg_blob_type() -> int:
-    """The NvDsMetaType used for message blobs: ``$OBBMETA_CUSTOM_MSG_BLOB_TYPE`` when set, else 29."""
+    """The NvDsMetaType used for message blobs: ``$OBBMETA_CUSTOM_MSG_BLOB_TYPE`` when set; else
+    ``NVDS_CUSTOM_MSG_BLOB`` counted in a DeepStream install's ``sources/includes/nvdsmeta.h`` when there is one;
+    else 29 (DeepStream 8.0 - 9.x)."""
     value = os.environ.get(META_TYPE_ENV)
     if value is None:
-        return NVDS_CUSTOM_MSG_BLOB
+        return _installed_header_type(INSTALLED_HEADER) or NVDS_CUSTOM_MSG_BLOB
     try:
         return check_meta_type(int(value))
     except ValueError as exc:

@@ -100,8 +100,8 @@ def raw_events(frame):
     while node:
         um = layouts.UserMeta.from_address(node.contents.data)
         if um.base_meta.meta_type == 9:
-            a, o = um.user_meta_data, EVENT_OFFSETS
-            at = lambda t, name, k=0: t.from_address(a + o[name] + k).value  # noqa: E731
+            a = um.user_meta_data
+            at = lambda t, name, k=0, a=a: t.from_address(a + EVENT_OFFSETS[name] + k).value  # noqa: E731
             top, left, width, height = (at(ctypes.c_float, "bbox", 4 * k) for k in range(4))
             sig_ptr, sig_n = at(ctypes.c_void_p, "objSignature"), at(ctypes.c_uint, "objSignature", 8)
             out.append({"type": at(ctypes.c_int, "type"), "objType": at(ctypes.c_int, "objType"),
@@ -178,3 +178,51 @@ def test_bad_event_arguments_are_refused_before_anything_is_attached(frame_with_
     with pytest.raises(error, match=match):
         messages.attach_obb_events(batch, frame, **kwargs)
     assert raw_events(frame) == []
+
+
+# ---------------------------------------------------------------- NVDS_CUSTOM_MSG_BLOB by version
+
+# The NvDsMetaType members before NVDS_CUSTOM_MSG_BLOB, as NVIDIA's nvdsmeta.h lists them (facts, not the header):
+# 8.0 inserted NVDS_OBJ_3D_META after NVDS_OBJ_IMAGE_CONVEX_HULL.
+DS70_MEMBERS = ["NVDS_BATCH_META = 1", "NVDS_FRAME_META", "NVDS_OBJ_META", "NVDS_DISPLAY_META", "NVDS_CLASSIFIER_META",
+                "NVDS_LABEL_INFO_META", "NVDS_USER_META", "NVDS_PAYLOAD_META", "NVDS_EVENT_MSG_META",
+                "NVDS_OPTICAL_FLOW_META", "NVDS_LATENCY_MEASUREMENT_META", "NVDSINFER_TENSOR_OUTPUT_META",
+                "NVDSINFER_SEGMENTATION_META", "NVDS_CROP_IMAGE_META", "NVDS_TRACKER_PAST_FRAME_META",
+                "NVDS_TRACKER_BATCH_REID_META", "NVDS_TRACKER_OBJ_REID_META", "NVDS_TRACKER_TERMINATED_LIST_META",
+                "NVDS_TRACKER_SHADOW_LIST_META", "NVDS_OBJ_VISIBILITY", "NVDS_OBJ_IMAGE_FOOT_LOCATION",
+                "NVDS_OBJ_WORLD_FOOT_LOCATION", "NVDS_OBJ_IMAGE_CONVEX_HULL", "NVDS_AUDIO_BATCH_META",
+                "NVDS_AUDIO_FRAME_META", "NVDS_PREPROCESS_FRAME_META", "NVDS_PREPROCESS_BATCH_META",
+                "NVDS_CUSTOM_MSG_BLOB"]
+DS80_MEMBERS = DS70_MEMBERS[:23] + ["NVDS_OBJ_3D_META"] + DS70_MEMBERS[23:] + ["NVDS_ROI_META"]
+
+
+def header(members):
+    body = ",\n".join(f"  /** {m.split()[0].lower()}, a comment with, commas */\n  {m}" for m in members)
+    return ("#include <glib.h>\n// typedef enum { NOT_THIS } NvDsMetaType;\n"
+            f"typedef enum {{\n  NVDS_INVALID_META=-1,\n{body},\n  NVDS_RESERVED_META = 4095,\n"
+            "  NVDS_GST_CUSTOM_META = 4096,\n  NVDS_START_USER_META = NVDS_GST_CUSTOM_META + 4096 + 1,\n"
+            "  NVDS_FORCE32_META = 0x7FFFFFFF\n} NvDsMetaType;\n")
+
+
+@pytest.mark.parametrize("members, version", [(DS70_MEMBERS, "7.0"), (DS80_MEMBERS, "8.0")])
+def test_the_blob_type_is_counted_in_an_nvdsmeta_header_as_the_compiler_counts(members, version):
+    text = header(members)
+    assert messages.meta_type_from_header(text) == messages.NVDS_CUSTOM_MSG_BLOB_BY_VERSION[version]
+    assert messages.meta_type_from_header(text, "NVDS_EVENT_MSG_META") == 9
+    assert messages.meta_type_from_header(text, "NVDS_FORCE32_META") == 0x7FFFFFFF
+    assert messages.meta_type_from_header("typedef enum { A } Other;") is None
+    without = [m for m in members if m != "NVDS_CUSTOM_MSG_BLOB"]
+    assert messages.meta_type_from_header(header(without)) is None  # a header without the member
+
+
+def test_an_installed_header_chooses_the_type_unless_the_environment_variable_is_set(monkeypatch, tmp_path):
+    installed = tmp_path / "nvdsmeta.h"
+    installed.write_text(header(DS70_MEMBERS))
+    monkeypatch.setattr(messages, "INSTALLED_HEADER", installed)
+    monkeypatch.delenv(messages.META_TYPE_ENV, raising=False)
+    assert messages.custom_msg_blob_type() == 28
+    monkeypatch.setenv(messages.META_TYPE_ENV, "29")
+    assert messages.custom_msg_blob_type() == 29
+    monkeypatch.delenv(messages.META_TYPE_ENV)
+    monkeypatch.setattr(messages, "INSTALLED_HEADER", tmp_path / "absent.h")
+    assert messages.custom_msg_blob_type() == messages.NVDS_CUSTOM_MSG_BLOB == 29
