@@ -27,7 +27,8 @@ def main(uri: str, model: str, labels: str, broker: str | None = None) -> None:
                                            "device": "cuda"})
     p.add("nvtracker", "tracker", {"ll-lib-file": f"{DS}/lib/libnvds_nvmultiobjecttracker.so"})
     p.add("obboverlay", "overlay", {"mode": "meta"})       # OBB edges as nvdsosd lines (any DeepStream version)
-    p.add("obbmessage", "message")                        # per-frame NVDS_CUSTOM_MSG_BLOB with the rotated boxes
+    p.add("obbmessage", "message")      # per-frame NVDS_CUSTOM_MSG_BLOB with the rotated boxes (msg2p-newapi=1);
+    #                                     payload=event: NvDsEventMsgMeta per object, box in objSignature (newapi=0)
     p.add("nvdsosd", "osd")
     if broker:
         p.add("tee", "tee")
