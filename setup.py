@@ -115,6 +115,7 @@ setup(
         c_library("obbmeta._draw", "kernels/draw_cpu.c"),
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),
         c_library("obbmeta.nvds._nvdsmessage", "kernels/nvds_message.c"),
-        CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"], depends=HEADERS),
+        CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"],
+                      depends=HEADERS + ["kernels/obbmeta_nms.cuh"]),
     ],
 )

@@ -84,7 +84,6 @@ typedef struct {
     uint64_t key;
     int64_t rank;    /* the kept box (its rank in score order) */
     int64_t next;    /* next entry in the bucket, -1 at the end */
-    double aabb[4];  /* the kept box's bounding box, here to test it without another memory access */
 } obb_grid_entry;
 
 typedef struct {
@@ -163,48 +162,29 @@ static int obb_grid_insert(obb_grid *g, int64_t rank, int64_t label, const doubl
     obb_grid_entry *e = &g->entries[g->count];
     e->key = key;
     e->rank = rank;
-    for (int k = 0; k < 4; ++k) e->aabb[k] = box[k];
     e->next = g->head[key & g->mask];
     g->head[key & g->mask] = g->count++;
     return 1;
 }
 
 typedef struct {
-    const obb_box *box;      /* boxes in rank order */
-    const double *aabb;      /* their bounding boxes (4 per box) */
+    const obb_prep *box;     /* boxes in rank order, prepared */
     const int64_t *label;    /* their labels in rank order, or NULL */
     double threshold;
 } obb_nms_data;
 
-/* An upper bound of IoU(k, r) from areas alone: the intersection is at most the smaller box and at most the
- * overlap of the two bounding boxes (widened by their rounding), and IoU grows with the intersection. */
-static double obb_iou_bound(const obb_box *bk, const obb_box *br, const double *ak, const double *ar)
+/* Does kept box k suppress box r? The shared predicate of kernels/obb_geometry.h (the CUDA mask kernel asks the same
+ * one), within a label. */
+static int obb_suppresses(const obb_nms_data *d, int64_t k, int64_t r)
 {
-    const double area_k = bk->w * bk->h, area_r = br->w * br->h;
-    const double slack_x = 8.0 * DBL_EPSILON * (fabs(ak[0]) + fabs(ak[2]) + fabs(ar[0]) + fabs(ar[2]));
-    const double slack_y = 8.0 * DBL_EPSILON * (fabs(ak[1]) + fabs(ak[3]) + fabs(ar[1]) + fabs(ar[3]));
-    const double ow = fmin(ak[2], ar[2]) - fmax(ak[0], ar[0]) + slack_x;
-    const double oh = fmin(ak[3], ar[3]) - fmax(ak[1], ar[1]) + slack_y;
-    const double inter = fmin(fmin(area_k, area_r), ow * oh) * (1.0 + 1e-9);
-    return inter / (area_k + area_r - inter);
-}
-
-/* Does kept box k suppress box r? The answer of a plain greedy scan (bounding-box test, then exact IoU with the
- * kept box first); the area bound only skips exact IoUs that are certainly <= threshold. */
-static int obb_suppresses(const obb_nms_data *d, int64_t k, int64_t r, const double *ak)
-{
-    const double *ar = d->aabb + 4 * r;
-    /* Disjoint bounding boxes: IoU is 0, never above a threshold >= 0. */
-    if (ar[0] > ak[2] || ar[2] < ak[0] || ar[1] > ak[3] || ar[3] < ak[1]) return 0;
     if (d->label && d->label[k] != d->label[r]) return 0;
-    const obb_box *bk = &d->box[k], *br = &d->box[r];
-    if (obb_iou_bound(bk, br, ak, ar) < d->threshold * (1.0 - 1e-6)) return 0;
-    return obb_box_iou(bk, br) > d->threshold;
+    return obb_prep_suppresses(&d->box[k], &d->box[r], d->threshold);
 }
 
 static int obb_grid_query(const obb_grid *g, const obb_nms_data *d, int64_t r)
 {
-    const double *box = d->aabb + 4 * r;
+    const obb_prep *q = &d->box[r];
+    const double box[4] = {q->x1, q->y1, q->x2, q->y2};
     const int64_t label = d->label ? d->label[r] : 0;
     for (int u = 0; u < g->n_used; ++u) {
         const int level = g->used[u];
@@ -220,7 +200,7 @@ static int obb_grid_query(const obb_grid *g, const obb_nms_data *d, int64_t r)
         const double cells = (double)(x1 - x0 + 1) * (double)(y1 - y0 + 1);
         if (cells > (double)lv->count) {
             for (int64_t i = 0; i < lv->count; ++i)
-                if (obb_suppresses(d, lv->rank[i], r, d->aabb + 4 * lv->rank[i])) return 1;
+                if (obb_suppresses(d, lv->rank[i], r)) return 1;
             continue;
         }
         for (int64_t ix = x0; ix <= x1; ++ix)
@@ -228,7 +208,7 @@ static int obb_grid_query(const obb_grid *g, const obb_nms_data *d, int64_t r)
                 const uint64_t key = obb_cell_key(label, level, ix, iy);
                 for (int64_t e = g->head[key & g->mask]; e >= 0; e = g->entries[e].next) {
                     const obb_grid_entry *en = &g->entries[e];
-                    if (en->key == key && obb_suppresses(d, en->rank, r, en->aabb)) return 1;
+                    if (en->key == key && obb_suppresses(d, en->rank, r)) return 1;
                 }
             }
     }
@@ -246,15 +226,14 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     int64_t buckets = 16;
     while (buckets < 2 * n && buckets < ((int64_t)1 << 40)) buckets *= 2;
     obb_ranked *order = (obb_ranked *)malloc((size_t)n * sizeof(obb_ranked));
-    obb_box *box = (obb_box *)malloc((size_t)n * sizeof(obb_box));
-    double *aabb = (double *)malloc((size_t)n * 4 * sizeof(double));
+    obb_prep *box = (obb_prep *)malloc((size_t)n * sizeof(obb_prep));
     int64_t *label = labels ? (int64_t *)malloc((size_t)n * sizeof(int64_t)) : NULL;
     unsigned char *valid = (unsigned char *)malloc((size_t)n);
     obb_grid g = {0};
     g.head = (int64_t *)malloc((size_t)buckets * sizeof(int64_t));
     g.mask = (uint64_t)buckets - 1;
     int64_t count = -1;
-    if (!order || !box || !aabb || (labels && !label) || !valid || !g.head) goto done;
+    if (!order || !box || (labels && !label) || !valid || !g.head) goto done;
 
     for (int64_t i = 0; i < n; ++i) {
         order[i].score = is_double ? ((const double *)scores)[i] : (double)((const float *)scores)[i];
@@ -263,12 +242,12 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     qsort(order, (size_t)n, sizeof(obb_ranked), obb_rank_compare);
     double min_x = INFINITY, min_y = INFINITY, min_ext = INFINITY, max_ext = 0.0;
     for (int64_t r = 0; r < n; ++r) {
-        box[r] = obb_load(boxes, is_double, order[r].index);
+        const obb_box raw = obb_load(boxes, is_double, order[r].index);
+        box[r] = obb_prep_make(&raw);
         if (label) label[r] = labels[order[r].index];
-        valid[r] = (unsigned char)obb_box_valid(&box[r]);
+        valid[r] = (unsigned char)box[r].valid;
         if (!valid[r]) continue;
-        double *a = aabb + 4 * r;
-        obb_box_aabb(&box[r], a);
+        const double a[4] = {box[r].x1, box[r].y1, box[r].x2, box[r].y2};
         const double ext = fmax(a[2] - a[0], a[3] - a[1]);
         min_x = fmin(min_x, a[0]);
         min_y = fmin(min_y, a[1]);
@@ -282,7 +261,7 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
     g.base = isfinite(min_ext) ? fmax(min_ext, ldexp(max_ext, -(OBB_GRID_LEVELS - 2))) : 1.0;
     if (!(g.base > 0.0) || !isfinite(g.base)) g.base = 1.0;
 
-    const obb_nms_data d = {box, aabb, label, iou_threshold};
+    const obb_nms_data d = {box, label, iou_threshold};
     count = 0;
     for (int64_t r = 0; r < n; ++r) {
         if (!valid[r]) { /* an invalid box overlaps nothing: kept, never entered */
@@ -291,7 +270,8 @@ OBB_EXPORT int64_t obbmeta_nms(const void *boxes, const void *scores, int is_dou
         }
         if (obb_grid_query(&g, &d, r)) continue;
         keep[count++] = order[r].index;
-        if (!obb_grid_insert(&g, r, label ? label[r] : 0, aabb + 4 * r)) {
+        const double a[4] = {box[r].x1, box[r].y1, box[r].x2, box[r].y2};
+        if (!obb_grid_insert(&g, r, label ? label[r] : 0, a)) {
             count = -1;
             break;
         }
@@ -302,7 +282,6 @@ done:
     free(g.head);
     free(order);
     free(box);
-    free(aabb);
     free(label);
     free(valid);
     return count;

@@ -8,6 +8,8 @@
  * Numerical choices (each one a lesson from detectron2 / mmcv bug reports):
  *  - everything is computed in double (obb_box), from float32 or float64 inputs, relative to the second box's
  *    centre and axes, so that boxes far from the origin (1e5 px) lose nothing and identical boxes give exactly 1;
+ *  - per-box trigonometry and bounds are computed once (obb_prep), and A's rotation into B's frame comes from
+ *    them by the angle-difference identities (exactly the identity for equal angles);
  *  - the intersection is convex clipping (Sutherland-Hodgman) of box A, expressed in B's frame, against B's
  *    axis-aligned extent: no vertex sorting, no convex hull, hence none of the sort / FMA / missed-vertex bugs;
  *  - invalid boxes (non-finite values, w <= 0 or h <= 0) have area 0 and IoU 0 with everything;
@@ -16,6 +18,7 @@
 #ifndef OBBMETA_OBB_GEOMETRY_H
 #define OBBMETA_OBB_GEOMETRY_H
 
+#include <float.h>
 #include <math.h>
 
 #if defined(__CUDACC__)
@@ -148,21 +151,54 @@ OBB_HD double obb_polygon_area(const obb_point *p, int n)
     return 0.5 * fabs(twice);
 }
 
-/* Area of the intersection of two valid boxes. */
-OBB_HD double obb_box_intersection_area(const obb_box *a, const obb_box *b)
+/* A box prepared once for many pairwise tests (NMS, IoU matrices): half sides, the trigonometry of its angle, its
+ * area, circumradius and tight axis-aligned bounds. Every pairwise function below works on prepared boxes, so a box's
+ * sin / cos are computed once per box, not once per pair, on the host and on the device alike. */
+typedef struct {
+    double cx, cy, hw, hh, a, c, s, area, radius;
+    double x1, y1, x2, y2;
+    int valid;
+} obb_prep;
+
+OBB_HD obb_prep obb_prep_make(const obb_box *b)
 {
-    const double bw = 0.5 * b->w, bh = 0.5 * b->h;
-    const double aw = 0.5 * a->w, ah = 0.5 * a->h;
+    obb_prep p;
+    p.valid = obb_box_valid(b);
+    p.cx = b->cx;
+    p.cy = b->cy;
+    p.hw = 0.5 * b->w;
+    p.hh = 0.5 * b->h;
+    p.a = b->a;
+    p.c = cos(b->a);
+    p.s = sin(b->a);
+    p.area = b->w * b->h;
+    p.radius = sqrt(p.hw * p.hw + p.hh * p.hh);
+    const double ex = fabs(p.c) * p.hw + fabs(p.s) * p.hh, ey = fabs(p.s) * p.hw + fabs(p.c) * p.hh;
+    p.x1 = b->cx - ex;
+    p.y1 = b->cy - ey;
+    p.x2 = b->cx + ex;
+    p.y2 = b->cy + ey;
+    return p;
+}
+
+/* Area of the intersection of two valid prepared boxes. */
+OBB_HD double obb_prep_intersection_area(const obb_prep *a, const obb_prep *b)
+{
     const double dx = a->cx - b->cx, dy = a->cy - b->cy;
     /* Disjoint circumcircles: no overlap (cheap early exit, exact). */
-    const double reach = sqrt(aw * aw + ah * ah) + sqrt(bw * bw + bh * bh);
+    const double reach = a->radius + b->radius;
     if (dx * dx + dy * dy > reach * reach) return 0.0;
 
-    /* A's centre and axes in B's frame (rotate by -angle_b around B's centre). */
-    const double cb = cos(b->a), sb = sin(b->a);
-    const double ox = cb * dx + sb * dy, oy = -sb * dx + cb * dy;
-    const double rel = a->a - b->a;
-    const double c = cos(rel), s = sin(rel);
+    /* A's centre and axes in B's frame (rotate by -angle_b around B's centre). The relative rotation comes from the
+     * prepared sines and cosines (angle-difference identities); equal angles give exactly (1, 0), so identical
+     * boxes give exactly IoU 1 and equal-angle pairs are clipped without any rotation error. */
+    const double ox = b->c * dx + b->s * dy, oy = -b->s * dx + b->c * dy;
+    double c = 1.0, s = 0.0;
+    if (a->a != b->a) {
+        c = a->c * b->c + a->s * b->s;
+        s = a->s * b->c - a->c * b->s;
+    }
+    const double aw = a->hw, ah = a->hh, bw = b->hw, bh = b->hh;
     const double sx[4] = {-1.0, 1.0, 1.0, -1.0};
     const double sy[4] = {-1.0, -1.0, 1.0, 1.0};
 
@@ -184,20 +220,48 @@ OBB_HD double obb_box_intersection_area(const obb_box *a, const obb_box *b)
     return obb_polygon_area(buf0, n);
 }
 
-/* Exact IoU of two boxes, in [0, 1]; 0 when either box is invalid. */
-OBB_HD double obb_box_iou(const obb_box *a, const obb_box *b)
+/* Exact IoU of two prepared boxes, in [0, 1]; 0 when either box is invalid. */
+OBB_HD double obb_prep_iou(const obb_prep *a, const obb_prep *b)
 {
-    if (!obb_box_valid(a) || !obb_box_valid(b)) return 0.0;
-    const double area_a = a->w * a->h;
-    const double area_b = b->w * b->h;
-    double inter = obb_box_intersection_area(a, b);
-    const double smaller = area_a < area_b ? area_a : area_b;
+    if (!a->valid || !b->valid) return 0.0;
+    double inter = obb_prep_intersection_area(a, b);
+    const double smaller = a->area < b->area ? a->area : b->area;
     if (inter > smaller) inter = smaller;
-    const double uni = area_a + area_b - inter;
+    const double uni = a->area + b->area - inter;
     if (!(uni > 0.0)) return 0.0;
     const double iou = inter / uni;
     /* NaN (an area product that overflowed to inf: inf / inf) is caught here too: it is not <= 1. */
     return iou >= 0.0 && iou <= 1.0 ? iou : (iou > 1.0 ? 1.0 : 0.0);
+}
+
+/* Exact IoU of two boxes, in [0, 1]; 0 when either box is invalid. */
+OBB_HD double obb_box_iou(const obb_box *a, const obb_box *b)
+{
+    const obb_prep pa = obb_prep_make(a), pb = obb_prep_make(b);
+    return obb_prep_iou(&pa, &pb);
+}
+
+/* An upper bound of IoU(k, r) from areas alone: the intersection is at most the smaller box and at most the overlap
+ * of the two bounding boxes (widened by their rounding), and IoU grows with the intersection. */
+OBB_HD double obb_prep_iou_bound(const obb_prep *k, const obb_prep *r)
+{
+    const double slack_x = 8.0 * DBL_EPSILON * (fabs(k->x1) + fabs(k->x2) + fabs(r->x1) + fabs(r->x2));
+    const double slack_y = 8.0 * DBL_EPSILON * (fabs(k->y1) + fabs(k->y2) + fabs(r->y1) + fabs(r->y2));
+    const double ow = fmin(k->x2, r->x2) - fmax(k->x1, r->x1) + slack_x;
+    const double oh = fmin(k->y2, r->y2) - fmax(k->y1, r->y1) + slack_y;
+    const double inter = fmin(fmin(k->area, r->area), ow * oh) * (1.0 + 1e-9);
+    return inter / (k->area + r->area - inter);
+}
+
+/* Greedy NMS's one question, asked identically by the host scan and the CUDA mask kernel: does kept box k suppress
+ * box r (IoU(k, r) > threshold, threshold >= 0)? Invalid boxes suppress nothing and are never suppressed; disjoint
+ * bounding boxes and the area bound answer most pairs without the exact clipping. */
+OBB_HD int obb_prep_suppresses(const obb_prep *k, const obb_prep *r, double threshold)
+{
+    if (!k->valid || !r->valid) return 0;
+    if (r->x1 > k->x2 || r->x2 < k->x1 || r->y1 > k->y2 || r->y2 < k->y1) return 0;
+    if (obb_prep_iou_bound(k, r) < threshold * (1.0 - 1e-6)) return 0;
+    return obb_prep_iou(k, r) > threshold;
 }
 
 OBB_HD double obb_iou(const float *a, const float *b)

@@ -58,6 +58,33 @@ def yolo_obb(
     Unlike Ultralytics, suppression is greedy NMS on exact polygon IoU rather than Fast-NMS on ProbIoU, so a
     chain A-B-C keeps C, and boxes ProbIoU calls overlapping while they only touch are both kept.
     """
+    fmt, conf, iou, classes = _checked(output, conf, iou, max_det, classes, letterbox, max_nms, format)
+    if fmt == RAW:
+        if output.shape[1] < 6:
+            raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
+        if output.is_cuda and fused_available(output, multi_label, agnostic):
+            # One fused pass on the device (filter, top-k, NMS per image and class, letterbox inverse) and one read of
+            # the per-image counts.
+            from .yolo_padded import decode_fused
+
+            return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox)
+        if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
+            results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
+                                          letterbox)
+            letterbox = None  # applied once to the whole batch's boxes
+        else:
+            results = [_decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
+    else:
+        if output.shape[2] != 7:
+            raise ValueError(f"e2e output must have shape (B, K, 7), got {tuple(output.shape)}")
+        results = [_decode_e2e(x, conf, max_det, classes) for x in output]
+    if letterbox is not None:
+        results = [r.rescale(letterbox) for r in results]
+    return results
+
+
+def _checked(output, conf, iou, max_det, classes, letterbox, max_nms, format):
+    """yolo_obb's argument checks: (format, conf, iou, classes as a list or None), or the error naming the argument."""
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"output must be a torch.Tensor, got {type(output).__name__}")
     if not output.is_floating_point():
@@ -77,22 +104,20 @@ def yolo_obb(
         classes = _class_list(classes)
     if letterbox is not None and not isinstance(letterbox, Letterbox):
         raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
-    if fmt == RAW:
-        if output.shape[1] < 6:
-            raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
-        if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
-            results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
-                                          letterbox)
-            letterbox = None  # applied once to the whole batch's boxes
-        else:
-            results = [_decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
-    else:
-        if output.shape[2] != 7:
-            raise ValueError(f"e2e output must have shape (B, K, 7), got {tuple(output.shape)}")
-        results = [_decode_e2e(x, conf, max_det, classes) for x in output]
-    if letterbox is not None:
-        results = [r.rescale(letterbox) for r in results]
-    return results
+    return fmt, conf, iou, classes
+
+
+def fused_available(output: torch.Tensor, multi_label: bool, agnostic: bool) -> bool:
+    """Whether the fused CUDA decode takes this raw head: the CUDA kernels are built and the (image, class) groups
+    fit its 31-bit sort key (B * nc below about 2^31, e.g. any B <= 65535 with nc <= 15)."""
+    from .._cuda_lib import cuda_library
+
+    b, c, n = output.shape
+    nc = c - 5
+    label_bits = 0 if agnostic else int(nc).bit_length()
+    per_image = n * nc if multi_label else n
+    return (cuda_library() is not None and int(b).bit_length() + label_bits <= 31 and b * per_image < 2**31
+            and b >= 1)
 
 
 def _class_list(classes) -> list:

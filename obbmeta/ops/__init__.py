@@ -6,7 +6,7 @@ All take and return torch tensors (``box_iou_rotated_host``: NumPy arrays, for p
 """
 from .convert import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .iou import box_iou_rotated, box_iou_rotated_host
-from .nms import nms_rotated
+from .nms import nms_rotated, nms_rotated_padded
 
-__all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "obb_to_polygons", "polygons_to_obb",
-           "obb_to_aabb"]
+__all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "nms_rotated_padded", "obb_to_polygons",
+           "polygons_to_obb", "obb_to_aabb"]

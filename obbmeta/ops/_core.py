@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import ctypes
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
-from .._cuda_lib import cuda_library, launch
+from .._cuda_lib import cuda_library, launch, sizes
 from .._native import load_library
 from .._native import ptr as _ptr
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
@@ -140,38 +140,101 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-NMS_BLOCK = 64  # bits per mask word in kernels/obbmeta_cuda.cu
+# Status flags written by the CUDA kernels (kernels/obbmeta_nms.cuh): status = [kept, flags, mask words needed].
+STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW = 1, 2, 4
+# Suppression-mask words tried first by the sized entry points (64 MiB; n * ceil(n / 64) is used when smaller). The
+# data decides how many are needed (the sum over label groups of L * ceil(L / 64)); when it is more, the call runs
+# again with exactly that many, and later calls on that device start from it.
+MASK_WORDS_FIRST = 8 << 20
+_mask_words_seen: dict = {}
+
+
+def mask_words_for(device: torch.device, bound: int) -> int:
+    return min(bound, max(MASK_WORDS_FIRST, _mask_words_seen.get(device, 0)))
+
+
+def remember_mask_words(device: torch.device, words: int) -> None:
+    _mask_words_seen[device] = max(words, _mask_words_seen.get(device, 0))
+
+
+def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: str = "scores") -> Optional[Exception]:
+    """The exception the sized entry points raise for a kernel's status flags (None when the data was fine)."""
+    if flags & STATUS_BOXES:
+        return range_error(boxes_name, boxes)
+    if flags & STATUS_SCORES:
+        return ValueError(f"{scores_name} contains NaN or inf")
+    return None
+
+
+def _nms_cuda(boxes, scores, labels, iou_threshold, mask_words=None):
+    """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64, mask words
+    used). mask_words=None: enough for any data (n * ceil(n / 64))."""
+    lib = cuda_library()
+    dtype = compute_dtype(boxes, scores)
+    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
+    labels = labels.to(torch.int64).contiguous() if labels is not None else None
+    n, wide = boxes.shape[0], int(dtype == torch.float64)
+    ws_bytes, bound = sizes(boxes.device, lib.obbmeta_cuda_nms_sizes, n, int(labels is not None), wide)
+    words = bound if mask_words is None else min(mask_words, bound)
+    # One scratch allocation (workspace, then the mask, 8-byte aligned) and one for the results.
+    ws_bytes = (ws_bytes + 255) // 256 * 256
+    scratch = torch.empty(ws_bytes + 8 * max(words, 1), dtype=torch.uint8, device=boxes.device)
+    out = torch.empty(n + 3, dtype=torch.int64, device=boxes.device)
+    keep, status = out[:n], out[n:]
+    launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(boxes), _ptr(scores), wide, _ptr(labels), iou_threshold,
+           _ptr(scratch), ws_bytes, ctypes.c_void_p(scratch.data_ptr() + ws_bytes), words, _ptr(keep), _ptr(status))
+    return keep, status, words
 
 
 @nms_rotated_op.register_kernel("cuda")
 def _(boxes, scores, labels, iou_threshold):
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
-    lib = cuda_library()
-    if lib is None:
+    if cuda_library() is None:
         return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)
-    dtype = compute_dtype(boxes, scores)
-    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
-    labels = labels.to(torch.int64) if labels is not None else None
     n = boxes.shape[0]
-    if n == 0:
-        return torch.empty(0, dtype=torch.int64, device=boxes.device)
-    # Stable sort: equal scores keep the lower index first, as on the host.
-    order = torch.sort(scores, descending=True, stable=True).indices
-    sorted_boxes = boxes.index_select(0, order).contiguous()
-    sorted_labels = labels.index_select(0, order).contiguous() if labels is not None else None
-    col_blocks = (n + NMS_BLOCK - 1) // NMS_BLOCK
-    mask = torch.empty(n * col_blocks, dtype=torch.int64, device=boxes.device)
-    removed = torch.zeros(col_blocks, dtype=torch.int64, device=boxes.device)
-    keep = torch.empty(n, dtype=torch.int64, device=boxes.device)
-    count = torch.empty(1, dtype=torch.int64, device=boxes.device)
-    launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(sorted_boxes), int(dtype == torch.float64),
-           _ptr(sorted_labels), iou_threshold, _ptr(order), _ptr(mask), _ptr(removed), _ptr(keep), _ptr(count))
-    # The one host sync: the number of kept boxes (which decides the result's size), read together with the
-    # NaN/inf check of the inputs that nms_rotated leaves to this point on a GPU.
-    kept, boxes_ok, scores_ok = torch.cat(
-        (count, boxes_in_range(boxes).view(1).long(), torch.isfinite(scores).all().view(1).long())).tolist()
-    if not boxes_ok:
-        raise range_error("boxes", boxes)
-    if not scores_ok:
-        raise ValueError("scores contains NaN or inf")
+    bound = n * ((n + 63) // 64)
+    keep, status, words = _nms_cuda(boxes, scores, labels, iou_threshold, mask_words_for(boxes.device, bound))
+    kept, flags, needed = status.tolist()  # the one host sync: the result's size, with the kernels' input checks
+    if flags & STATUS_OVERFLOW:  # more overlap groups than the first mask held: once more, with what they need
+        remember_mask_words(boxes.device, needed)
+        keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
+        kept, flags, _ = status.tolist()
+    error = status_error(flags, "boxes", boxes)
+    if error is not None:
+        raise error
     return keep[:kept]
+
+
+@torch.library.custom_op("obbmeta::nms_rotated_padded", mutates_args=())
+def nms_rotated_padded_op(
+    boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
+    _require_host(boxes)
+    n = boxes.shape[0]
+    keep = torch.full((n,), -1, dtype=torch.int64)
+    dtype = compute_dtype(boxes, scores)
+    if n and not (bool(boxes_in_range(_as(boxes, dtype))) and bool(torch.isfinite(scores).all())):
+        return keep, torch.tensor(-1, dtype=torch.int64)
+    kept = nms_rotated_op(boxes, scores, labels, iou_threshold)
+    keep[:kept.numel()] = kept
+    return keep, torch.tensor(kept.numel(), dtype=torch.int64)
+
+
+@nms_rotated_padded_op.register_fake
+def _(boxes, scores, labels, iou_threshold):
+    check_nms_args(boxes, scores, labels, iou_threshold)
+    n = boxes.shape[0]
+    return boxes.new_empty((n,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
+
+
+@nms_rotated_padded_op.register_kernel("cuda")
+def _(boxes, scores, labels, iou_threshold):
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
+    if cuda_library() is None:
+        return tuple(t.to(boxes.device) for t in nms_rotated_padded_op(boxes.cpu(), scores.cpu(),
+                                                                       None if labels is None else labels.cpu(),
+                                                                       iou_threshold))
+    keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold)  # a mask for any data: never overflows
+    count = torch.where(status[1] == 0, status[0], torch.full_like(status[0], -1))
+    return keep, count

@@ -1,11 +1,11 @@
 """Greedy non-maximum suppression of oriented boxes with exact polygon IoU."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
-from ._core import nms_rotated_op
+from ._core import nms_rotated_op, nms_rotated_padded_op
 from ._validate import check_nms_args
 
 
@@ -26,7 +26,11 @@ def nms_rotated(
     Cost on the CPU: near-linear at constant density of bounding boxes (each box is tested only against kept boxes
     whose axis-aligned bounding boxes meet its own, found through a multi-level grid); the keep set is that of the
     plain greedy scan. Scenes where most bounding boxes overlap (e.g. many long thin boxes at 45 degrees across the
-    image) stay quadratic, as any bounding-box filter is. On CUDA the suppression mask is computed for all pairs.
+    image) stay quadratic, as any bounding-box filter is. On CUDA, boxes are sorted on the device, prepared once
+    each, and a bit mask of the pairs that suppress each other is built per label in 64 x 64 tiles (bounding-box and
+    area pre-tests, then the exact clipping in double: the host's own predicate), then scanned greedily, one warp
+    per label group; the mask takes sum(L * ceil(L / 64)) 8-byte words over the label groups of L boxes. The one
+    host sync reads the kept count (:func:`nms_rotated_padded` has none).
 
     Args:
         boxes: (N, 5) [cx, cy, w, h, angle] float tensor (radians, clockwise on screen).
@@ -42,3 +46,20 @@ def nms_rotated(
     # result size, its one host sync), so this function traces under torch.compile(fullgraph=True).
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     return nms_rotated_op(boxes, scores, labels, iou_threshold)
+
+
+def nms_rotated_padded(
+    boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float, labels: Optional[torch.Tensor] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """:func:`nms_rotated` with a fixed-size result and, on CUDA, no host synchronisation at all: it can be captured
+    in a CUDA graph and traced by ``torch.compile(fullgraph=True)`` without a graph break.
+
+    Returns:
+        ``(keep, count)``: ``keep`` is an (N,) int64 tensor whose first ``count`` entries are :func:`nms_rotated`'s
+        result and the rest -1; ``count`` is a 0-d int64 tensor, or -1 when boxes or scores hold NaN / inf (or, for
+        float64 boxes, values beyond +-1e150) — the case where :func:`nms_rotated` raises ValueError. Both are on the
+        boxes' device. On CUDA the suppression mask is sized for any data: N * ceil(N / 64) 8-byte words
+        (N = 30 000: 113 MB).
+    """
+    iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
+    return nms_rotated_padded_op(boxes, scores, labels, iou_threshold)

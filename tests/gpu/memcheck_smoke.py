@@ -1,4 +1,5 @@
-"""Exercise every CUDA entry point once on small inputs, for `compute-sanitizer --tool memcheck`:
+"""Exercise every CUDA entry point once on small inputs, for compute-sanitizer's memcheck, racecheck (shared
+memory) and synccheck tools:
 
     compute-sanitizer --tool memcheck --error-exitcode 1 python3 tests/gpu/memcheck_smoke.py
 """
@@ -10,7 +11,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import reference  # noqa: E402
 
-from obbmeta.ops import box_iou_rotated, nms_rotated  # noqa: E402
+from obbmeta.decode import yolo_obb, yolo_obb_padded  # noqa: E402
+from obbmeta.ops import box_iou_rotated, nms_rotated, nms_rotated_padded  # noqa: E402
 from obbmeta.osd import draw_obbs  # noqa: E402
 
 for n in (1, 64, 65, 300):
@@ -19,8 +21,19 @@ for n in (1, 64, 65, 300):
     box_iou_rotated(b, b, aligned=True)
     nms_rotated(b, s, 0.5)
     nms_rotated(b, s, 0.5, labels=lab)
+    nms_rotated(b.double(), s.double(), 0.3, labels=lab)
+    nms_rotated_padded(b, s, 0.5, labels=lab)
     b[:, :2] -= 50  # partly outside the frame
     draw_obbs(torch.zeros(240, 320, 4, dtype=torch.uint8, device="cuda"), b, thickness=3)
     draw_obbs(torch.zeros(240, 400, 3, dtype=torch.uint8, device="cuda")[:, 40:360], b)  # strided rows
+# The fused decode: plain, top-k cut (two sorts), multi-label, class filter, a first mask too small (retried).
+head = torch.rand(3, 4 + 5 + 1, 700, device="cuda")
+head[:, :2] *= 200
+head[:, 2:4] = head[:, 2:4] * 30 + 2
+yolo_obb(head, 0.6, 0.5)
+yolo_obb(head, 0.6, 0.5, max_nms=40, max_det=5)
+yolo_obb(head, 0.8, 0.5, multi_label=True, agnostic=True, classes=[0, 2])
+yolo_obb_padded(head, 0.6, 0.5, mask_words=3)
+nms_rotated(*(torch.from_numpy(a).cuda() for a in reference.clustered_scene(2000, 7, extent=100.0)[:2]), 0.5)
 torch.cuda.synchronize()
 print("memcheck smoke: ok")

@@ -9,6 +9,7 @@ from devices import DEVICES
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
+import obbmeta.decode  # noqa: F401  (registers obbmeta::yolo_obb_padded)
 from obbmeta.ops import box_iou_rotated, nms_rotated
 
 DTYPES = [torch.float32, torch.float64]
@@ -147,3 +148,35 @@ def test_compiled_functions_still_refuse_nan(device):
         torch.compile(box_iou_rotated, fullgraph=True, backend="aot_eager")(bad, bad)
     with pytest.raises(ValueError, match="boxes contains NaN or inf"):
         torch.compile(nms_rotated, fullgraph=True, backend="aot_eager")(bad, torch.ones(1, device=device), 0.5)
+
+
+NMS_PADDED = torch.ops.obbmeta.nms_rotated_padded.default
+DECODE_PADDED = torch.ops.obbmeta.yolo_obb_padded.default
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_nms_rotated_padded(device, dtype, layout):
+    boxes, scores, labels = _inputs(device, dtype, layout)
+    torch.library.opcheck(NMS_PADDED, (boxes, scores, None, 0.3))
+    torch.library.opcheck(NMS_PADDED, (boxes, scores, labels, 0.3))
+    keep, count = NMS_PADDED(boxes, scores, labels, 0.3)
+    assert keep.tolist() == [4, 0, 2, 3, -1] and int(count) == 4
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_yolo_obb_padded(device):
+    # (B=2, 4 + 2 classes + 1, 6 anchors): two overlapping class-0 anchors and a class-1 anchor in image 0.
+    head = torch.zeros(2, 7, 6, device=device)
+    head[0, :4, :3] = torch.tensor([[10.0, 10.5, 40.0], [10.0, 10.0, 40.0], [8.0, 8.0, 6.0], [4.0, 4.0, 6.0]])
+    head[0, 4, :2] = torch.tensor([0.9, 0.8])
+    head[0, 5, 2] = 0.7
+    allowed = torch.ones(2, dtype=torch.int32, device=device)
+    for args in ((head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1),
+                 (head, 0.25, 0.5, 1, allowed, True, True, 2, 0.5, 3.0, 1.0, -1)):
+        torch.library.opcheck(DECODE_PADDED, args)
+    boxes, scores, labels, counts, status = DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0,
+                                                          -1)
+    assert counts.tolist() == [2, 0] and labels[0, :2].tolist() == [0, 1] and int(status) == 0
+    assert boxes.shape == (2, 10, 5) and scores[0, :2].tolist() == pytest.approx([0.9, 0.7])

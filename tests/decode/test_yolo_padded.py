@@ -1,0 +1,153 @@
+"""yolo_obb_padded: yolo_obb's detections in fixed-size tables (no host sync on CUDA). On the CPU it is yolo_obb's own
+code padded; on CUDA it is the fused kernel, which must give yolo_obb's CPU answer on every option, inside a captured
+CUDA graph too."""
+import numpy as np
+import pytest
+import torch
+from devices import needs_cuda
+
+from obbmeta import Letterbox
+from obbmeta.decode import yolo_obb, yolo_obb_padded
+from obbmeta.ops import _core
+
+NC = 6
+
+
+def head(batch: int, anchors: int = 3000, seed: int = 0, objects: int = 25, proposals: int = 12) -> torch.Tensor:
+    """A raw head (B, 4 + NC + 1, anchors): objects seen by several jittered anchors above conf, the rest below."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((batch, 4 + NC + 1, anchors), np.float32)
+    for b in range(batch):
+        out[b, 0:2] = rng.uniform(0, 640, (2, anchors))
+        out[b, 2:4] = rng.uniform(4, 60, (2, anchors))
+        out[b, -1] = rng.uniform(-np.pi, np.pi, anchors)
+        out[b, 4:4 + NC] = rng.uniform(0, 0.2, (NC, anchors))
+        hot = rng.choice(anchors, objects * proposals, replace=False)
+        centre = np.c_[rng.uniform(30, 610, (objects, 2)), rng.uniform(8, 60, (objects, 2)),
+                       rng.uniform(-3, 3, objects)]
+        boxes = np.repeat(centre, proposals, axis=0)
+        boxes[:, :2] += rng.normal(0, 1.5, (len(boxes), 2))
+        boxes[:, 2:4] *= rng.normal(1, 0.05, (len(boxes), 2))
+        boxes[:, 4] += rng.normal(0, 0.05, len(boxes))
+        out[b, :4, hot], out[b, -1, hot] = boxes[:, :4], boxes[:, 4]
+        cls = np.repeat(rng.integers(0, NC, objects), proposals)
+        out[b, 4 + cls, hot] = rng.uniform(0.3, 1.0, hot.size)
+        second = rng.choice(hot.size, hot.size // 4, replace=False)  # a second class above conf (multi-label)
+        out[b, 4 + (cls[second] + 1) % NC, hot[second]] = rng.uniform(0.26, 0.6, second.size)
+    return torch.from_numpy(out)
+
+
+def _same(a, b, atol=1e-3):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.labels.cpu().tolist() == y.labels.cpu().tolist()
+        torch.testing.assert_close(x.scores.cpu(), y.scores.cpu(), rtol=0, atol=0)
+        torch.testing.assert_close(x.xywhr.cpu(), y.xywhr.cpu(), rtol=0, atol=atol)
+
+
+OPTIONS = [
+    {},
+    {"multi_label": True},
+    {"agnostic": True},
+    {"classes": [1, 4]},
+    {"max_det": 7},
+    {"max_nms": 50},  # an image's candidates cut to its 50 best before NMS
+    {"max_nms": 50, "multi_label": True, "agnostic": True},
+    {"letterbox": Letterbox.fit((1920, 1080), (640, 640))},
+    {"conf": 0.5, "iou": 0.3},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_cpu_padded_tables_hold_yolo_obb_results(options):
+    out = head(3)
+    kw = {"conf": 0.25, "iou": 0.5, **options}
+    padded = yolo_obb_padded(out, **kw)
+    expect = yolo_obb(out, **kw)
+    max_det = kw.get("max_det", 300)
+    assert padded.boxes.shape == (3, max_det, 5) and padded.labels.dtype == torch.int64
+    assert padded.counts.tolist() == [len(d) for d in expect] and int(padded.status) == 0
+    _same(padded.unpad(), expect, atol=0)
+    for b, d in enumerate(expect):
+        assert (padded.boxes[b, len(d):] == 0).all() and (padded.scores[b, len(d):] == 0).all()
+
+
+def test_nan_candidate_box_sets_status_and_unpad_raises_like_yolo_obb():
+    out = head(2)
+    hot = int((out[1, 4:4 + NC].amax(0) > 0.25).nonzero()[0])
+    out[1, 2, hot] = float("nan")
+    padded = yolo_obb_padded(out, 0.25, 0.5)
+    assert int(padded.status) == 1 and padded.counts.tolist() == [-1, -1]
+    with pytest.raises(ValueError, match="NaN or inf"):
+        padded.unpad()
+    with pytest.raises(ValueError, match="NaN or inf"):
+        yolo_obb(out, 0.25, 0.5)
+
+
+def test_padded_arguments_are_checked():
+    with pytest.raises(ValueError, match="mask_words"):
+        yolo_obb_padded(head(1), mask_words=-2)
+    with pytest.raises(ValueError, match="max_nms"):
+        yolo_obb_padded(head(1), max_nms=0)
+
+
+def test_padded_traces_with_fullgraph_compile():
+    out = head(2)
+    fn = torch.compile(lambda o: yolo_obb_padded(o, 0.25, 0.5, max_det=20), fullgraph=True)
+    _same(fn(out).unpad(), yolo_obb(out, 0.25, 0.5, max_det=20), atol=0)
+
+
+@needs_cuda
+@pytest.mark.parametrize("batch", [1, 4, 16])
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_cuda_fused_decode_equals_the_cpu_decode(batch, options):
+    out = head(batch, seed=batch)
+    kw = {"conf": 0.25, "iou": 0.5, **options}
+    expect = yolo_obb(out, **kw)
+    got = yolo_obb(out.cuda(), **kw)
+    assert all(d.xywhr.device.type == "cuda" for d in got)
+    _same(got, expect)
+    _same(yolo_obb_padded(out.cuda(), **kw).unpad(), expect)
+
+
+@needs_cuda
+def test_cuda_fused_decode_on_half_precision_heads_and_many_candidates():
+    out = head(2, anchors=21504, objects=200, proposals=20)
+    _same(yolo_obb(out.half().cuda(), 0.25, 0.5), yolo_obb(out.half(), 0.25, 0.5))
+
+
+@needs_cuda
+def test_cuda_nan_candidate_raises():
+    out = head(2)
+    hot = int((out[0, 4:4 + NC].amax(0) > 0.25).nonzero()[0])
+    out[0, 0, hot] = float("inf")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        yolo_obb(out.cuda(), 0.25, 0.5)
+
+
+@needs_cuda
+def test_cuda_mask_retry_when_the_first_mask_is_too_small(monkeypatch):
+    monkeypatch.setattr(_core, "MASK_WORDS_FIRST", 4)
+    monkeypatch.setattr(_core, "_mask_words_seen", {})
+    out = head(4, seed=3)
+    _same(yolo_obb(out.cuda(), 0.25, 0.5), yolo_obb(out, 0.25, 0.5))
+    padded = yolo_obb_padded(out.cuda(), 0.25, 0.5, mask_words=4)
+    assert int(padded.status) == 4 and (padded.counts == -1).all()
+    with pytest.raises(RuntimeError, match="mask_words"):
+        padded.unpad()
+
+
+@needs_cuda
+def test_cuda_graph_replay_equals_eager():
+    static = head(4, seed=20).cuda()
+    lb = Letterbox.fit((1280, 720), (640, 640))
+    yolo_obb_padded(static, 0.25, 0.5, letterbox=lb, max_nms=2000)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = yolo_obb_padded(static, 0.25, 0.5, letterbox=lb, max_nms=2000)
+    for seed in (21, 22):
+        fresh = head(4, seed=seed)
+        static.copy_(fresh.cuda())
+        graph.replay()
+        _same(result.unpad(), yolo_obb(fresh, 0.25, 0.5, letterbox=lb, max_nms=2000))
