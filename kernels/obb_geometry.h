@@ -255,12 +255,29 @@ OBB_HD double obb_prep_iou_bound(const obb_prep *k, const obb_prep *r)
 
 /* Greedy NMS's one question, asked identically by the host scan and the CUDA mask kernel: does kept box k suppress
  * box r (IoU(k, r) > threshold, threshold >= 0)? Invalid boxes suppress nothing and are never suppressed; disjoint
- * bounding boxes and the area bound answer most pairs without the exact clipping. */
+ * bounding boxes, the area bound and the separating axes answer most pairs without the exact clipping. */
+/* Separating-axis test: 1 when the two rectangles are certainly disjoint (separated along one of their four axes by
+ * more than the rounding of the projections), so their IoU is 0. Rotated boxes whose bounding boxes meet often are. */
+OBB_HD int obb_prep_separated(const obb_prep *a, const obb_prep *b)
+{
+    const double dx = b->cx - a->cx, dy = b->cy - a->cy;
+    const double cc = fabs(a->c * b->c + a->s * b->s), cs = fabs(a->s * b->c - a->c * b->s);
+    const double slack = 1e-9 * (fabs(dx) + fabs(dy) + a->radius + b->radius);
+    /* a's axes (c, s) and (-s, c): b's half extents along them through |cos| and |sin| of the relative angle. */
+    if (fabs(dx * a->c + dy * a->s) > a->hw + b->hw * cc + b->hh * cs + slack) return 1;
+    if (fabs(-dx * a->s + dy * a->c) > a->hh + b->hw * cs + b->hh * cc + slack) return 1;
+    /* b's axes: the same relative angle seen from b. */
+    if (fabs(dx * b->c + dy * b->s) > b->hw + a->hw * cc + a->hh * cs + slack) return 1;
+    if (fabs(-dx * b->s + dy * b->c) > b->hh + a->hw * cs + a->hh * cc + slack) return 1;
+    return 0;
+}
+
 OBB_HD int obb_prep_suppresses(const obb_prep *k, const obb_prep *r, double threshold)
 {
     if (!k->valid || !r->valid) return 0;
     if (r->x1 > k->x2 || r->x2 < k->x1 || r->y1 > k->y2 || r->y2 < k->y1) return 0;
     if (obb_prep_iou_bound(k, r) < threshold * (1.0 - 1e-6)) return 0;
+    if (obb_prep_separated(k, r)) return 0;
     return obb_prep_iou(k, r) > threshold;
 }
 

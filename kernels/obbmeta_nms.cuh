@@ -10,37 +10,42 @@
 //   1. sort by descending score (stable: equal scores keep the lower index first), then, with labels, stably by
 //      label: every (label) group is a contiguous "segment" in score order;
 //   2. prepare each box once (obb_prep: trigonometry, bounds, area);
-//   3. suppression mask per segment, in 64 x 64 tiles of its upper triangle: one warp builds a row's 64-bit word
-//      with two ballots, every pair asks obb_prep_suppresses (the host's own predicate: bounding boxes, an area
-//      bound, then the exact clipping in double), and each row records which groups of its words are not zero;
-//   4. greedy scan, one warp per segment, 64 boxes at a time: the chunk is resolved from its diagonal words in
-//      registers (one step per kept box), and only the non-zero words of the kept rows are folded into the
-//      "removed" bits (kept in shared memory);
+//   3. suppression mask per segment, in tiles of 64 columns over the upper triangle: one warp builds a row's 64-bit
+//      word with two ballots, every pair asks obb_prep_suppresses (the host's own predicate: bounding boxes, an area
+//      bound, then the exact clipping in double). Only the words that matter are stored: each row's word of its own
+//      64-box chunk (the "diagonal"), and the non-zero words right of it, appended to a pool and then grouped by the
+//      chunk of columns they cover;
+//   4. greedy scan, one warp per segment, 64 boxes at a time: the chunk's removed bits are the OR of its column
+//      group's words whose rows were kept (a bit set in shared memory), loaded one chunk ahead; then the chunk is
+//      resolved from its diagonal words in registers (one step per kept box);
 //   5. kept flags -> kept indices in score order (stream compaction).
-// Mask memory is the sum over segments of L * ceil(L / 64) words (L = segment length), never an N x N float matrix.
+// Memory is linear in the boxes plus 32 bytes per non-zero word (overlapping pairs, 64 columns to a word): no N x N
+// matrix of any kind. The pool's size is given by the caller; data that needs more sets a status flag and says how
+// much (the sized entry points then run once more with that).
 #include <cub/cub.cuh>
 
 namespace obbnms {
 
-constexpr int TILE = 64;            // boxes per tile side = bits per mask word
-constexpr int MASK_THREADS = 256;   // 8 warps per tile
+constexpr int TILE = 64;            // boxes per chunk = columns per tile = bits per mask word
+constexpr int TILE_ROWS = 32;       // most rows per mask tile (16 below SMALL_N boxes: more tiles, fewer rows per warp)
+constexpr int64_t SMALL_N = 8192;
+constexpr int MASK_THREADS = 256;   // 8 warps per tile, 4 rows each
 constexpr int SCAN_WARPS = 4;       // segments per scan block (one per warp)
-constexpr int SCAN_SHARED_WORDS = 512;  // removed bits of a segment up to 32768 boxes stay in shared memory
-constexpr int LIST = 8;             // non-zero later words a row lists for the scan (more: its summary bits)
+constexpr int SCAN_SHARED_WORDS = 512;  // kept bits of a segment up to 32768 boxes stay in shared memory
 constexpr unsigned FULL = 0xffffffffu;
 constexpr uint64_t NO_KEY = ~0ull;  // decode: a sort key that is not a candidate (sorts last)
 constexpr int64_t NO_GROUP = 0xffffffffLL;  // its group (NO_KEY >> 32)
 
-// status[0]: kept boxes (NMS); status[1]: flags; status[2]: mask words the data needed.
+// status[0]: kept boxes (NMS); status[1]: flags; status[2]: non-zero mask words the data needed (pool entries).
 enum : unsigned long long { ST_BOXES = 1, ST_SCORES = 2, ST_OVERFLOW = 4 };
 
 struct SegInfo {
-    int64_t tiles, words, width;  // upper-triangle tiles, mask words (L * W), W = ceil(L / 64)
+    int64_t tiles, width;  // mask tiles over the upper triangle, W = ceil(L / 64) chunks
 };
 struct SegSum {
     __host__ __device__ SegInfo operator()(const SegInfo &a, const SegInfo &b) const
     {
-        return {a.tiles + b.tiles, a.words + b.words, a.width + b.width};
+        return {a.tiles + b.tiles, a.width + b.width};
     }
 };
 
@@ -54,7 +59,17 @@ struct Segs {
     int64_t *nseg;         // number of segments (device scalar)
     SegInfo *info;         // per segment
     SegInfo *incl;         // its inclusive prefix sum
+    int tile_rows;         // rows per mask tile: 16 or 32 (TILE a multiple of it)
 };
+
+// Mask tiles of a segment of len boxes: row tile r (tile_rows rows, in chunk r / q, q = TILE / tile_rows) meets column
+// chunks r / q .. w - 1.
+__host__ __device__ __forceinline__ int64_t segment_tiles(int64_t len, int tile_rows)
+{
+    const int64_t w = (len + TILE - 1) / TILE, rt = (len + tile_rows - 1) / tile_rows, q = TILE / tile_rows;
+    const int64_t full = rt / q, rem = rt % q;
+    return q * (full * w - full * (full - 1) / 2) + rem * (w - full);
+}
 
 __device__ __forceinline__ void raise_flag(int64_t *status, unsigned long long bit)
 {
@@ -143,25 +158,24 @@ struct HeadBoxes {
 // Position q: the box at order[q] (order2 given: order[order2[q]]) prepared; and segment q's size, when q is one.
 template <typename Loader>
 __global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const int64_t *order2, obb_prep *prep,
-                          unsigned long long *summary, int *list_count, Segs g, int64_t *status)
+                          Segs g, int *col_count, int64_t columns, unsigned long long *pool_count, int64_t *status)
 {
+    GRID_LOOP(k, columns) col_count[k] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *pool_count = 0;
     GRID_LOOP(q, n) {
         const int64_t o = order2 ? order[order2[q]] : order[q];
         const obb_box box = load(o);
         prep[q] = obb_prep_make(&box);
-        summary[q] = 0;
-        list_count[q] = 0;
         if (g.decode && g.group[q] != NO_GROUP &&
             !(isfinite(box.cx) && isfinite(box.cy) && isfinite(box.w) && isfinite(box.h) && isfinite(box.a)))
             raise_flag(status, ST_BOXES);
         const int64_t nseg = g.group ? *g.nseg : 1;
-        SegInfo info = {0, 0, 0};
+        SegInfo info = {0, 0};
         if (q < nseg) {
             const int64_t st = g.group ? g.start[q] : 0;
             int64_t len = seg_end(g, q, nseg, n) - st;
             if (g.decode && g.group[st] == NO_GROUP) len = 0;
-            const int64_t w = (len + TILE - 1) / TILE;
-            info = {w * (w + 1) / 2, len * w, w};
+            info = {segment_tiles(len, g.tile_rows), (len + TILE - 1) / TILE};
         }
         if (!g.group) {
             if (q == 0) {
@@ -176,50 +190,69 @@ __global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const in
 }
 
 // ---- 3. suppression mask -----------------------------------------------------------------------------------------
-__device__ __forceinline__ int64_t tri_offset(int64_t r, int64_t w) { return r * w - r * (r - 1) / 2; }
+// The buffers of steps 3 and 4.
+struct Core {
+    obb_prep *prep;
+    unsigned long long *diag;  // per position: its word against its own chunk
+    ulonglong2 *pool;          // non-zero words right of the diagonal: x = chunk column << 32 | row in segment, y = word
+    ulonglong2 *grouped;       // the same, grouped by chunk column
+    int64_t pool_entries;      // room in pool (and in grouped)
+    unsigned long long *pool_count;
+    int *col_count;            // per chunk column (segments' columns one after another), then a 0
+    int *col_start;            // exclusive prefix sum of col_count
+    int64_t columns;           // entries of col_count (>= the segments' chunks, + 1)
+    int *kflag;
+    unsigned long long *kept_global;  // kept bits of segments too large for shared memory
+};
 
-__global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double threshold, const obb_prep *prep, Segs g,
-                                                       unsigned long long *summary, int *list_count,
-                                                       ulonglong2 *list, unsigned long long *mask,
-                                                       int64_t mask_words, int64_t *status)
+// Tile t of a segment of w chunks: row tile r and column chunk c >= r / q. The q row tiles of chunk k have w - k tiles
+// each: prefix P(k) = q (k w - k (k - 1) / 2).
+__device__ __forceinline__ void tile_of(int64_t t, int64_t w, int64_t q, int64_t *r, int64_t *c)
 {
-    __shared__ obb_prep rows[TILE], cols[TILE];
-    __shared__ int64_t sh_start, sh_len, sh_w, sh_r, sh_c, sh_base, sh_group;
+    const double wh = (double)w + 0.5;
+    int64_t k = (int64_t)(wh - sqrt(fmax(wh * wh - 2.0 * (double)t / (double)q, 0.0)));
+    if (k < 0) k = 0;
+    while (k > 0 && q * (k * w - k * (k - 1) / 2) > t) --k;
+    while (q * ((k + 1) * w - (k + 1) * k / 2) <= t) ++k;
+    const int64_t in_group = t - q * (k * w - k * (k - 1) / 2), per_row = w - k;
+    *r = q * k + in_group / per_row;
+    *c = k + in_group % per_row;
+}
+
+__global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double threshold, Segs g, Core core, int64_t *status)
+{
+    __shared__ obb_prep rows[TILE_ROWS], cols[TILE];
+    __shared__ int64_t sh_start, sh_len, sh_r, sh_c, sh_col, sh_base;
+    __shared__ int nz;
+    __shared__ int nz_row[TILE_ROWS];
+    __shared__ unsigned long long nz_word[TILE_ROWS];
     const int64_t nseg = *g.nseg;
-    const SegInfo total = g.incl[nseg - 1];
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        status[2] = total.words;
-        if (total.words > mask_words) raise_flag(status, ST_OVERFLOW);
-    }
-    if (total.words > mask_words) return;
+    const int64_t total = g.incl[nseg - 1].tiles;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int64_t t = blockIdx.x; t < total.tiles; t += gridDim.x) {
+    for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
         if (threadIdx.x == 0) {
             int64_t lo = 0, hi = nseg - 1;  // the segment holding tile t: first s with incl[s].tiles > t
             while (lo < hi) {
                 const int64_t mid = (lo + hi) / 2;
                 if (g.incl[mid].tiles > t) hi = mid; else lo = mid + 1;
             }
-            const int64_t st = g.start[lo], len = seg_end(g, lo, nseg, n) - st, w = (len + TILE - 1) / TILE;
-            const int64_t tl = t - (g.incl[lo].tiles - w * (w + 1) / 2);  // tile index in the segment's triangle
-            const double b2 = 2.0 * (double)w + 1.0;
-            int64_t r = (int64_t)((b2 - sqrt(fmax(b2 * b2 - 8.0 * (double)tl, 0.0))) / 2.0);
-            r = r < 0 ? 0 : (r >= w ? w - 1 : r);
-            while (r > 0 && tri_offset(r, w) > tl) --r;
-            while (r + 1 < w && tri_offset(r + 1, w) <= tl) ++r;
+            const int64_t st = g.start[lo], len = seg_end(g, lo, nseg, n) - st;
+            const int64_t w = (len + TILE - 1) / TILE;
+            int64_t r, c;
+            tile_of(t - (g.incl[lo].tiles - segment_tiles(len, g.tile_rows)), w, TILE / g.tile_rows, &r, &c);
             sh_start = st;
             sh_len = len;
-            sh_w = w;
             sh_r = r;
-            sh_c = r + (tl - tri_offset(r, w));
-            sh_base = g.incl[lo].words - len * w;
-            sh_group = (w + 63) / 64;  // words per summary bit
+            sh_c = c;
+            sh_col = g.incl[lo].width - w + c;  // this chunk column among all segments' columns
+            nz = 0;
         }
         __syncthreads();
-        const int64_t st = sh_start, w = sh_w, r = sh_r, c = sh_c;
-        const int rows_here = (int)min((int64_t)TILE, sh_len - r * TILE), cols_here = (int)min((int64_t)TILE, sh_len - c * TILE);
-        if (threadIdx.x < rows_here) rows[threadIdx.x] = prep[st + r * TILE + threadIdx.x];
-        else if (threadIdx.x >= TILE && threadIdx.x < TILE + cols_here) cols[threadIdx.x - TILE] = prep[st + c * TILE + threadIdx.x - TILE];
+        const int64_t st = sh_start, r = sh_r, c = sh_c;
+        const int64_t row0 = r * g.tile_rows;
+        const int rows_here = (int)min((int64_t)g.tile_rows, sh_len - row0), cols_here = (int)min((int64_t)TILE, sh_len - c * TILE);
+        if (threadIdx.x < rows_here) rows[threadIdx.x] = core.prep[st + row0 + threadIdx.x];
+        else if (threadIdx.x >= TILE && threadIdx.x < TILE + cols_here) cols[threadIdx.x - TILE] = core.prep[st + c * TILE + threadIdx.x - TILE];
         __syncthreads();
         // Each lane tests the same two columns against every row of its warp: their bounds stay in registers, and
         // only pairs whose bounding boxes meet read the full prepared boxes.
@@ -231,116 +264,116 @@ __global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double thresho
                      a1y2 = c1 ? cols[j1].y2 : 0;
         for (int i = warp; i < rows_here; i += MASK_THREADS / 32) {
             const obb_prep *ri = &rows[i];
+            const int64_t row = row0 + i;             // in the segment
+            const int64_t first = row - c * TILE + 1;  // columns of this chunk after the row (only those count)
             const double x1 = ri->x1, y1 = ri->y1, x2 = ri->x2, y2 = ri->y2;
             const bool rv = ri->valid;
-            const bool s0 = rv && c0 && (r != c || j0 > i) && !(a0x1 > x2 || a0x2 < x1 || a0y1 > y2 || a0y2 < y1) &&
+            const bool s0 = rv && c0 && j0 >= first && !(a0x1 > x2 || a0x2 < x1 || a0y1 > y2 || a0y2 < y1) &&
                             obb_prep_suppresses(ri, &cols[j0], threshold);
-            const bool s1 = rv && c1 && (r != c || j1 > i) && !(a1x1 > x2 || a1x2 < x1 || a1y1 > y2 || a1y2 < y1) &&
+            const bool s1 = rv && c1 && j1 >= first && !(a1x1 > x2 || a1x2 < x1 || a1y1 > y2 || a1y2 < y1) &&
                             obb_prep_suppresses(ri, &cols[j1], threshold);
             const unsigned lo = __ballot_sync(FULL, s0), hi = __ballot_sync(FULL, s1);
             if (lane == 0) {
                 const unsigned long long word = (unsigned long long)lo | ((unsigned long long)hi << 32);
-                const int64_t row = r * TILE + i;
-                mask[sh_base + row * w + c] = word;
-                if (c > r && word) {
-                    atomicOr(&summary[st + row], 1ull << (c / sh_group));
-                    const int slot = atomicAdd(&list_count[st + row], 1);
-                    if (slot < LIST) list[(st + row) * LIST + slot] = make_ulonglong2((unsigned long long)c, word);
+                if (row / TILE == c) {
+                    core.diag[st + row] = word;
+                } else if (word) {
+                    const int k = atomicAdd(&nz, 1);
+                    nz_row[k] = (int)i;
+                    nz_word[k] = word;
                 }
             }
         }
         __syncthreads();
+        if (threadIdx.x == 0 && nz) {
+            sh_base = (int64_t)atomicAdd(core.pool_count, (unsigned long long)nz);
+            atomicAdd(&core.col_count[sh_col], nz);
+        }
+        __syncthreads();
+        if (threadIdx.x < nz && sh_base + threadIdx.x < core.pool_entries)
+            core.pool[sh_base + threadIdx.x] = make_ulonglong2(((unsigned long long)sh_col << 32) |
+                                                                   (unsigned long long)(row0 + nz_row[threadIdx.x]),
+                                                               nz_word[threadIdx.x]);
+        __syncthreads();
+    }
+}
+
+// Pool entries -> grouped by chunk column (col_start: where each column's entries begin). col_count counts down.
+__global__ void k_group(Core core, int64_t *status)
+{
+    const unsigned long long used = *core.pool_count;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        status[2] = (int64_t)used;
+        if (used > (unsigned long long)core.pool_entries) raise_flag(status, ST_OVERFLOW);
+    }
+    if (used > (unsigned long long)core.pool_entries) return;
+    GRID_LOOP(i, (int64_t)used) {
+        const ulonglong2 e = core.pool[i];
+        const int64_t col = (int64_t)(e.x >> 32);
+        core.grouped[core.col_start[col] + atomicSub(&core.col_count[col], 1) - 1] = e;
     }
 }
 
 // ---- 4. greedy scan ------------------------------------------------------------------------------------------------
-// One chunk's inputs for one lane: the diagonal words and the listed later words of rows lane and lane + 32. They do
-// not depend on the scan's state, so the next chunk's are loaded while this one is resolved.
-struct ChunkRows {
-    unsigned long long diag[2];
-    int count[2];
-    ulonglong2 entry[2][LIST];
-};
-
-__device__ __forceinline__ void load_chunk(ChunkRows &c, int64_t b, int64_t len, int64_t w, int64_t st, int64_t base,
-                                           const unsigned long long *mask, const int *list_count,
-                                           const ulonglong2 *list, int lane)
-{
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-        const int64_t row = b * TILE + lane + 32 * h;
-        const bool here = row < len;
-        c.diag[h] = here ? mask[base + row * w + b] : 0;
-        c.count[h] = here ? list_count[st + row] : 0;
-#pragma unroll
-        for (int e = 0; e < LIST; ++e) c.entry[h][e] = here ? list[(st + row) * LIST + e] : make_ulonglong2(0, 0);
-    }
-}
-
-__global__ void __launch_bounds__(SCAN_WARPS * 32) k_scan(int64_t n, const unsigned long long *mask,
-                                                          const unsigned long long *summary, const int *list_count,
-                                                          const ulonglong2 *list, Segs g, const int64_t *rank,
-                                                          int *kflag, unsigned long long *removed_global,
+__global__ void __launch_bounds__(SCAN_WARPS * 32) k_scan(int64_t n, Segs g, Core core, const int64_t *rank,
                                                           const int64_t *status)
 {
-    __shared__ unsigned long long removed_shared[SCAN_WARPS][SCAN_SHARED_WORDS];
+    __shared__ unsigned long long kept_shared[SCAN_WARPS][SCAN_SHARED_WORDS];
     if (status[1] & ST_OVERFLOW) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int64_t nseg = *g.nseg;
     for (int64_t s = blockIdx.x * (int64_t)SCAN_WARPS + warp; s < nseg; s += (int64_t)gridDim.x * SCAN_WARPS) {
         const int64_t w = g.incl[s].width - (s ? g.incl[s - 1].width : 0);
         if (w == 0) continue;  // not candidates (decode)
-        const int64_t st = g.start[s], len = seg_end(g, s, nseg, n) - st;
-        const int64_t base = g.incl[s].words - len * w, group = (w + 63) / 64;
-        unsigned long long *removed = w <= SCAN_SHARED_WORDS ? removed_shared[warp] : removed_global + (g.incl[s].width - w);
-        for (int64_t k = lane; k < w; k += 32) removed[k] = 0;
-        __syncwarp();
-        ChunkRows cur, next;
-        load_chunk(next, 0, len, w, st, base, mask, list_count, list, lane);
+        const int64_t st = g.start[s], len = seg_end(g, s, nseg, n) - st, col0 = g.incl[s].width - w;
+        unsigned long long *kept_bits = w <= SCAN_SHARED_WORDS ? kept_shared[warp] : core.kept_global + col0;
+        // The next chunk's inputs do not depend on the scan: its diagonal words, its column's entry range and each
+        // lane's first entry are loaded one chunk ahead.
+        int64_t e0 = core.col_start[col0], e1 = core.col_start[col0 + 1];
+        ulonglong2 first = e0 + lane < e1 ? core.grouped[e0 + lane] : make_ulonglong2(0, 0);
+        unsigned long long d_lo = lane < len ? core.diag[st + lane] : 0;
+        unsigned long long d_hi = lane + 32 < len ? core.diag[st + lane + 32] : 0;
         for (int64_t b = 0; b < w; ++b) {
-            cur = next;
-            if (b + 1 < w) load_chunk(next, b + 1, len, w, st, base, mask, list_count, list, lane);
             const int64_t row0 = b * TILE;
+            const unsigned long long cur_lo = d_lo, cur_hi = d_hi;
+            const int64_t c0 = e0, c1 = e1;
+            const ulonglong2 cur_first = first;
+            if (b + 1 < w) {
+                const int64_t next = row0 + TILE;
+                d_lo = next + lane < len ? core.diag[st + next + lane] : 0;
+                d_hi = next + lane + 32 < len ? core.diag[st + next + lane + 32] : 0;
+                e0 = c1;
+                e1 = core.col_start[col0 + b + 2];
+                first = e0 + lane < e1 ? core.grouped[e0 + lane] : make_ulonglong2(0, 0);
+            }
+            // Removed bits: the OR of this column's words whose rows (all in earlier chunks) were kept.
+            unsigned long long removed = 0;
+            if (c0 + lane < c1) {
+                const uint32_t row = (uint32_t)cur_first.x;
+                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) removed |= cur_first.y;
+            }
+#pragma unroll 4
+            for (int64_t e = c0 + 32 + lane; e < c1; e += 32) {
+                const ulonglong2 en = core.grouped[e];
+                const uint32_t row = (uint32_t)en.x;
+                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) removed |= en.y;
+            }
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2) removed |= __shfl_xor_sync(FULL, removed, off);
             const int rows_here = (int)min((int64_t)TILE, len - row0);
             const unsigned long long valid = rows_here == TILE ? ~0ull : ((1ull << rows_here) - 1);
             // Resolve the chunk: every lane walks the same bits (warp-uniform), one step per kept box.
-            unsigned long long cand = valid & ~removed[b], kept = 0;
+            unsigned long long cand = valid & ~removed, kept = 0;
             while (cand) {
                 const int bit = __ffsll((long long)cand) - 1;
                 kept |= 1ull << bit;
-                const unsigned long long dl = __shfl_sync(FULL, cur.diag[0], bit & 31);
-                const unsigned long long dh = __shfl_sync(FULL, cur.diag[1], bit & 31);
+                const unsigned long long dl = __shfl_sync(FULL, cur_lo, bit & 31), dh = __shfl_sync(FULL, cur_hi, bit & 31);
                 cand &= cand - 1;
                 cand &= ~(bit < 32 ? dl : dh);
             }
-            // Kept rows: flag them, and fold their non-zero later words into the removed bits (the listed ones, or,
-            // for a row with more than LIST, every word its summary marks).
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int bit = lane + 32 * h;
-                if (!(kept >> bit & 1ull)) continue;
-                const int64_t row = row0 + bit;
-                kflag[rank ? rank[st + row] : st + row] = 1;
-                const int count = cur.count[h];
-                if (count <= LIST) {
-#pragma unroll
-                    for (int e = 0; e < LIST; ++e)
-                        if (e < count) atomicOr(&removed[cur.entry[h][e].x], cur.entry[h][e].y);
-                    continue;
-                }
-                unsigned long long groups = summary[st + row];
-                while (groups) {
-                    const int64_t gi = __ffsll((long long)groups) - 1;
-                    groups &= groups - 1;
-                    int64_t w0 = gi * group;
-                    const int64_t w1 = min(w0 + group, w);
-                    if (w0 <= b) w0 = b + 1;
-                    for (int64_t k = w0; k < w1; ++k) {
-                        const unsigned long long word = mask[base + row * w + k];
-                        if (word) atomicOr(&removed[k], word);
-                    }
-                }
-            }
+            if (lane == 0) kept_bits[b] = kept;
+            if (kept >> lane & 1ull) core.kflag[rank ? rank[st + row0 + lane] : st + row0 + lane] = 1;
+            if (kept >> (lane + 32) & 1ull) core.kflag[rank ? rank[st + row0 + lane + 32] : st + row0 + lane + 32] = 1;
             __syncwarp();
         }
     }
@@ -382,22 +415,39 @@ static int grid_of(int64_t n, int threads)
         if (e_ != cudaSuccess) return (int)e_; \
     } while (0)
 
-// The segment machinery, mask and scan over n positions whose group / order are set up; fills kflag.
+// Core buffers for n positions (pool: `pool_entries` entries, twice: as appended and grouped).
+static void core_layout(Arena &ar, int64_t n, int64_t pool_entries, Core &c)
+{
+    c.prep = ar.take<obb_prep>(n);
+    c.diag = ar.take<unsigned long long>(n);
+    c.columns = n + n / TILE + 2;  // >= sum over segments of ceil(L / 64), + 1
+    c.col_count = ar.take<int>(c.columns);
+    c.col_start = ar.take<int>(c.columns);
+    c.pool_count = ar.take<unsigned long long>(1);
+    c.kflag = ar.take<int>(n + 1);
+    c.kept_global = ar.take<unsigned long long>(c.columns);
+    c.pool_entries = pool_entries;
+    c.pool = ar.take<ulonglong2>(pool_entries);
+    c.grouped = ar.take<ulonglong2>(pool_entries);
+}
+
+// The segment machinery, mask and scan over n positions whose group / order are set up; fills core.kflag (indexed by
+// rank[position], or by position). Measuring (`need` given): CUB's scratch for these steps.
 template <typename Loader>
 static int run_core(int64_t n, Loader load, const int64_t *order, const int64_t *order2, const int64_t *rank, Segs g,
-                    double threshold, obb_prep *prep, unsigned long long *summary, int *list_count,
-                    ulonglong2 *list, int *kflag,
-                    unsigned long long *removed, unsigned long long *mask, int64_t mask_words, int64_t *status,
-                    void *temp, size_t temp_bytes, cudaStream_t s, bool measure, size_t *need, bool grouped)
+                    double threshold, Core core, int64_t *status, void *temp, size_t temp_bytes, cudaStream_t s,
+                    size_t *need, bool grouped)
 {
     size_t bytes = 0, most = 0;
-    if (grouped) {  // (g.group itself is NULL while measuring)
-        CUB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, g.flags, g.segid, n, s));
+    if (need) {
+        if (grouped) {  // (g.group itself is NULL while measuring)
+            CUB_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, g.flags, g.segid, n, s));
+            most = bytes > most ? bytes : most;
+            CUB_TRY(cub::DeviceScan::InclusiveScan(nullptr, bytes, g.info, g.incl, SegSum(), n, s));
+            most = bytes > most ? bytes : most;
+        }
+        CUB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, core.col_count, core.col_start, core.columns, s));
         most = bytes > most ? bytes : most;
-        CUB_TRY(cub::DeviceScan::InclusiveScan(nullptr, bytes, g.info, g.incl, SegSum(), n, s));
-        most = bytes > most ? bytes : most;
-    }
-    if (measure) {
         *need = most;
         return 0;
     }
@@ -407,17 +457,20 @@ static int run_core(int64_t n, Loader load, const int64_t *order, const int64_t 
         CUB_TRY(cub::DeviceScan::InclusiveSum(temp, bytes, g.flags, g.segid, n, s));
         k_seg_starts<<<grid_of(n, 256), 256, 0, s>>>(n, g);
     }
-    k_prepare<<<grid_of(n, 256), 256, 0, s>>>(n, load, order, order2, prep, summary, list_count, g, status);
+    g.tile_rows = n <= SMALL_N ? 16 : TILE_ROWS;
+    k_prepare<<<grid_of(core.columns, 256), 256, 0, s>>>(n, load, order, order2, core.prep, g, core.col_count,
+                                                         core.columns, core.pool_count, status);
     if (g.group) {
         bytes = temp_bytes;
         CUB_TRY(cub::DeviceScan::InclusiveScan(temp, bytes, g.info, g.incl, SegSum(), n, s));
     }
     const int sms = sm_count();
-    k_mask<<<sms * 8, MASK_THREADS, 0, s>>>(n, threshold, prep, g, summary, list_count, list, mask, mask_words,
-                                            status);
+    k_mask<<<sms * 8, MASK_THREADS, 0, s>>>(n, threshold, g, core, status);
+    bytes = temp_bytes;
+    CUB_TRY(cub::DeviceScan::ExclusiveSum(temp, bytes, core.col_count, core.col_start, core.columns, s));
+    k_group<<<sms * 4, 256, 0, s>>>(core, status);
     const int64_t scan_blocks = (n + SCAN_WARPS - 1) / SCAN_WARPS;
-    k_scan<<<(int)min(scan_blocks, (int64_t)sms * 16), SCAN_WARPS * 32, 0, s>>>(n, mask, summary, list_count, list, g,
-                                                                             rank, kflag, removed, status);
+    k_scan<<<(int)min(scan_blocks, (int64_t)sms * 16), SCAN_WARPS * 32, 0, s>>>(n, g, core, rank, status);
     return (int)cudaGetLastError();
 }
 
@@ -425,16 +478,12 @@ struct NmsBuffers {
     void *key_a, *key_b;
     int64_t *idx_a, *idx_b, *lab_a, *lab_b, *pos_a, *pos_b;
     Segs g;
-    obb_prep *prep;
-    unsigned long long *summary, *removed;
-    int *list_count;
-    ulonglong2 *list;
-    int *kflag;
+    Core core;
     void *temp;
     size_t temp_bytes;
 };
 
-static size_t nms_layout(Arena &ar, int64_t n, int has_labels, int is_double, NmsBuffers &b)
+static void nms_layout(Arena &ar, int64_t n, int has_labels, int is_double, int64_t pool_entries, NmsBuffers &b)
 {
     const size_t tsize = is_double ? sizeof(double) : sizeof(float);
     b.key_a = ar.take<char>(n * tsize);
@@ -455,32 +504,26 @@ static size_t nms_layout(Arena &ar, int64_t n, int has_labels, int is_double, Nm
     b.g.start = ar.take<int64_t>(n);
     b.g.nseg = ar.take<int64_t>(1);
     b.g.incl = ar.take<SegInfo>(n);
-    b.prep = ar.take<obb_prep>(n);
-    b.summary = ar.take<unsigned long long>(n);
-    b.list_count = ar.take<int>(n);
-    b.list = ar.take<ulonglong2>(n * LIST);
-    b.kflag = ar.take<int>(n);
-    b.removed = ar.take<unsigned long long>(n + n / TILE + 1);
-    return ar.off;
+    core_layout(ar, n, pool_entries, b.core);
 }
 
 template <typename T>
-static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *labels, double threshold, void *ws,
-                    int64_t ws_bytes, unsigned long long *mask, int64_t mask_words, int64_t *keep, int64_t *status,
+static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *labels, bool has_labels,
+                    double threshold, void *ws, int64_t ws_bytes, int64_t pool_entries, int64_t *keep, int64_t *status,
                     cudaStream_t s, int64_t *ws_need)
 {
     const bool measure = ws_need != nullptr;
     NmsBuffers b;
     Arena ar = {measure ? nullptr : (char *)ws, 0};
-    nms_layout(ar, n, labels != nullptr, sizeof(T) == 8, b);
-    b.g.group = labels ? b.lab_b : nullptr;
+    nms_layout(ar, n, has_labels, sizeof(T) == 8, pool_entries, b);
+    b.g.group = has_labels ? b.lab_b : nullptr;
     b.g.decode = 0;
     // CUB's scratch: the largest any step needs (the steps run one after another on the stream).
     size_t most = 0, bytes = 0;
     CUB_TRY(cub::DeviceRadixSort::SortPairsDescending(nullptr, bytes, (const T *)nullptr, (T *)nullptr,
                                                       (const int64_t *)nullptr, (int64_t *)nullptr, n, 0, (int)sizeof(T) * 8, s));
     most = bytes > most ? bytes : most;
-    if (labels) {
+    if (has_labels) {
         CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const int64_t *)nullptr, (int64_t *)nullptr,
                                                 (const int64_t *)nullptr, (int64_t *)nullptr, n, 0, 64, s));
         most = bytes > most ? bytes : most;
@@ -489,8 +532,8 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
                                        (int64_t *)nullptr, n, s));
     most = bytes > most ? bytes : most;
     size_t core = 0;
-    run_core(n, RowBoxes<T>{boxes}, nullptr, nullptr, nullptr, b.g, threshold, nullptr, nullptr, nullptr, nullptr,
-             nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, s, true, &core, labels != nullptr);
+    CUB_TRY((cudaError_t)run_core(n, RowBoxes<T>{boxes}, nullptr, nullptr, nullptr, b.g, threshold, b.core, nullptr,
+                                  nullptr, 0, s, &core, has_labels));
     most = core > most ? core : most;
     b.temp = ar.take<char>(most);
     b.temp_bytes = most;
@@ -502,24 +545,23 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
 
     CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
     if (n == 0) return (int)cudaGetLastError();
-    k_nms_inputs<T><<<grid_of(n, 256), 256, 0, s>>>(n, boxes, scores, (T *)b.key_a, b.idx_a, b.kflag, keep, status);
+    k_nms_inputs<T><<<grid_of(n, 256), 256, 0, s>>>(n, boxes, scores, (T *)b.key_a, b.idx_a, b.core.kflag, keep,
+                                                    status);
     bytes = b.temp_bytes;
     CUB_TRY(cub::DeviceRadixSort::SortPairsDescending(b.temp, bytes, (const T *)b.key_a, (T *)b.key_b, b.idx_a, b.idx_b,
                                                       n, 0, (int)sizeof(T) * 8, s));
     const int64_t *rank = nullptr;
-    if (labels) {
+    if (has_labels) {
         k_gather_labels<<<grid_of(n, 256), 256, 0, s>>>(n, labels, b.idx_b, b.lab_a, b.pos_a);
         bytes = b.temp_bytes;
         CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.lab_a, b.lab_b, b.pos_a, b.pos_b, n, 0, 64, s));
         rank = b.pos_b;  // position in label order -> rank in score order
     }
-    const int code = run_core(n, RowBoxes<T>{boxes}, b.idx_b, rank, rank, b.g, threshold, b.prep, b.summary,
-                              b.list_count, b.list, b.kflag,
-                              b.removed, mask, mask_words, status, b.temp, b.temp_bytes, s, false, nullptr,
-                              labels != nullptr);
+    const int code = run_core(n, RowBoxes<T>{boxes}, b.idx_b, rank, rank, b.g, threshold, b.core, status, b.temp,
+                              b.temp_bytes, s, nullptr, has_labels);
     if (code) return code;
     bytes = b.temp_bytes;
-    CUB_TRY(cub::DeviceSelect::Flagged(b.temp, bytes, b.idx_b, b.kflag, keep, status, n, s));
+    CUB_TRY(cub::DeviceSelect::Flagged(b.temp, bytes, b.idx_b, b.core.kflag, keep, status, n, s));
     return (int)cudaGetLastError();
 }
 
@@ -603,6 +645,21 @@ __global__ void k_top_k(int64_t m, const uint64_t *key_in, const int64_t *val_in
     }
 }
 
+__global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_boxes, float *out_scores,
+                              int64_t *out_labels, int64_t *counts, unsigned long long *count, int *kflag)
+{
+    GRID_LOOP(i, B * max_det * 5) out_boxes[i] = 0.0f;
+    GRID_LOOP(i, B * max_det) {
+        out_scores[i] = 0.0f;
+        out_labels[i] = 0;
+    }
+    GRID_LOOP(i, B) {
+        counts[i] = 0;
+        count[i] = 0;
+    }
+    GRID_LOOP(i, n + 1) kflag[i] = 0;
+}
+
 __global__ void k_groups(int64_t n, const uint64_t *key, int64_t *group)
 {
     GRID_LOOP(q, n) group[q] = (int64_t)(key[q] >> 32);
@@ -681,11 +738,8 @@ struct DecodeBuffers {
     unsigned long long *count;
     Segs g;
     int64_t *group;
-    obb_prep *prep;
-    unsigned long long *summary, *removed;
-    int *list_count;
-    ulonglong2 *list;
-    int *kflag, *kprefix;
+    Core core;
+    int *kprefix;
     void *temp;
     size_t temp_bytes;
 };
@@ -703,7 +757,7 @@ static int bit_length(int64_t v)
 // m items (B x per_image), n = B * k positions after the top-k (candidates beyond are never needed).
 static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic, double conf,
                        double iou, const int *allowed, int64_t k, int64_t max_det, double scale, double pad_x,
-                       double pad_y, void *ws, int64_t ws_bytes, unsigned long long *mask, int64_t mask_words,
+                       double pad_y, void *ws, int64_t ws_bytes, int64_t pool_entries,
                        float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts, int64_t *status,
                        cudaStream_t s, int64_t *ws_need)
 {
@@ -740,12 +794,7 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     b.g.incl = ar.take<SegInfo>(n);
     b.g.group = b.group;
     b.g.decode = 1;
-    b.prep = ar.take<obb_prep>(n);
-    b.summary = ar.take<unsigned long long>(n);
-    b.list_count = ar.take<int>(n);
-    b.list = ar.take<ulonglong2>(n * LIST);
-    b.removed = ar.take<unsigned long long>(n + n / TILE + 1);
-    b.kflag = ar.take<int>(n + 1);
+    core_layout(ar, n, pool_entries, b.core);
     b.kprefix = ar.take<int>(n + 1);
     size_t most = 0, bytes = 0;
     CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint64_t *)nullptr, (uint64_t *)nullptr,
@@ -755,8 +804,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     most = bytes > most ? bytes : most;
     HeadBoxes load = {head, C, N, per_image, nc, multi};
     size_t core = 0;
-    run_core(n, load, nullptr, nullptr, nullptr, b.g, iou, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-             nullptr, 0, nullptr, nullptr, 0, s, true, &core, true);
+    CUB_TRY((cudaError_t)run_core(n, load, nullptr, nullptr, nullptr, b.g, iou, b.core, nullptr, nullptr, 0, s, &core,
+                                  true));
     most = core > most ? core : most;
     b.temp = ar.take<char>(most);
     b.temp_bytes = most;
@@ -767,13 +816,12 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     if ((int64_t)ar.off > ws_bytes) return (int)cudaErrorInvalidValue;
 
     CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
-    CUB_TRY(cudaMemsetAsync(counts, 0, B * sizeof(int64_t), s));
-    CUB_TRY(cudaMemsetAsync(out_boxes, 0, B * max_det * 5 * sizeof(float), s));
-    CUB_TRY(cudaMemsetAsync(out_scores, 0, B * max_det * sizeof(float), s));
-    CUB_TRY(cudaMemsetAsync(out_labels, 0, B * max_det * sizeof(int64_t), s));
+    {
+        const int64_t most_items = B * max_det * 5 > n + 1 ? B * max_det * 5 : n + 1;
+        k_zero_decode<<<grid_of(most_items, 256), 256, 0, s>>>(B, max_det, n, out_boxes, out_scores, out_labels, counts,
+                                                              b.count, b.core.kflag);
+    }
     if (m == 0 || n == 0) return (int)cudaGetLastError();
-    if (ranked) CUB_TRY(cudaMemsetAsync(b.count, 0, B * sizeof(unsigned long long), s));
-    CUB_TRY(cudaMemsetAsync(b.kflag, 0, (n + 1) * sizeof(int), s));
     k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, label_bits,
                                                  ranked, b.key1, b.val1, b.score, b.label, b.count);
     if (ranked) {
@@ -786,14 +834,13 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key2, b.key2s, b.val2, b.val2s, m, 0, key_bits, s));
     // Positions >= n hold no candidate (at most k per image), so the core only looks at the first n.
     k_groups<<<grid_of(n, 256), 256, 0, s>>>(n, b.key2s, b.group);
-    int code = run_core(n, load, b.val2s, nullptr, nullptr, b.g, iou, b.prep, b.summary, b.list_count, b.list,
-                        b.kflag, b.removed, mask,
-                        mask_words, status, b.temp, b.temp_bytes, s, false, nullptr, true);
+    int code = run_core(n, load, b.val2s, nullptr, nullptr, b.g, iou, b.core, status, b.temp, b.temp_bytes, s,
+                        nullptr, true);
     if (code) return code;
     bytes = b.temp_bytes;
-    CUB_TRY(cub::DeviceScan::ExclusiveSum(b.temp, bytes, b.kflag, b.kprefix, n + 1, s));
+    CUB_TRY(cub::DeviceScan::ExclusiveSum(b.temp, bytes, b.core.kflag, b.kprefix, n + 1, s));
     if (max_det > 0)
-        k_outputs<<<grid_of(n, 256), 256, 0, s>>>(n, b.g, b.key2s, b.val2s, b.kflag, b.kprefix, b.score, b.label, load,
+        k_outputs<<<grid_of(n, 256), 256, 0, s>>>(n, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix, b.score, b.label, load,
                                                   label_bits, max_det, scale, pad_x, pad_y, out_boxes, out_scores,
                                                   out_labels);
     k_counts<<<grid_of(B, 64), 64, 0, s>>>(n, B, b.g, b.kprefix, label_bits, max_det, counts);
@@ -803,47 +850,55 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
 }  // namespace obbnms
 
 // ---- C ABI -----------------------------------------------------------------------------------------------------------
-// Workspace bytes for obbmeta_cuda_nms, and the mask words that always suffice (n * ceil(n / 64)).
-OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, int64_t *workspace_bytes,
-                                      int64_t *mask_bound)
+// Non-zero mask words that can occur in the worst case for groups of at most `len` boxes, n in all: 64 rows per chunk
+// times the chunks right of theirs.
+static int64_t pool_bound(int64_t n, int64_t len)
 {
-    if (n < 0 || n > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
-    *mask_bound = n * ((n + 63) / 64);
-    const long long *fake = has_labels ? (const long long *)1 : nullptr;  // only tested for NULL when measuring
+    const int64_t t = obbnms::TILE, w = (len + t - 1) / t;
+    return w > 1 ? (n / t + 1) * t * (w - 1) / 2 + t * w : 0;
+}
+
+// Workspace bytes of obbmeta_cuda_nms for a pool of `pool_entries` non-zero mask words, and the pool that suffices
+// for any data.
+OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, int64_t pool_entries,
+                                      int64_t *workspace_bytes, int64_t *pool_needed_at_most)
+{
+    if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
+    *pool_needed_at_most = pool_bound(n, n);
     if (is_double)
-        return obbnms::nms_impl<double>(n, nullptr, nullptr, (const int64_t *)fake, 0.0, nullptr, 0, nullptr, 0,
+        return obbnms::nms_impl<double>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
                                         nullptr, nullptr, 0, workspace_bytes);
-    return obbnms::nms_impl<float>(n, nullptr, nullptr, (const int64_t *)fake, 0.0, nullptr, 0, nullptr, 0, nullptr,
-                                   nullptr, 0, workspace_bytes);
+    return obbnms::nms_impl<float>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
+                                   nullptr, nullptr, 0, workspace_bytes);
 }
 
 // Greedy rotated NMS, all on `stream`, no host sync. keep: n int64, the kept indices by descending score, then -1.
-// status: 3 int64 (kept count, flags: 1 non-finite / out-of-range boxes, 2 non-finite scores, 4 mask too small; mask
-// words the data needed). mask: mask_words 64-bit words (need status[2]; n * ceil(n / 64) always suffices).
+// status: 3 int64 (kept count; flags: 1 non-finite / out-of-range boxes, 2 non-finite scores, 4 pool too small;
+// the non-zero mask words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
 OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores, int is_double,
                                 const int64_t *labels, double threshold, void *workspace, int64_t workspace_bytes,
-                                unsigned long long *mask, int64_t mask_words, int64_t *keep, int64_t *status,
-                                void *stream)
+                                int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)
 {
-    if (n < 0 || n > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
+    if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
     if (is_double)
-        return obbnms::nms_impl<double>(n, (const double *)boxes, (const double *)scores, labels, threshold, workspace,
-                                        workspace_bytes, mask, mask_words, keep, status, s, nullptr);
-    return obbnms::nms_impl<float>(n, (const float *)boxes, (const float *)scores, labels, threshold, workspace,
-                                   workspace_bytes, mask, mask_words, keep, status, s, nullptr);
+        return obbnms::nms_impl<double>(n, (const double *)boxes, (const double *)scores, labels, labels != nullptr,
+                                        threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
+    return obbnms::nms_impl<float>(n, (const float *)boxes, (const float *)scores, labels, labels != nullptr,
+                                   threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
 }
 
-// Workspace bytes for obbmeta_cuda_yolo_obb, and the mask words that always suffice (B * k * ceil(k / 64)).
+// Workspace bytes of obbmeta_cuda_yolo_obb for a pool of `pool_entries`, and the pool that suffices for any head.
 OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int multi, int agnostic, int64_t k,
-                                           int64_t *workspace_bytes, int64_t *mask_bound)
+                                           int64_t pool_entries, int64_t *workspace_bytes, int64_t *pool_needed_at_most)
 {
     const int64_t nc = C - 5, per_image = multi ? N * nc : N;
-    if (B < 1 || nc < 1 || N < 0 || k < 1 || B * per_image > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
+    if (B < 1 || nc < 1 || N < 0 || k < 1 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
+        return (int)cudaErrorInvalidValue;
     const int64_t kk = k < per_image ? k : per_image;
-    *mask_bound = B * kk * ((kk + 63) / 64);
-    return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, k, 0, 1, 0, 0, nullptr, 0, nullptr, 0,
-                               nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
+    *pool_needed_at_most = B * pool_bound(kk, kk);
+    return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, k, 0, 1, 0, 0, nullptr, 0,
+                               pool_entries, nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
 }
 
 // YOLO-OBB raw head (B, C = 4 + nc + 1, N) float32 -> per image at most max_det boxes: candidates (score > conf,
@@ -853,12 +908,13 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
 OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic,
                                      double conf, double iou, const int *allowed, int64_t k, int64_t max_det,
                                      double scale, double pad_x, double pad_y, void *workspace, int64_t workspace_bytes,
-                                     unsigned long long *mask, int64_t mask_words, float *out_boxes, float *out_scores,
-                                     int64_t *out_labels, int64_t *counts, int64_t *status, void *stream)
+                                     int64_t pool_entries, float *out_boxes, float *out_scores, int64_t *out_labels,
+                                     int64_t *counts, int64_t *status, void *stream)
 {
     const int64_t nc = C - 5, per_image = multi ? N * nc : N;
-    if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || B * per_image > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
+    if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
+        return (int)cudaErrorInvalidValue;
     return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, k, max_det, scale, pad_x, pad_y,
-                               workspace, workspace_bytes, mask, mask_words, out_boxes, out_scores, out_labels, counts,
+                               workspace, workspace_bytes, pool_entries, out_boxes, out_scores, out_labels, counts,
                                status, (cudaStream_t)stream, nullptr);
 }

@@ -28,11 +28,11 @@ def cuda_library() -> Optional[ctypes.CDLL]:
     lib.obbmeta_cuda_error_string.restype = ctypes.c_char_p
     lib.obbmeta_cuda_set_device.argtypes = [_i32]
     lib.obbmeta_cuda_iou.argtypes = [_p, _i64, _p, _i64, _p, _i32, _i32, _p]
-    lib.obbmeta_cuda_nms_sizes.argtypes = [_i64, _i32, _i32, _p, _p]
-    lib.obbmeta_cuda_nms.argtypes = [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _p, _i64, _p, _p, _p]
-    lib.obbmeta_cuda_yolo_obb_sizes.argtypes = [_i64, _i64, _i64, _i32, _i32, _i64, _p, _p]
+    lib.obbmeta_cuda_nms_sizes.argtypes = [_i64, _i32, _i32, _i64, _p, _p]
+    lib.obbmeta_cuda_nms.argtypes = [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]
+    lib.obbmeta_cuda_yolo_obb_sizes.argtypes = [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]
     lib.obbmeta_cuda_yolo_obb.argtypes = [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
-                                          _f64, _p, _i64, _p, _i64, _p, _p, _p, _p, _p, _p]
+                                          _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]
     lib.obbmeta_cuda_draw_outlines.argtypes = [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]
     for name in ("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms_sizes", "obbmeta_cuda_nms",
                  "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines"):
@@ -50,14 +50,21 @@ def launch(device: torch.device, fn, *args) -> None:
         raise RuntimeError(f"obbmeta CUDA kernel failed: {lib.obbmeta_cuda_error_string(code).decode()}")
 
 
-def sizes(device: torch.device, fn, *args) -> "tuple[int, int]":
-    """(workspace bytes, mask words that always suffice) from one of the ``*_sizes`` entry points on `device` (host
-    only: no device work, so it may run while a CUDA graph is being captured)."""
+def sizes(device: torch.device, entry: str, *args) -> "tuple[int, int]":
+    """(workspace bytes, pool entries that suffice for any data) from the ``*_sizes`` entry point named `entry` on
+    `device`. Host only (no device work, so it may run while a CUDA graph is being captured); cached, as the answer
+    depends on the arguments and the device alone."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _sizes(index, entry, args)
+
+
+@lru_cache(maxsize=256)
+def _sizes(index: int, entry: str, args: tuple) -> "tuple[int, int]":
     lib = cuda_library()
     ws, bound = ctypes.c_int64(), ctypes.c_int64()
-    code = lib.obbmeta_cuda_set_device(device.index if device.index is not None else torch.cuda.current_device())
+    code = lib.obbmeta_cuda_set_device(index)
     if code == 0:
-        code = fn(*args, ctypes.byref(ws), ctypes.byref(bound))
+        code = getattr(lib, entry)(*args, ctypes.byref(ws), ctypes.byref(bound))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel sizes failed: {lib.obbmeta_cuda_error_string(code).decode()}")
     return ws.value, bound.value

@@ -87,6 +87,17 @@ class OrientedBoxes:
         object.__setattr__(self, "scores", scores.to(torch.float32))
         object.__setattr__(self, "labels", labels.to(torch.int64))
 
+    @classmethod
+    def _checked_elsewhere(cls, xywhr: torch.Tensor, scores: torch.Tensor, labels: torch.Tensor) -> "OrientedBoxes":
+        """For obbmeta's own producers whose tensors already have the documented shapes, dtypes and device (a decoder
+        writing float32 / int64 tables): skips the construction checks, which cost more than a small decode itself."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "xywhr", xywhr)
+        object.__setattr__(obj, "scores", scores)
+        object.__setattr__(obj, "labels", labels)
+        object.__setattr__(obj, "track_ids", None)
+        return obj
+
     # --- array-like behaviour -------------------------------------------------------------------------------
     def __len__(self) -> int:
         return self.xywhr.shape[0]

@@ -14,7 +14,6 @@ keeps ``max_det`` and applies the letterbox inverse while writing them.
 """
 from __future__ import annotations
 
-import ctypes
 from functools import lru_cache
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
@@ -24,7 +23,7 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import ptr as _ptr
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
-from ..ops._core import STATUS_OVERFLOW, mask_words_for, remember_mask_words
+from ..ops._core import POOL_FIXED, STATUS_OVERFLOW, pool_for, remember_pool
 from .yolo import _checked, _decode_raw, fused_available
 
 
@@ -34,8 +33,7 @@ class PaddedDetections(NamedTuple):
     ``boxes`` (B, max_det, 5) float32 [cx, cy, w, h, angle], ``scores`` (B, max_det) float32, ``labels`` (B, max_det)
     int64: row ``i < counts[b]`` of image ``b`` is its i-th detection by descending score, later rows are 0.
     ``counts`` (B,) int64: detections per image, all -1 when ``status`` is not 0. ``status`` 0-d int64: 0, or flags —
-    1: a candidate box holds NaN / inf (yolo_obb raises ValueError), 4: the suppression mask given with
-    ``mask_words`` was too small for this data.
+    1: a candidate box holds NaN / inf (yolo_obb raises ValueError), 4: the overlaps outgrew ``overlap_words``.
     """
 
     boxes: torch.Tensor
@@ -50,13 +48,15 @@ class PaddedDetections(NamedTuple):
         *counts, status = torch.cat((self.counts, self.status.view(1))).tolist()
         return self._split(counts, status)
 
-    def _split(self, counts: List[int], status: int) -> List[OrientedBoxes]:
+    def _split(self, counts: List[int], status: int, trusted: bool = False) -> List[OrientedBoxes]:
         if status:
             if status & STATUS_OVERFLOW:
-                raise RuntimeError("the suppression mask was too small for this data: pass a larger mask_words, or "
-                                   "None (enough for any data)")
+                raise RuntimeError("the overlapping candidates outgrew overlap_words: pass a larger overlap_words")
             raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
-        return [OrientedBoxes(self.boxes[b, :c], self.scores[b, :c], self.labels[b, :c]) for b, c in enumerate(counts)]
+        # trusted: the tables come straight from the kernels (float32 / int64 by construction), so views of them need
+        # no re-checking; a PaddedDetections built by a caller is checked as any OrientedBoxes is.
+        make = OrientedBoxes._checked_elsewhere if trusted else OrientedBoxes
+        return [make(self.boxes[b, :c], self.scores[b, :c], self.labels[b, :c]) for b, c in enumerate(counts)]
 
 
 def yolo_obb_padded(
@@ -70,7 +70,7 @@ def yolo_obb_padded(
     *,
     agnostic: bool = False,
     max_nms: int = 30000,
-    mask_words: Optional[int] = None,
+    overlap_words: Optional[int] = None,
 ) -> PaddedDetections:
     """:func:`~obbmeta.decode.yolo_obb` on a raw head (B, 4+nc+1, N), with fixed-size results and, on CUDA, no host
     synchronisation (CUDA-graph capturable for fixed shapes; runs on the current stream).
@@ -79,23 +79,25 @@ def yolo_obb_padded(
     inverse as yolo_obb, with two documented tie rules: a class-score tie goes to the lower class, and at the
     top-``max_nms`` cut equal scores go to the lower anchor.
 
-    Memory on CUDA: the suppression mask takes ``mask_words`` 8-byte words; None sizes it for any data,
-    B * k * ceil(k / 64) with k = min(max_nms, N) (B = 16, N = 21504: 925 MB), so lower ``max_nms`` or give
-    ``mask_words`` (what the data needs: the sum over (image, class) groups of L * ceil(L / 64)) where that is too
-    much; data that needs more sets ``status`` to 4 instead of losing detections.
+    Memory on CUDA: linear in B * N, plus room for ``overlap_words`` non-zero words of the sparse suppression mask (a
+    candidate and 64 later candidates of its class that overlap it; 32 bytes each). None: 4 194 304 (128 MiB), or
+    the worst case for these shapes when that is less. Data that needs more sets ``status`` to 4 (counts -1) instead
+    of losing detections.
     """
     fmt, conf, iou, classes = _checked(output, conf, iou, max_det, classes, letterbox, max_nms, "raw")
     if output.shape[1] < 6:
         raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
-    if mask_words is not None and (not isinstance(mask_words, int) or isinstance(mask_words, bool) or mask_words < 0):
-        raise ValueError(f"mask_words must be None or an int >= 0, got {mask_words!r}")
+    if overlap_words is not None and (not isinstance(overlap_words, int) or isinstance(overlap_words, bool)
+                                      or overlap_words < 0):
+        raise ValueError(f"overlap_words must be None or an int >= 0, got {overlap_words!r}")
     if output.is_cuda and not fused_available(output, multi_label, agnostic):
         raise ValueError(f"yolo_obb_padded needs B * nc to fit 31 bits of its sort key and the CUDA kernels built; "
                          f"got output of shape {tuple(output.shape)} (use yolo_obb)")
     lb = letterbox or Letterbox(1.0)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     return PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                lb.scale, lb.pad_x, lb.pad_y, -1 if mask_words is None else mask_words))
+                                                lb.scale, lb.pad_x, lb.pad_y,
+                                                -1 if overlap_words is None else overlap_words))
 
 
 def _allowed(classes, nc: int, device: torch.device) -> Optional[torch.Tensor]:
@@ -113,39 +115,40 @@ def _allowed_cached(classes: tuple, nc: int, device: torch.device) -> torch.Tens
 
 
 def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:
-    """yolo_obb's CUDA path (arguments already checked): the fused decode with a mask sized from what earlier calls
-    needed, then one read of the counts with the status; once more, exactly sized, when this data needed more."""
+    """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
+    calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
+    more."""
     lb = letterbox or Letterbox(1.0)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
-    words = _mask_words_first(output, multi_label, agnostic, max_nms)
+    pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms))
     for _ in range(2):
         *tables, needed = _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, lb.scale,
-                                       lb.pad_x, lb.pad_y, words)
+                                       lb.pad_x, lb.pad_y, pool)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
         if not status & STATUS_OVERFLOW:
             break
-        remember_mask_words(output.device, needed)
-        words = needed
-    return result._split(counts, status)
+        remember_pool(output.device, needed)
+        pool = needed
+    return result._split(counts, status, trusted=True)
 
 
-def _k(output, multi_label, max_nms) -> int:
+def _sizes_args(output, multi_label, agnostic, max_nms) -> tuple:
     b, c, n = output.shape
-    return min(max_nms, n * (c - 5) if multi_label else n)
+    return b, c, n, int(multi_label), int(agnostic), min(max_nms, n * (c - 5) if multi_label else n)
 
 
-def _mask_words_first(output, multi_label, agnostic, max_nms) -> int:
-    k = _k(output, multi_label, max_nms)
-    return mask_words_for(output.device, output.shape[0] * k * ((k + 63) // 64))
+def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
+    return sizes(output.device, "obbmeta_cuda_yolo_obb_sizes", *_sizes_args(output, multi_label, agnostic, max_nms),
+                 0)[1]
 
 
 @torch.library.custom_op("obbmeta::yolo_obb_padded", mutates_args=())
 def yolo_obb_padded_op(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
-    agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, mask_words: int
+    agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The CPU kernel: yolo_obb's per-image code, padded."""
+    """The CPU kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool)."""
     b = output.shape[0]
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
     labels, counts = torch.zeros(b, max_det, dtype=torch.int64), torch.zeros(b, dtype=torch.int64)
@@ -162,7 +165,7 @@ def yolo_obb_padded_op(
 
 
 @yolo_obb_padded_op.register_fake
-def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, mask_words):
+def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
     b = output.shape[0]
     return (output.new_empty((b, max_det, 5), dtype=torch.float32), output.new_empty((b, max_det), dtype=torch.float32),
             output.new_empty((b, max_det), dtype=torch.int64), output.new_empty((b,), dtype=torch.int64),
@@ -170,41 +173,34 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 
 
 @yolo_obb_padded_op.register_kernel("cuda")
-def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, mask_words):
-    out = _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                       None if mask_words < 0 else mask_words)
-    return out[:5]
+def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
+    bound = _pool_bound(output, multi_label, agnostic, max_nms)
+    pool = min(bound, POOL_FIXED if overlap_words < 0 else overlap_words)
+    return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
+                        pool)[:5]
 
 
-def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, mask_words):
-    """Enqueue the fused decode (no host sync): boxes, scores, labels, counts, status flags, and the mask words the
-    data needed (0-d). mask_words=None: a mask for any data."""
+def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):
+    """Enqueue the fused decode (no host sync): boxes, scores, labels, counts, status flags, and the overlap pool
+    entries the data needed (0-d). pool: entries of the sparse suppression mask's pool."""
     lib = cuda_library()
     if lib is None:
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
     head = output.float().contiguous()
-    b, c, n = head.shape
-    k = _k(head, multi_label, max_nms)
-    args = (b, c, n, int(multi_label), int(agnostic), k)
-    ws_bytes, bound = sizes(head.device, lib.obbmeta_cuda_yolo_obb_sizes, *args)
-    words = bound if mask_words is None else min(mask_words, bound)
-    ws_bytes = (ws_bytes + 255) // 256 * 256
-    scratch = torch.empty(ws_bytes + 8 * max(words, 1), dtype=torch.uint8, device=head.device)
+    b, c, n, multi, agn, k = _sizes_args(head, multi_label, agnostic, max_nms)
+    ws_bytes, _ = sizes(head.device, "obbmeta_cuda_yolo_obb_sizes", b, c, n, multi, agn, k, pool)
+    scratch = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=head.device)
     boxes = torch.empty((b, max_det, 5), dtype=torch.float32, device=head.device)
     scores = torch.empty((b, max_det), dtype=torch.float32, device=head.device)
     labels = torch.empty((b, max_det), dtype=torch.int64, device=head.device)
     counts = torch.empty(b, dtype=torch.int64, device=head.device)
     status = torch.empty(3, dtype=torch.int64, device=head.device)
-    launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, int(multi_label), int(agnostic), conf, iou,
-           _ptr(allowed), k, max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes,
-           _ptr_at(scratch, ws_bytes), words, _ptr(boxes), _ptr(scores), _ptr(labels), _ptr(counts), _ptr(status))
+    launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, multi, agn, conf, iou, _ptr(allowed), k,
+           max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool, _ptr(boxes), _ptr(scores), _ptr(labels),
+           _ptr(counts), _ptr(status))
     flags = status[1].clone()  # the operator's outputs may not alias one another
     counts = torch.where(flags == 0, counts, torch.full_like(counts, -1))
     return boxes, scores, labels, counts, flags, status[2]
-
-
-def _ptr_at(t: torch.Tensor, offset: int) -> ctypes.c_void_p:
-    return ctypes.c_void_p(t.data_ptr() + offset)
 
 
 __all__ = ["PaddedDetections", "yolo_obb_padded"]

@@ -140,21 +140,24 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-# Status flags written by the CUDA kernels (kernels/obbmeta_nms.cuh): status = [kept, flags, mask words needed].
+# Status flags written by the CUDA kernels (kernels/obbmeta_nms.cuh): status = [kept, flags, pool entries needed].
 STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW = 1, 2, 4
-# Suppression-mask words tried first by the sized entry points (64 MiB; n * ceil(n / 64) is used when smaller). The
-# data decides how many are needed (the sum over label groups of L * ceil(L / 64)); when it is more, the call runs
-# again with exactly that many, and later calls on that device start from it.
-MASK_WORDS_FIRST = 8 << 20
-_mask_words_seen: dict = {}
+# The kernels store the suppression mask sparsely: only its non-zero words right of the diagonal (pairs that overlap,
+# 64 columns to a word), 32 bytes each, in a pool whose size is given. The sized entry points try a pool of
+# POOL_FIRST entries (or what the data of earlier calls on that device needed, or the worst case when smaller); when
+# the data needs more, the call runs once more with exactly that. The fixed-size entry points take POOL_FIXED by
+# default (128 MiB) and report data that needs more in their status instead of losing boxes.
+POOL_FIRST = 1 << 20
+POOL_FIXED = 1 << 22
+_pool_seen: dict = {}
 
 
-def mask_words_for(device: torch.device, bound: int) -> int:
-    return min(bound, max(MASK_WORDS_FIRST, _mask_words_seen.get(device, 0)))
+def pool_for(device: torch.device, bound: int) -> int:
+    return min(bound, max(POOL_FIRST, _pool_seen.get(device, 0)))
 
 
-def remember_mask_words(device: torch.device, words: int) -> None:
-    _mask_words_seen[device] = max(words, _mask_words_seen.get(device, 0))
+def remember_pool(device: torch.device, entries: int) -> None:
+    _pool_seen[device] = max(entries, _pool_seen.get(device, 0))
 
 
 def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: str = "scores") -> Optional[Exception]:
@@ -166,24 +169,27 @@ def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: 
     return None
 
 
-def _nms_cuda(boxes, scores, labels, iou_threshold, mask_words=None):
-    """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64, mask words
-    used). mask_words=None: enough for any data (n * ceil(n / 64))."""
+def _nms_cuda(boxes, scores, labels, iou_threshold, pool):
+    """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64). pool: entries
+    of the sparse mask's pool."""
     lib = cuda_library()
     dtype = compute_dtype(boxes, scores)
     boxes, scores = _as(boxes, dtype), _as(scores, dtype)
     labels = labels.to(torch.int64).contiguous() if labels is not None else None
-    n, wide = boxes.shape[0], int(dtype == torch.float64)
-    ws_bytes, bound = sizes(boxes.device, lib.obbmeta_cuda_nms_sizes, n, int(labels is not None), wide)
-    words = bound if mask_words is None else min(mask_words, bound)
-    # One scratch allocation (workspace, then the mask, 8-byte aligned) and one for the results.
-    ws_bytes = (ws_bytes + 255) // 256 * 256
-    scratch = torch.empty(ws_bytes + 8 * max(words, 1), dtype=torch.uint8, device=boxes.device)
+    n, wide, grouped = boxes.shape[0], int(dtype == torch.float64), int(labels is not None)
+    ws_bytes, _ = sizes(boxes.device, "obbmeta_cuda_nms_sizes", n, grouped, wide, pool)
+    scratch = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=boxes.device)
     out = torch.empty(n + 3, dtype=torch.int64, device=boxes.device)
     keep, status = out[:n], out[n:]
     launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(boxes), _ptr(scores), wide, _ptr(labels), iou_threshold,
-           _ptr(scratch), ws_bytes, ctypes.c_void_p(scratch.data_ptr() + ws_bytes), words, _ptr(keep), _ptr(status))
-    return keep, status, words
+           _ptr(scratch), ws_bytes, pool, _ptr(keep), _ptr(status))
+    return keep, status
+
+
+def pool_bound_nms(boxes, scores, labels) -> int:
+    """Pool entries that suffice for any data of these shapes."""
+    wide = int(compute_dtype(boxes, scores) == torch.float64)
+    return sizes(boxes.device, "obbmeta_cuda_nms_sizes", boxes.shape[0], int(labels is not None), wide, 0)[1]
 
 
 @nms_rotated_op.register_kernel("cuda")
@@ -191,13 +197,12 @@ def _(boxes, scores, labels, iou_threshold):
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     if cuda_library() is None:
         return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)
-    n = boxes.shape[0]
-    bound = n * ((n + 63) // 64)
-    keep, status, words = _nms_cuda(boxes, scores, labels, iou_threshold, mask_words_for(boxes.device, bound))
+    bound = pool_bound_nms(boxes, scores, labels)
+    keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, pool_for(boxes.device, bound))
     kept, flags, needed = status.tolist()  # the one host sync: the result's size, with the kernels' input checks
-    if flags & STATUS_OVERFLOW:  # more overlap groups than the first mask held: once more, with what they need
-        remember_mask_words(boxes.device, needed)
-        keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
+    if flags & STATUS_OVERFLOW:  # more overlapping pairs than the first pool held: once more, with what they need
+        remember_pool(boxes.device, needed)
+        keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
         kept, flags, _ = status.tolist()
     error = status_error(flags, "boxes", boxes)
     if error is not None:
@@ -207,8 +212,9 @@ def _(boxes, scores, labels, iou_threshold):
 
 @torch.library.custom_op("obbmeta::nms_rotated_padded", mutates_args=())
 def nms_rotated_padded_op(
-    boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
+    boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float, pool: int
 ) -> Tuple[torch.Tensor, torch.Tensor]:
+    """pool: entries of the CUDA kernels' sparse mask (-1: POOL_FIXED); the CPU kernel needs none."""
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     _require_host(boxes)
     n = boxes.shape[0]
@@ -222,19 +228,20 @@ def nms_rotated_padded_op(
 
 
 @nms_rotated_padded_op.register_fake
-def _(boxes, scores, labels, iou_threshold):
+def _(boxes, scores, labels, iou_threshold, pool):
     check_nms_args(boxes, scores, labels, iou_threshold)
     n = boxes.shape[0]
     return boxes.new_empty((n,), dtype=torch.int64), boxes.new_empty((), dtype=torch.int64)
 
 
 @nms_rotated_padded_op.register_kernel("cuda")
-def _(boxes, scores, labels, iou_threshold):
+def _(boxes, scores, labels, iou_threshold, pool):
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     if cuda_library() is None:
         return tuple(t.to(boxes.device) for t in nms_rotated_padded_op(boxes.cpu(), scores.cpu(),
                                                                        None if labels is None else labels.cpu(),
-                                                                       iou_threshold))
-    keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold)  # a mask for any data: never overflows
+                                                                       iou_threshold, pool))
+    bound = pool_bound_nms(boxes, scores, labels)
+    keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, min(bound, POOL_FIXED if pool < 0 else pool))
     count = torch.where(status[1] == 0, status[0], torch.full_like(status[0], -1))
     return keep, count

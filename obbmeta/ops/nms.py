@@ -27,10 +27,11 @@ def nms_rotated(
     whose axis-aligned bounding boxes meet its own, found through a multi-level grid); the keep set is that of the
     plain greedy scan. Scenes where most bounding boxes overlap (e.g. many long thin boxes at 45 degrees across the
     image) stay quadratic, as any bounding-box filter is. On CUDA, boxes are sorted on the device, prepared once
-    each, and a bit mask of the pairs that suppress each other is built per label in 64 x 64 tiles (bounding-box and
-    area pre-tests, then the exact clipping in double: the host's own predicate), then scanned greedily, one warp
-    per label group; the mask takes sum(L * ceil(L / 64)) 8-byte words over the label groups of L boxes. The one
-    host sync reads the kept count (:func:`nms_rotated_padded` has none).
+    each, and the pairs that suppress each other are found per label in tiles (bounding-box and area pre-tests, then
+    the exact clipping in double: the host's own predicate) and stored sparsely (a 64-bit word per row and 64
+    columns, only where not zero; 32 bytes each), then scanned greedily, one warp per label group. Memory: linear in
+    N plus the overlapping pairs, no N x N matrix. The one host sync reads the kept count (a second call follows
+    only when the overlaps outgrow the first buffer; :func:`nms_rotated_padded` has none).
 
     Args:
         boxes: (N, 5) [cx, cy, w, h, angle] float tensor (radians, clockwise on screen).
@@ -49,7 +50,8 @@ def nms_rotated(
 
 
 def nms_rotated_padded(
-    boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float, labels: Optional[torch.Tensor] = None
+    boxes: torch.Tensor, scores: torch.Tensor, iou_threshold: float, labels: Optional[torch.Tensor] = None,
+    overlap_words: Optional[int] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """:func:`nms_rotated` with a fixed-size result and, on CUDA, no host synchronisation at all: it can be captured
     in a CUDA graph and traced by ``torch.compile(fullgraph=True)`` without a graph break.
@@ -57,9 +59,15 @@ def nms_rotated_padded(
     Returns:
         ``(keep, count)``: ``keep`` is an (N,) int64 tensor whose first ``count`` entries are :func:`nms_rotated`'s
         result and the rest -1; ``count`` is a 0-d int64 tensor, or -1 when boxes or scores hold NaN / inf (or, for
-        float64 boxes, values beyond +-1e150) — the case where :func:`nms_rotated` raises ValueError. Both are on the
-        boxes' device. On CUDA the suppression mask is sized for any data: N * ceil(N / 64) 8-byte words
-        (N = 30 000: 113 MB).
+        float64 boxes, values beyond +-1e150) — the case where :func:`nms_rotated` raises ValueError — or when the
+        overlaps outgrow ``overlap_words``. Both are on the boxes' device.
+
+    ``overlap_words`` (CUDA): room for that many non-zero words of the sparse suppression mask (a row and 64 columns
+    that overlap it, 32 bytes each; clustered detector output has a few per box). None: 4 194 304 (128 MiB), or the
+    worst case for N boxes when that is less (N <= ~16 000). Data that needs more gives count -1, never a wrong keep.
     """
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
-    return nms_rotated_padded_op(boxes, scores, labels, iou_threshold)
+    if overlap_words is not None and (not isinstance(overlap_words, int) or isinstance(overlap_words, bool)
+                                      or overlap_words < 0):
+        raise ValueError(f"overlap_words must be None or an int >= 0, got {overlap_words!r}")
+    return nms_rotated_padded_op(boxes, scores, labels, iou_threshold, -1 if overlap_words is None else overlap_words)

@@ -85,8 +85,8 @@ def test_nan_candidate_box_sets_status_and_unpad_raises_like_yolo_obb():
 
 
 def test_padded_arguments_are_checked():
-    with pytest.raises(ValueError, match="mask_words"):
-        yolo_obb_padded(head(1), mask_words=-2)
+    with pytest.raises(ValueError, match="overlap_words"):
+        yolo_obb_padded(head(1), overlap_words=-2)
     with pytest.raises(ValueError, match="max_nms"):
         yolo_obb_padded(head(1), max_nms=0)
 
@@ -126,14 +126,14 @@ def test_cuda_nan_candidate_raises():
 
 
 @needs_cuda
-def test_cuda_mask_retry_when_the_first_mask_is_too_small(monkeypatch):
-    monkeypatch.setattr(_core, "MASK_WORDS_FIRST", 4)
-    monkeypatch.setattr(_core, "_mask_words_seen", {})
+def test_cuda_retry_when_the_first_overlap_pool_is_too_small(monkeypatch):
+    monkeypatch.setattr(_core, "POOL_FIRST", 4)
+    monkeypatch.setattr(_core, "_pool_seen", {})
     out = head(4, seed=3)
     _same(yolo_obb(out.cuda(), 0.25, 0.5), yolo_obb(out, 0.25, 0.5))
-    padded = yolo_obb_padded(out.cuda(), 0.25, 0.5, mask_words=4)
+    padded = yolo_obb_padded(out.cuda(), 0.25, 0.5, overlap_words=4)
     assert int(padded.status) == 4 and (padded.counts == -1).all()
-    with pytest.raises(RuntimeError, match="mask_words"):
+    with pytest.raises(RuntimeError, match="overlap_words"):
         padded.unpad()
 
 

@@ -26,14 +26,15 @@ for n in (1, 64, 65, 300):
     b[:, :2] -= 50  # partly outside the frame
     draw_obbs(torch.zeros(240, 320, 4, dtype=torch.uint8, device="cuda"), b, thickness=3)
     draw_obbs(torch.zeros(240, 400, 3, dtype=torch.uint8, device="cuda")[:, 40:360], b)  # strided rows
-# The fused decode: plain, top-k cut (two sorts), multi-label, class filter, a first mask too small (retried).
+# The fused decode: plain, top-k cut (two sorts), multi-label, class filter, overlap pools too small.
 head = torch.rand(3, 4 + 5 + 1, 700, device="cuda")
 head[:, :2] *= 200
 head[:, 2:4] = head[:, 2:4] * 30 + 2
 yolo_obb(head, 0.6, 0.5)
 yolo_obb(head, 0.6, 0.5, max_nms=40, max_det=5)
 yolo_obb(head, 0.8, 0.5, multi_label=True, agnostic=True, classes=[0, 2])
-yolo_obb_padded(head, 0.6, 0.5, mask_words=3)
+yolo_obb_padded(head, 0.6, 0.5, overlap_words=3)
+nms_rotated_padded(b, s, 0.5, overlap_words=1)
 nms_rotated(*(torch.from_numpy(a).cuda() for a in reference.clustered_scene(2000, 7, extent=100.0)[:2]), 0.5)
 torch.cuda.synchronize()
 print("memcheck smoke: ok")

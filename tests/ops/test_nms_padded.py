@@ -97,12 +97,27 @@ def test_cuda_graph_replay_equals_eager():
 
 
 @needs_cuda
-def test_cuda_mask_too_small_at_first_is_retried_exactly_sized(monkeypatch):
-    monkeypatch.setattr(_core, "MASK_WORDS_FIRST", 16)
-    monkeypatch.setattr(_core, "_mask_words_seen", {})
+def test_cuda_overlap_pool_too_small_at_first_is_retried_exactly_sized(monkeypatch):
+    monkeypatch.setattr(_core, "POOL_FIRST", 16)
+    monkeypatch.setattr(_core, "_pool_seen", {})
     b, s, lab = _scene(5000, 4)
     assert nms_rotated(b.cuda(), s.cuda(), 0.5).cpu().tolist() == nms_rotated(b, s, 0.5).tolist()
-    assert _core._mask_words_seen[b.cuda().device] == 5000 * ((5000 + 63) // 64)
+    assert _core._pool_seen[b.cuda().device] > 16  # remembered for the next call
+
+
+@needs_cuda
+def test_cuda_padded_pool_too_small_gives_count_minus_one():
+    b, s, _ = _scene(3000, 4)
+    keep, count = nms_rotated_padded(b.cuda(), s.cuda(), 0.5, overlap_words=2)
+    assert int(count) == -1
+    keep, count = nms_rotated_padded(b.cuda(), s.cuda(), 0.5, overlap_words=10**6)
+    assert keep[:int(count)].tolist() == nms_rotated(b, s, 0.5).tolist()
+
+
+def test_overlap_words_is_checked():
+    b, s, _ = _scene(10, 1)
+    with pytest.raises(ValueError, match="overlap_words must be None or an int >= 0"):
+        nms_rotated_padded(b, s, 0.5, overlap_words=-1)
 
 
 @needs_cuda

@@ -159,9 +159,9 @@ DECODE_PADDED = torch.ops.obbmeta.yolo_obb_padded.default
 @pytest.mark.parametrize("device", DEVICES)
 def test_opcheck_nms_rotated_padded(device, dtype, layout):
     boxes, scores, labels = _inputs(device, dtype, layout)
-    torch.library.opcheck(NMS_PADDED, (boxes, scores, None, 0.3))
-    torch.library.opcheck(NMS_PADDED, (boxes, scores, labels, 0.3))
-    keep, count = NMS_PADDED(boxes, scores, labels, 0.3)
+    torch.library.opcheck(NMS_PADDED, (boxes, scores, None, 0.3, -1))
+    torch.library.opcheck(NMS_PADDED, (boxes, scores, labels, 0.3, 100))
+    keep, count = NMS_PADDED(boxes, scores, labels, 0.3, -1)
     assert keep.tolist() == [4, 0, 2, 3, -1] and int(count) == 4
 
 
