@@ -2,7 +2,7 @@
 # The NVMM and CUDA checks on a GPU machine with NVIDIA's nvvideoconvert / libnvbufsurface (the device tool's H200;
 # set up with shared/tools/gpu-gstreamer: carry .gpu-gst, and .whl with a cp312 shapely wheel). Writes logs and the
 # CUDA pipeline benchmark to $OUT (or ./gpu-out).
-#   bash tests/gpu/nvmm.sh
+#   bash tests/gpu/nvmm.sh        (NVMM_TESTS="..." runs other test paths)
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
 source .gpu-gst/activate.sh
@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 # GStreamer is initialised first: on this machine (Debian 12's GStreamer unpacked on Ubuntu 24.04, PyGObject built
 # there) Gst.init aborts ("free(): invalid pointer") when torch or NVIDIA's libnvds_meta was loaded before it.
 python3 -c "import obbmeta.gst._gi, sys, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q -p no:cacheprovider -p no:jaxtyping \
-  -p no:benchmark -p no:cov -p no:xdist -rA tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd \
+  -p no:benchmark -p no:cov -p no:xdist -rA ${NVMM_TESTS:-tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd} \
   > "$OUT/pytest_nvmm.log" 2>&1
 echo "pytest exit: $?" | tee -a "$OUT/pytest_nvmm.log"; grep -v "should be floating" "$OUT/pytest_nvmm.log" | tail -25
 # gst-launch-1.0 (the plugin loader's embedded Python) on real NVMM frames with the model on the GPU
