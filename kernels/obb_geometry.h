@@ -272,13 +272,18 @@ OBB_HD int obb_prep_separated(const obb_prep *a, const obb_prep *b)
     return 0;
 }
 
-OBB_HD int obb_prep_suppresses(const obb_prep *k, const obb_prep *r, double threshold)
+/* The cheap part of the question: 0 when the pair certainly does not suppress; 1 when only the exact IoU can tell. */
+OBB_HD int obb_prep_may_suppress(const obb_prep *k, const obb_prep *r, double threshold)
 {
     if (!k->valid || !r->valid) return 0;
     if (r->x1 > k->x2 || r->x2 < k->x1 || r->y1 > k->y2 || r->y2 < k->y1) return 0;
     if (obb_prep_iou_bound(k, r) < threshold * (1.0 - 1e-6)) return 0;
-    if (obb_prep_separated(k, r)) return 0;
-    return obb_prep_iou(k, r) > threshold;
+    return !obb_prep_separated(k, r);
+}
+
+OBB_HD int obb_prep_suppresses(const obb_prep *k, const obb_prep *r, double threshold)
+{
+    return obb_prep_may_suppress(k, r, threshold) && obb_prep_iou(k, r) > threshold;
 }
 
 OBB_HD double obb_iou(const float *a, const float *b)

@@ -223,9 +223,11 @@ __global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double thresho
 {
     __shared__ obb_prep rows[TILE_ROWS], cols[TILE];
     __shared__ int64_t sh_start, sh_len, sh_r, sh_c, sh_col, sh_base;
-    __shared__ int nz;
+    __shared__ int nz, queued;
     __shared__ int nz_row[TILE_ROWS];
     __shared__ unsigned long long nz_word[TILE_ROWS];
+    __shared__ unsigned long long words[TILE_ROWS];
+    __shared__ unsigned short queue[TILE_ROWS * TILE];  // pairs (row << 6 | column) that need the exact IoU
     const int64_t nseg = *g.nseg;
     const int64_t total = g.incl[nseg - 1].tiles;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -246,6 +248,7 @@ __global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double thresho
             sh_c = c;
             sh_col = g.incl[lo].width - w + c;  // this chunk column among all segments' columns
             nz = 0;
+            queued = 0;
         }
         __syncthreads();
         const int64_t st = sh_start, r = sh_r, c = sh_c;
@@ -262,26 +265,41 @@ __global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double thresho
                      a0y2 = c0 ? cols[j0].y2 : 0;
         const double a1x1 = c1 ? cols[j1].x1 : 0, a1y1 = c1 ? cols[j1].y1 : 0, a1x2 = c1 ? cols[j1].x2 : 0,
                      a1y2 = c1 ? cols[j1].y2 : 0;
+        if (threadIdx.x < TILE_ROWS) words[threadIdx.x] = 0;
+        // Pass 1: the cheap tests (bounds, area bound, separating axes) for every pair; the few pairs they cannot
+        // decide are queued, so that pass 2 runs the exact clipping on all threads at once instead of one lane of a
+        // warp at a time.
         for (int i = warp; i < rows_here; i += MASK_THREADS / 32) {
             const obb_prep *ri = &rows[i];
             const int64_t row = row0 + i;             // in the segment
             const int64_t first = row - c * TILE + 1;  // columns of this chunk after the row (only those count)
             const double x1 = ri->x1, y1 = ri->y1, x2 = ri->x2, y2 = ri->y2;
             const bool rv = ri->valid;
-            const bool s0 = rv && c0 && j0 >= first && !(a0x1 > x2 || a0x2 < x1 || a0y1 > y2 || a0y2 < y1) &&
-                            obb_prep_suppresses(ri, &cols[j0], threshold);
-            const bool s1 = rv && c1 && j1 >= first && !(a1x1 > x2 || a1x2 < x1 || a1y1 > y2 || a1y2 < y1) &&
-                            obb_prep_suppresses(ri, &cols[j1], threshold);
-            const unsigned lo = __ballot_sync(FULL, s0), hi = __ballot_sync(FULL, s1);
-            if (lane == 0) {
-                const unsigned long long word = (unsigned long long)lo | ((unsigned long long)hi << 32);
-                if (row / TILE == c) {
-                    core.diag[st + row] = word;
-                } else if (word) {
-                    const int k = atomicAdd(&nz, 1);
-                    nz_row[k] = (int)i;
-                    nz_word[k] = word;
-                }
+            if (rv && c0 && j0 >= first && !(a0x1 > x2 || a0x2 < x1 || a0y1 > y2 || a0y2 < y1) &&
+                obb_prep_may_suppress(ri, &cols[j0], threshold))
+                queue[atomicAdd(&queued, 1)] = (unsigned short)(i << 6 | j0);
+            if (rv && c1 && j1 >= first && !(a1x1 > x2 || a1x2 < x1 || a1y1 > y2 || a1y2 < y1) &&
+                obb_prep_may_suppress(ri, &cols[j1], threshold))
+                queue[atomicAdd(&queued, 1)] = (unsigned short)(i << 6 | j1);
+        }
+        __syncthreads();
+        // Pass 2: the exact IoU of the queued pairs, one per thread.
+        for (int q = threadIdx.x; q < queued; q += MASK_THREADS) {
+            const int i = queue[q] >> 6, j = queue[q] & 63;
+            if (obb_prep_iou(&rows[i], &cols[j]) > threshold) atomicOr(&words[i], 1ull << j);
+        }
+        __syncthreads();
+        // Pass 3: each row's word: the diagonal one to its place, non-zero later ones to the pool.
+        if (threadIdx.x < rows_here) {
+            const int i = threadIdx.x;
+            const int64_t row = row0 + i;
+            const unsigned long long word = words[i];
+            if (row / TILE == c) {
+                core.diag[st + row] = word;
+            } else if (word) {
+                const int k = atomicAdd(&nz, 1);
+                nz_row[k] = i;
+                nz_word[k] = word;
             }
         }
         __syncthreads();
