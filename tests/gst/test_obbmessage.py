@@ -124,7 +124,7 @@ def test_payload_event_puts_one_event_meta_per_object_on_originals_and_tee_copie
         f"videotestsrc num-buffers=40 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
         f"! obbinfer model=obb_toy_models:toy input-size=96 class-names={NAMES} ! obbmessage payload={payload} "
         "! tee name=t t. ! queue ! fakesink name=shared "
-        "t. ! queue ! obboverlay mode=draw ! fakesink name=copied")
+        "t. ! obboverlay mode=draw ! fakesink name=copied")  # no queue: every buffer is still shared, so copied
     seen = {"shared": [], "copied": []}
 
     def on(name):
