@@ -595,7 +595,7 @@ __device__ __forceinline__ uint32_t descending_bits(float v)
 // the key is (image, descending score) first and the per-image top-k is taken after sorting it.
 __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N, int nc, int multi, int agnostic,
                              float conf, const int *allowed, int label_bits, int ranked, uint64_t *key, int64_t *val,
-                             float *score, int *label, unsigned long long *count)
+                             float *score, int *label, unsigned long long *count, int64_t *status)
 {
     const int64_t per_image = multi ? N * nc : N;
     GRID_LOOP(i, B * per_image) {
@@ -624,6 +624,7 @@ __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N,
             ok = !nan && best > conf;  // a NaN score makes the anchor no candidate, as torch's amax does
         }
         if (ok && allowed) ok = allowed[cls] != 0;
+        if (ok && isinf(best)) raise_flag(status, ST_SCORES);  // an inf score: the CPU decode's NMS refuses it too
         score[i] = best;
         label[i] = cls;
         val[i] = i;
@@ -841,7 +842,7 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     }
     if (m == 0 || n == 0) return (int)cudaGetLastError();
     k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, label_bits,
-                                                 ranked, b.key1, b.val1, b.score, b.label, b.count);
+                                                 ranked, b.key1, b.val1, b.score, b.label, b.count, status);
     if (ranked) {
         bytes = b.temp_bytes;
         CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key1, b.key1s, b.val1, b.val1s, m, 0, 32 + image_bits, s));
@@ -870,6 +871,9 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
 // ---- C ABI -----------------------------------------------------------------------------------------------------------
 // Non-zero mask words that can occur in the worst case for groups of at most `len` boxes, n in all: 64 rows per chunk
 // times the chunks right of theirs.
+// Pools hold fewer than 2^31 entries (the column offsets are int): data that needs more is flagged as too large.
+static int64_t pool_cap(int64_t entries) { return entries < 0x7fffffffLL ? entries : 0x7fffffffLL; }
+
 static int64_t pool_bound(int64_t n, int64_t len)
 {
     const int64_t t = obbnms::TILE, w = (len + t - 1) / t;
@@ -882,7 +886,8 @@ OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, 
                                       int64_t *workspace_bytes, int64_t *pool_needed_at_most)
 {
     if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
-    *pool_needed_at_most = pool_bound(n, n);
+    *pool_needed_at_most = pool_cap(pool_bound(n, n));
+    pool_entries = pool_cap(pool_entries);
     if (is_double)
         return obbnms::nms_impl<double>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
                                         nullptr, nullptr, 0, workspace_bytes);
@@ -898,6 +903,7 @@ OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores
                                 int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)
 {
     if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
+    pool_entries = pool_cap(pool_entries);
     cudaStream_t s = (cudaStream_t)stream;
     if (is_double)
         return obbnms::nms_impl<double>(n, (const double *)boxes, (const double *)scores, labels, labels != nullptr,
@@ -914,9 +920,9 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
     if (B < 1 || nc < 1 || N < 0 || k < 1 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
         return (int)cudaErrorInvalidValue;
     const int64_t kk = k < per_image ? k : per_image;
-    *pool_needed_at_most = B * pool_bound(kk, kk);
+    *pool_needed_at_most = pool_cap(B * pool_bound(kk, kk));
     return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, k, 0, 1, 0, 0, nullptr, 0,
-                               pool_entries, nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
+                               pool_cap(pool_entries), nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
 }
 
 // YOLO-OBB raw head (B, C = 4 + nc + 1, N) float32 -> per image at most max_det boxes: candidates (score > conf,
@@ -933,6 +939,6 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, in
     if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
         return (int)cudaErrorInvalidValue;
     return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, k, max_det, scale, pad_x, pad_y,
-                               workspace, workspace_bytes, pool_entries, out_boxes, out_scores, out_labels, counts,
+                               workspace, workspace_bytes, pool_cap(pool_entries), out_boxes, out_scores, out_labels, counts,
                                status, (cudaStream_t)stream, nullptr);
 }

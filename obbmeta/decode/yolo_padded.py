@@ -4,7 +4,9 @@
 post-processing step (model, decode, NMS, letterbox inverse) can be captured in a CUDA graph or traced by
 ``torch.compile(fullgraph=True)``; :meth:`PaddedDetections.unpad` turns them into :func:`~obbmeta.decode.yolo_obb`'s
 list of :class:`OrientedBoxes` with one device-to-host read. On the CPU the same operator runs yolo_obb's own code
-and pads it, so both devices give one result.
+and pads it, so both devices give the same detections, with two documented differences: at the top-``max_nms`` cut
+CUDA sends equal scores to the lower anchor (the CPU's ``topk`` leaves that order open), and CUDA undoes the
+letterbox in double (boxes agree to float32 rounding).
 
 On CUDA (kernels/obbmeta_nms.cuh): one kernel reads the head once (best class or every class above ``conf``, the
 class filter, a sort key per candidate); a radix sort orders candidates by (image, class, descending score) — with
@@ -23,7 +25,7 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import ptr as _ptr
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
-from ..ops._core import POOL_FIXED, STATUS_OVERFLOW, pool_for, remember_pool
+from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
 from .yolo import _checked, _decode_raw, fused_available
 
 
@@ -33,7 +35,8 @@ class PaddedDetections(NamedTuple):
     ``boxes`` (B, max_det, 5) float32 [cx, cy, w, h, angle], ``scores`` (B, max_det) float32, ``labels`` (B, max_det)
     int64: row ``i < counts[b]`` of image ``b`` is its i-th detection by descending score, later rows are 0.
     ``counts`` (B,) int64: detections per image, all -1 when ``status`` is not 0. ``status`` 0-d int64: 0, or flags —
-    1: a candidate box holds NaN / inf (yolo_obb raises ValueError), 4: the overlaps outgrew ``overlap_words``.
+    1: a candidate box holds NaN / inf, 2: a candidate score is inf (yolo_obb raises ValueError for both), 4: the
+    overlaps outgrew ``overlap_words``.
     """
 
     boxes: torch.Tensor
@@ -50,9 +53,12 @@ class PaddedDetections(NamedTuple):
 
     def _split(self, counts: List[int], status: int, trusted: bool = False) -> List[OrientedBoxes]:
         if status:
-            if status & STATUS_OVERFLOW:
-                raise RuntimeError("the overlapping candidates outgrew overlap_words: pass a larger overlap_words")
-            raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
+            if status & STATUS_BOXES:
+                raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
+            if status & STATUS_SCORES:
+                raise ValueError("a candidate score in output is inf")
+            raise RuntimeError("the overlapping candidates need more suppression-mask words than the pool holds: pass "
+                               "a larger overlap_words (at most 2**31 - 1; beyond that, decode fewer images per call)")
         # trusted: the tables come straight from the kernels (float32 / int64 by construction), so views of them need
         # no re-checking; a PaddedDetections built by a caller is checked as any OrientedBoxes is.
         make = OrientedBoxes._checked_elsewhere if trusted else OrientedBoxes
@@ -114,13 +120,24 @@ def _allowed_cached(classes: tuple, nc: int, device: torch.device) -> torch.Tens
     return mask.to(device)
 
 
+def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> None:
+    """The operator's class filter: None, or an (nc,) int32 0/1 tensor on the head's device (the kernels read it as
+    int32 there)."""
+    nc = output.shape[1] - 5
+    if allowed is not None and (allowed.dtype != torch.int32 or allowed.shape != (nc,)
+                                or allowed.device != output.device):
+        raise ValueError(f"allowed must be None or an ({nc},) int32 tensor on {output.device}, got "
+                         f"{tuple(allowed.shape)} {allowed.dtype} on {allowed.device}")
+
+
 def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:
     """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
     calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
     more."""
     lb = letterbox or Letterbox(1.0)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
-    pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms))
+    k = _sizes_args(output, multi_label, agnostic, max_nms)[-1]
+    pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
         *tables, needed = _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, lb.scale,
                                        lb.pad_x, lb.pad_y, pool)
@@ -149,6 +166,7 @@ def yolo_obb_padded_op(
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The CPU kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool)."""
+    _check_allowed(output, allowed)
     b = output.shape[0]
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
     labels, counts = torch.zeros(b, max_det, dtype=torch.int64), torch.zeros(b, dtype=torch.int64)
@@ -156,8 +174,9 @@ def yolo_obb_padded_op(
     lb = Letterbox(scale, pad_x, pad_y)
     try:
         dets = [_decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms).rescale(lb) for x in output]
-    except ValueError:  # non-finite candidate boxes: the flag the CUDA kernels set
-        return boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(1, dtype=torch.int64)
+    except ValueError as exc:  # non-finite candidates (nms_rotated's checks): the flags the CUDA kernels set
+        flag = STATUS_SCORES if str(exc).startswith("scores") else STATUS_BOXES
+        return boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(flag, dtype=torch.int64)
     for i, d in enumerate(dets):
         boxes[i, :len(d)], scores[i, :len(d)], labels[i, :len(d)] = d.xywhr, d.scores, d.labels
         counts[i] = len(d)
@@ -174,6 +193,10 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 
 @yolo_obb_padded_op.register_kernel("cuda")
 def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
+    _check_allowed(output, allowed)
+    if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
+        return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
+                            0)[:5]
     bound = _pool_bound(output, multi_label, agnostic, max_nms)
     pool = min(bound, POOL_FIXED if overlap_words < 0 else overlap_words)
     return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
@@ -188,6 +211,10 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
     head = output.float().contiguous()
     b, c, n, multi, agn, k = _sizes_args(head, multi_label, agnostic, max_nms)
+    if k < 1:  # a head without anchors: empty tables, nothing to launch
+        z = torch.zeros(b, dtype=torch.int64, device=head.device)
+        return (torch.zeros((b, max_det, 5), device=head.device), torch.zeros((b, max_det), device=head.device),
+                torch.zeros((b, max_det), dtype=torch.int64, device=head.device), z, z.new_zeros(()), z.new_zeros(()))
     ws_bytes, _ = sizes(head.device, "obbmeta_cuda_yolo_obb_sizes", b, c, n, multi, agn, k, pool)
     scratch = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=head.device)
     boxes = torch.empty((b, max_det, 5), dtype=torch.float32, device=head.device)

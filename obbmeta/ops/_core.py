@@ -166,6 +166,9 @@ def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: 
         return range_error(boxes_name, boxes)
     if flags & STATUS_SCORES:
         return ValueError(f"{scores_name} contains NaN or inf")
+    if flags & STATUS_OVERFLOW:  # only after the exactly sized retry: more than a pool can index
+        return RuntimeError("the overlapping pairs need more than 2**31 - 1 suppression-mask words; split the boxes "
+                            "(e.g. by label or image) into smaller calls")
     return None
 
 

@@ -151,3 +151,41 @@ def test_cuda_graph_replay_equals_eager():
         static.copy_(fresh.cuda())
         graph.replay()
         _same(result.unpad(), yolo_obb(fresh, 0.25, 0.5, letterbox=lb, max_nms=2000))
+
+
+def test_a_head_without_anchors_gives_empty_tables():
+    padded = yolo_obb_padded(torch.zeros(2, 4 + NC + 1, 0), 0.25, 0.5, max_det=4)
+    assert padded.boxes.shape == (2, 4, 5) and padded.counts.tolist() == [0, 0] and int(padded.status) == 0
+    assert [len(d) for d in padded.unpad()] == [0, 0]
+
+
+def test_an_inf_candidate_score_sets_status_2_and_raises_like_yolo_obb():
+    out = head(1)
+    hot = int((out[0, 4:4 + NC].amax(0) > 0.25).nonzero()[0])
+    out[0, 4, hot] = float("inf")
+    padded = yolo_obb_padded(out, 0.25, 0.5)
+    assert int(padded.status) == 2 and padded.counts.tolist() == [-1]
+    with pytest.raises(ValueError, match="inf"):
+        padded.unpad()
+    with pytest.raises(ValueError, match="scores contains NaN or inf"):
+        yolo_obb(out, 0.25, 0.5)
+
+
+def test_the_operator_checks_its_class_filter():
+    op = torch.ops.obbmeta.yolo_obb_padded.default
+    bads = (torch.ones(NC, dtype=torch.int64), torch.ones(NC + 1, dtype=torch.int32), torch.ones(NC, dtype=torch.bool))
+    for bad in bads:
+        with pytest.raises(ValueError, match=r"allowed must be None or an \(6,\) int32 tensor"):
+            op(head(1), 0.25, 0.5, 10, bad, False, False, 100, 1.0, 0.0, 0.0, -1)
+
+
+@needs_cuda
+def test_cuda_head_without_anchors_and_inf_scores():
+    padded = yolo_obb_padded(torch.zeros(2, 4 + NC + 1, 0, device="cuda"), 0.25, 0.5)
+    assert padded.counts.tolist() == [0, 0]
+    assert [len(d) for d in yolo_obb(torch.zeros(2, 11, 0, device="cuda"))] == [0, 0]
+    out = head(1)
+    out[0, 4, int((out[0, 4:4 + NC].amax(0) > 0.25).nonzero()[0])] = float("inf")
+    assert int(yolo_obb_padded(out.cuda(), 0.25, 0.5).status) == 2
+    with pytest.raises(ValueError, match="inf"):
+        yolo_obb(out.cuda(), 0.25, 0.5)
