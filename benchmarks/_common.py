@@ -68,6 +68,19 @@ def cuda_sync():
     return torch.cuda.synchronize if torch.cuda.is_available() else None
 
 
+def graph_of(fn):
+    """fn() captured in a CUDA graph (after a warm-up call outside it); returns the replay callable and the output
+    the replays write."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = fn()
+    return graph.replay, out
+
+
 def median_time(fn, repeats: int, warmup: int = 1, sync=None) -> dict:
     """Run fn `warmup` times, then `repeats` times; return median/min/max seconds."""
     for _ in range(warmup):

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import peers  # noqa: E402
 import reference  # noqa: E402
-from _common import RESULTS, arguments, cuda_sync, median_time, write_json  # noqa: E402
+from _common import RESULTS, arguments, cuda_sync, graph_of, median_time, write_json  # noqa: E402
 
 from obbmeta import Letterbox  # noqa: E402
 from obbmeta.decode import yolo_obb, yolo_obb_padded  # noqa: E402
@@ -85,14 +85,6 @@ def axis_aligned_anchor(out, conf, iou):
 
 GOALS_MS = {1: 0.15, 16: 0.5, "stress": 10.0}  # issue 12, obbmeta on the H200
 
-
-def graph_of(fn):
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = fn()
-    return graph.replay, out
 
 
 def main():

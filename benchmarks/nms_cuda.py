@@ -26,22 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import peers  # noqa: E402
 import reference  # noqa: E402
-from _common import arguments, cuda_sync, median_time, plot_lines, write_json  # noqa: E402
+from _common import arguments, cuda_sync, graph_of, median_time, plot_lines, write_json  # noqa: E402
 
 from obbmeta.ops import nms_rotated, nms_rotated_padded, obb_to_aabb  # noqa: E402
 
 IOU = 0.5
 GOALS_MS = {1000: 0.10, 3000: 0.25, 10000: 1.0, 30000: 5.0}  # issue 12, for obbmeta on the H200
 
-
-def graph_of(fn):
-    """fn() captured in a CUDA graph (after a warm-up call); returns the replay callable and the captured output."""
-    fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = fn()
-    return graph.replay, out
 
 
 def main():

@@ -5,7 +5,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from .._validators import threshold
+from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
@@ -96,10 +96,8 @@ def _checked(output, conf, iou, max_det, classes, letterbox, max_nms, format):
         raise ValueError(f"output must have shape (B, 4+nc+1, N) or (B, K, 7), got {tuple(output.shape)}")
     conf = threshold("conf", conf)
     iou = threshold("iou", iou)
-    if not isinstance(max_det, int) or isinstance(max_det, bool) or max_det < 0:
-        raise ValueError(f"max_det must be an int >= 0, got {max_det!r}")
-    if not isinstance(max_nms, int) or isinstance(max_nms, bool) or max_nms < 1:
-        raise ValueError(f"max_nms must be an int >= 1 (candidates per image that go through NMS), got {max_nms!r}")
+    int_in_range("max_det", max_det, 0)
+    int_in_range("max_nms", max_nms, 1, form="an int >= 1 (candidates per image that go through NMS)")
     if classes is not None:
         classes = _class_list(classes)
     if letterbox is not None and not isinstance(letterbox, Letterbox):

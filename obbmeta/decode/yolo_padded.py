@@ -23,6 +23,7 @@ import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
 from .._native import ptr as _ptr
+from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
@@ -93,17 +94,14 @@ def yolo_obb_padded(
     fmt, conf, iou, classes = _checked(output, conf, iou, max_det, classes, letterbox, max_nms, "raw")
     if output.shape[1] < 6:
         raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
-    if overlap_words is not None and (not isinstance(overlap_words, int) or isinstance(overlap_words, bool)
-                                      or overlap_words < 0):
-        raise ValueError(f"overlap_words must be None or an int >= 0, got {overlap_words!r}")
+    pool = -1 if overlap_words is None else int_in_range("overlap_words", overlap_words, 0, form="None or an int >= 0")
     if output.is_cuda and not fused_available(output, multi_label, agnostic):
         raise ValueError(f"yolo_obb_padded needs B * nc to fit 31 bits of its sort key and the CUDA kernels built; "
                          f"got output of shape {tuple(output.shape)} (use yolo_obb)")
     lb = letterbox or Letterbox(1.0)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     return PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                lb.scale, lb.pad_x, lb.pad_y,
-                                                -1 if overlap_words is None else overlap_words))
+                                                lb.scale, lb.pad_x, lb.pad_y, pool))
 
 
 def _allowed(classes, nc: int, device: torch.device) -> Optional[torch.Tensor]:

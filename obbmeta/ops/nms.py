@@ -5,6 +5,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from .._validators import int_in_range
 from ._core import nms_rotated_op, nms_rotated_padded_op
 from ._validate import check_nms_args
 
@@ -67,7 +68,5 @@ def nms_rotated_padded(
     worst case for N boxes when that is less (N <= ~16 000). Data that needs more gives count -1, never a wrong keep.
     """
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
-    if overlap_words is not None and (not isinstance(overlap_words, int) or isinstance(overlap_words, bool)
-                                      or overlap_words < 0):
-        raise ValueError(f"overlap_words must be None or an int >= 0, got {overlap_words!r}")
-    return nms_rotated_padded_op(boxes, scores, labels, iou_threshold, -1 if overlap_words is None else overlap_words)
+    pool = -1 if overlap_words is None else int_in_range("overlap_words", overlap_words, 0, form="None or an int >= 0")
+    return nms_rotated_padded_op(boxes, scores, labels, iou_threshold, pool)
