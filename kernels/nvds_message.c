@@ -70,6 +70,15 @@ static obbmsg_custom_msg_info *obbmsg_new_info(const void *message, uint32_t siz
     return info;
 }
 
+/* The user-meta pool hands elements out again without clearing them: a release leaves nothing of ours behind. */
+static void obbmsg_hand_back(obbmsg_user_meta *um)
+{
+    um->user_meta_data = NULL;
+    um->base.copy_func = NULL;
+    um->base.release_func = NULL;
+    um->base.meta_type = OBBMETA_NVDS_USER_META;
+}
+
 /* DeepStream calls copy / release with the NvDsUserMeta* as `data` (nvds_copy / nvds_clear_meta_list). */
 OBB_EXPORT void *obbmeta_msg_blob_copy(void *data, void *user_data)
 {
@@ -91,11 +100,7 @@ OBB_EXPORT void obbmeta_msg_blob_release(void *data, void *user_data)
         g_api.g_free(info);
         __atomic_sub_fetch(&g_live_blobs, 1, __ATOMIC_RELAXED);
     }
-    /* The user-meta pool hands elements out again without clearing them: leave nothing of ours behind. */
-    um->user_meta_data = NULL;
-    um->base.copy_func = NULL;
-    um->base.release_func = NULL;
-    um->base.meta_type = OBBMETA_NVDS_USER_META;
+    obbmsg_hand_back(um);
 }
 
 OBB_EXPORT int32_t obbmeta_msg_init(const obbmsg_api *api)
@@ -257,10 +262,7 @@ OBB_EXPORT void obbmeta_msg_event_release(void *data, void *user_data)
         g_api.g_free(ev);
         __atomic_sub_fetch(&g_live_events, 1, __ATOMIC_RELAXED);
     }
-    um->user_meta_data = NULL;
-    um->base.copy_func = NULL;
-    um->base.release_func = NULL;
-    um->base.meta_type = OBBMETA_NVDS_USER_META;
+    obbmsg_hand_back(um);
 }
 
 OBB_EXPORT int64_t obbmeta_msg_live_events(void) { return __atomic_load_n(&g_live_events, __ATOMIC_RELAXED); }
