@@ -433,6 +433,18 @@ static int grid_of(int64_t n, int threads)
         if (e_ != cudaSuccess) return (int)e_; \
     } while (0)
 
+// The workspace ends with CUB's scratch, sized for the step that needs most (the steps run one after another).
+// Measuring (ws_need given): the bytes the whole workspace needs; running: whether ws_bytes holds them.
+static int finish_workspace(Arena &ar, size_t most, void **temp, size_t *temp_bytes, int64_t ws_bytes,
+                            int64_t *ws_need)
+{
+    *temp = ar.take<char>(most);
+    *temp_bytes = most;
+    if (ws_need) *ws_need = (int64_t)ar.off;
+    else if ((int64_t)ar.off > ws_bytes) return (int)cudaErrorInvalidValue;
+    return 0;
+}
+
 // Core buffers for n positions (pool: `pool_entries` entries, twice: as appended and grouped).
 static void core_layout(Arena &ar, int64_t n, int64_t pool_entries, Core &c)
 {
@@ -553,13 +565,8 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
     CUB_TRY((cudaError_t)run_core(n, RowBoxes<T>{boxes}, nullptr, nullptr, nullptr, b.g, threshold, b.core, nullptr,
                                   nullptr, 0, s, &core, has_labels));
     most = core > most ? core : most;
-    b.temp = ar.take<char>(most);
-    b.temp_bytes = most;
-    if (measure) {
-        *ws_need = (int64_t)ar.off;
-        return 0;
-    }
-    if ((int64_t)ar.off > ws_bytes) return (int)cudaErrorInvalidValue;
+    CUB_TRY((cudaError_t)finish_workspace(ar, most, &b.temp, &b.temp_bytes, ws_bytes, ws_need));
+    if (measure) return 0;
 
     CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
     if (n == 0) return (int)cudaGetLastError();
@@ -826,13 +833,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     CUB_TRY((cudaError_t)run_core(n, load, nullptr, nullptr, nullptr, b.g, iou, b.core, nullptr, nullptr, 0, s, &core,
                                   true));
     most = core > most ? core : most;
-    b.temp = ar.take<char>(most);
-    b.temp_bytes = most;
-    if (measure) {
-        *ws_need = (int64_t)ar.off;
-        return 0;
-    }
-    if ((int64_t)ar.off > ws_bytes) return (int)cudaErrorInvalidValue;
+    CUB_TRY((cudaError_t)finish_workspace(ar, most, &b.temp, &b.temp_bytes, ws_bytes, ws_need));
+    if (measure) return 0;
 
     CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
     {
