@@ -125,7 +125,7 @@ OBB_HD int obb_clip_halfplane(const obb_point *in, int n, obb_point *out, int ax
     int m = 0;
     for (int i = 0; i < n; ++i) {
         const obb_point p = in[i];
-        const obb_point q = in[(i + 1) % n];
+        const obb_point q = in[i + 1 < n ? i + 1 : 0]; /* (no modulo: on a GPU it is a division routine) */
         const double dp = limit - sign * (axis ? p.y : p.x);
         const double dq = limit - sign * (axis ? q.y : q.x);
         if (dp >= 0.0 && m < OBB_CLIP_CAPACITY) out[m++] = p;
@@ -145,7 +145,7 @@ OBB_HD double obb_polygon_area(const obb_point *p, int n)
 {
     double twice = 0.0;
     for (int i = 0; i < n; ++i) {
-        const obb_point q = p[(i + 1) % n];
+        const obb_point q = p[i + 1 < n ? i + 1 : 0];
         twice += p[i].x * q.y - q.x * p[i].y;
     }
     return 0.5 * fabs(twice);

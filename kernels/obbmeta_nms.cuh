@@ -3,49 +3,52 @@
 // Included by obbmeta_cuda.cu (one translation unit). Every entry point only enqueues work on the caller's stream:
 // buffers have sizes the host knows before the call (the *_sizes functions give them), results stay on the device
 // (kept indices padded with -1 and a count; the decode's (B, max_det, ...) tables and counts), and errors found in
-// the data (non-finite values, a suppression mask larger than its buffer) are flags in a device status word. So a
-// whole post-processing step can be captured in a CUDA graph.
+// the data (non-finite values, candidate words beyond their buffer) are flags in a device status word. So a whole
+// post-processing step can be captured in a CUDA graph.
 //
 // The data path (greedy NMS, the keep set of obbmeta_nms on the host, kernels/geometry_cpu.c):
 //   1. sort by descending score (stable: equal scores keep the lower index first), then, with labels, stably by
 //      label: every (label) group is a contiguous "segment" in score order;
-//   2. prepare each box once (obb_prep: trigonometry, bounds, area);
-//   3. suppression mask per segment, in tiles of 64 columns over the upper triangle: one warp builds a row's 64-bit
-//      word with two ballots, every pair asks obb_prep_suppresses (the host's own predicate: bounding boxes, an area
-//      bound, then the exact clipping in double). Only the words that matter are stored: each row's word of its own
-//      64-box chunk (the "diagonal"), and the non-zero words right of it, appended to a pool and then grouped by the
-//      chunk of columns they cover;
-//   4. greedy scan, one warp per segment, 64 boxes at a time: the chunk's removed bits are the OR of its column
-//      group's words whose rows were kept (a bit set in shared memory), loaded one chunk ahead; then the chunk is
-//      resolved from its diagonal words in registers (one step per kept box);
-//   5. kept flags -> kept indices in score order (stream compaction).
-// Memory is linear in the boxes plus 32 bytes per non-zero word (overlapping pairs, 64 columns to a word): no N x N
-// matrix of any kind. The pool's size is given by the caller; data that needs more sets a status flag and says how
-// much (the sized entry points then run once more with that).
+//   2. prepare each box once (obb_prep: trigonometry, bounds, area) and keep its bounds rounded outwards to float;
+//   3. candidate words: one thread per row against chunks of 64 later columns (the upper triangle, in items of 256
+//      rows x 256 columns), comparing float bounds only; every (row, chunk) whose bounds meet somewhere becomes one
+//      word of candidate bits in a pool. Only those words are ever stored: no N x N matrix of any kind;
+//   4. exact test, 1 to 32 lanes per candidate word (as many as the launch can spare): each candidate bit asks
+//      obb_prep_suppresses (the host's own predicate: bounds, an area bound, separating axes, then the clipping in
+//      double) and the word is rewritten with the answers. Words of a row's own chunk go, transposed, to a word per
+//      column ("which earlier boxes of my chunk suppress me"); the others are grouped by the chunk of columns they
+//      cover;
+//   5. greedy scan, one block per segment, 64 boxes at a time: a chunk's removed bits are the OR of its column
+//      group's words whose rows were kept (the block reads them one chunk ahead), then the chunk is resolved in one
+//      warp by a fixed-point iteration on its transposed words (a few ballots);
+//   6. kept indices in score order: written by the scan itself for one segment (no labels), else kept flags ->
+//      indices by stream compaction.
+// Memory is linear in the boxes plus 32 bytes per candidate word. The pool's size is given by the caller; data that
+// needs more sets a status flag and says how much (the sized entry points then run once more with that).
 #include <cub/cub.cuh>
 
 namespace obbnms {
 
-constexpr int TILE = 64;            // boxes per chunk = columns per tile = bits per mask word
-constexpr int TILE_ROWS = 32;       // most rows per mask tile (16 below SMALL_N boxes: more tiles, fewer rows per warp)
-constexpr int64_t SMALL_N = 8192;
-constexpr int MASK_THREADS = 256;   // 8 warps per tile, 4 rows each
-constexpr int SCAN_WARPS = 4;       // segments per scan block (one per warp)
+constexpr int TILE = 64;              // boxes per chunk = columns per word = bits per word
+constexpr int PAIR_THREADS = 256;     // rows of one candidate item (one thread each)
+constexpr int PAIR_CHUNKS = PAIR_THREADS / TILE;
+constexpr int SCAN_THREADS = 512;     // one block per segment
+constexpr int SCAN_AHEAD = 4;         // column words each scan thread holds in registers, loaded one chunk ahead
 constexpr int SCAN_SHARED_WORDS = 512;  // kept bits of a segment up to 32768 boxes stay in shared memory
 constexpr unsigned FULL = 0xffffffffu;
 constexpr uint64_t NO_KEY = ~0ull;  // decode: a sort key that is not a candidate (sorts last)
 constexpr int64_t NO_GROUP = 0xffffffffLL;  // its group (NO_KEY >> 32)
 
-// status[0]: kept boxes (NMS); status[1]: flags; status[2]: non-zero mask words the data needed (pool entries).
+// status[0]: kept boxes (NMS); status[1]: flags; status[2]: candidate words the data needed (pool entries).
 enum : unsigned long long { ST_BOXES = 1, ST_SCORES = 2, ST_OVERFLOW = 4 };
 
 struct SegInfo {
-    int64_t tiles, width;  // mask tiles over the upper triangle, W = ceil(L / 64) chunks
+    int64_t items, width;  // candidate items over the upper triangle, W = ceil(L / 64) chunks
 };
 struct SegSum {
     __host__ __device__ SegInfo operator()(const SegInfo &a, const SegInfo &b) const
     {
-        return {a.tiles + b.tiles, a.width + b.width};
+        return {a.items + b.items, a.width + b.width};
     }
 };
 
@@ -59,16 +62,14 @@ struct Segs {
     int64_t *nseg;         // number of segments (device scalar)
     SegInfo *info;         // per segment
     SegInfo *incl;         // its inclusive prefix sum
-    int tile_rows;         // rows per mask tile: 16 or 32 (TILE a multiple of it)
 };
 
-// Mask tiles of a segment of len boxes: row tile r (tile_rows rows, in chunk r / q, q = TILE / tile_rows) meets column
-// chunks r / q .. w - 1.
-__host__ __device__ __forceinline__ int64_t segment_tiles(int64_t len, int tile_rows)
+// Candidate items of a segment of w chunks: groups of PAIR_CHUNKS chunks, (row group, column group) pairs over the
+// upper triangle, diagonal included.
+__host__ __device__ __forceinline__ int64_t pair_items(int64_t w)
 {
-    const int64_t w = (len + TILE - 1) / TILE, rt = (len + tile_rows - 1) / tile_rows, q = TILE / tile_rows;
-    const int64_t full = rt / q, rem = rt % q;
-    return q * (full * w - full * (full - 1) / 2) + rem * (w - full);
+    const int64_t groups = (w + PAIR_CHUNKS - 1) / PAIR_CHUNKS;
+    return groups * (groups + 1) / 2;
 }
 
 __device__ __forceinline__ void raise_flag(int64_t *status, unsigned long long bit)
@@ -155,27 +156,57 @@ struct HeadBoxes {
     }
 };
 
+// The buffers of steps 2 to 5.
+struct Core {
+    obb_prep *prep;
+    float4 *bounds;            // per position: its bounds (x1, y1, x2, y2) rounded outwards; empty for invalid boxes
+    unsigned long long *diagT; // per position: the boxes of its own chunk that suppress it (bit = row in the chunk)
+    ulonglong2 *pool;          // candidate words: x = chunk column << 32 | row in segment, y = candidate bits, then
+                               // the suppressed ones (0 for a row's own chunk: those went to diagT)
+    ulonglong2 *grouped;       // the non-zero words right of the diagonal, grouped by chunk column
+    int64_t pool_entries;      // room in pool (and in grouped)
+    unsigned long long *pool_count;
+    int *col_count;            // per chunk column (segments' columns one after another), then a 0
+    int *col_start;            // exclusive prefix sum of col_count
+    int64_t *col_pos;          // position of a chunk column's first box
+    int64_t *col_seg;          // position of its segment's first box
+    int64_t columns;           // entries of col_count (>= the segments' chunks, + 1)
+    int *kflag;
+    unsigned long long *kept_global;  // kept bits of segments too large for shared memory
+};
+
 // Position q: the box at order[q] (order2 given: order[order2[q]]) prepared; and segment q's size, when q is one.
 template <typename Loader>
-__global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const int64_t *order2, obb_prep *prep,
-                          Segs g, int *col_count, int64_t columns, unsigned long long *pool_count, int64_t *status)
+__global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const int64_t *order2, Segs g, Core core,
+                          int64_t *status)
 {
-    GRID_LOOP(k, columns) col_count[k] = 0;
-    if (blockIdx.x == 0 && threadIdx.x == 0) *pool_count = 0;
+    GRID_LOOP(k, core.columns) core.col_count[k] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *core.pool_count = 0;
     GRID_LOOP(q, n) {
-        const int64_t o = order2 ? order[order2[q]] : order[q];
-        const obb_box box = load(o);
-        prep[q] = obb_prep_make(&box);
-        if (g.decode && g.group[q] != NO_GROUP &&
-            !(isfinite(box.cx) && isfinite(box.cy) && isfinite(box.w) && isfinite(box.h) && isfinite(box.a)))
-            raise_flag(status, ST_BOXES);
+        core.diagT[q] = 0;
+        if (g.decode && g.group[q] == NO_GROUP) {  // not a candidate: in no segment, never read
+            core.bounds[q] = make_float4(INFINITY, INFINITY, -INFINITY, -INFINITY);
+        } else {
+            const int64_t o = order2 ? order[order2[q]] : order[q];
+            const obb_box box = load(o);
+            const obb_prep p = obb_prep_make(&box);
+            core.prep[q] = p;
+            // Rounded outwards, so that bounds that meet in double meet in float too; invalid boxes meet nothing.
+            core.bounds[q] = p.valid ? make_float4(__double2float_rd(p.x1), __double2float_rd(p.y1),
+                                                   __double2float_ru(p.x2), __double2float_ru(p.y2))
+                                     : make_float4(INFINITY, INFINITY, -INFINITY, -INFINITY);
+            if (g.decode &&
+                !(isfinite(box.cx) && isfinite(box.cy) && isfinite(box.w) && isfinite(box.h) && isfinite(box.a)))
+                raise_flag(status, ST_BOXES);
+        }
         const int64_t nseg = g.group ? *g.nseg : 1;
         SegInfo info = {0, 0};
         if (q < nseg) {
             const int64_t st = g.group ? g.start[q] : 0;
             int64_t len = seg_end(g, q, nseg, n) - st;
             if (g.decode && g.group[st] == NO_GROUP) len = 0;
-            info = {segment_tiles(len, g.tile_rows), (len + TILE - 1) / TILE};
+            const int64_t w = (len + TILE - 1) / TILE;
+            info = {pair_items(w), w};
         }
         if (!g.group) {
             if (q == 0) {
@@ -189,134 +220,128 @@ __global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const in
     }
 }
 
-// ---- 3. suppression mask -----------------------------------------------------------------------------------------
-// The buffers of steps 3 and 4.
-struct Core {
-    obb_prep *prep;
-    unsigned long long *diag;  // per position: its word against its own chunk
-    ulonglong2 *pool;          // non-zero words right of the diagonal: x = chunk column << 32 | row in segment, y = word
-    ulonglong2 *grouped;       // the same, grouped by chunk column
-    int64_t pool_entries;      // room in pool (and in grouped)
-    unsigned long long *pool_count;
-    int *col_count;            // per chunk column (segments' columns one after another), then a 0
-    int *col_start;            // exclusive prefix sum of col_count
-    int64_t columns;           // entries of col_count (>= the segments' chunks, + 1)
-    int *kflag;
-    unsigned long long *kept_global;  // kept bits of segments too large for shared memory
-};
-
-// Tile t of a segment of w chunks: row tile r and column chunk c >= r / q. The q row tiles of chunk k have w - k tiles
-// each: prefix P(k) = q (k w - k (k - 1) / 2).
-__device__ __forceinline__ void tile_of(int64_t t, int64_t w, int64_t q, int64_t *r, int64_t *c)
+// ---- 3. candidate words ------------------------------------------------------------------------------------------
+// Item (r, c), c >= r, of a segment: rows r * PAIR_THREADS.. (one thread each) against the PAIR_CHUNKS column chunks
+// of group c (their bounds in shared memory). A thread keeps one word per chunk right of its own (and the later
+// columns of its own chunk) where the bounds meet anywhere.
+__global__ void __launch_bounds__(PAIR_THREADS) k_pairs(int64_t n, Segs g, Core core)
 {
-    const double wh = (double)w + 0.5;
-    int64_t k = (int64_t)(wh - sqrt(fmax(wh * wh - 2.0 * (double)t / (double)q, 0.0)));
-    if (k < 0) k = 0;
-    while (k > 0 && q * (k * w - k * (k - 1) / 2) > t) --k;
-    while (q * ((k + 1) * w - (k + 1) * k / 2) <= t) ++k;
-    const int64_t in_group = t - q * (k * w - k * (k - 1) / 2), per_row = w - k;
-    *r = q * k + in_group / per_row;
-    *c = k + in_group % per_row;
-}
-
-__global__ void __launch_bounds__(MASK_THREADS) k_mask(int64_t n, double threshold, Segs g, Core core, int64_t *status)
-{
-    __shared__ obb_prep rows[TILE_ROWS], cols[TILE];
-    __shared__ int64_t sh_start, sh_len, sh_r, sh_c, sh_col, sh_base;
-    __shared__ int nz, queued;
-    __shared__ int nz_row[TILE_ROWS];
-    __shared__ unsigned long long nz_word[TILE_ROWS];
-    __shared__ unsigned long long words[TILE_ROWS];
-    __shared__ unsigned short queue[TILE_ROWS * TILE];  // pairs (row << 6 | column) that need the exact IoU
+    __shared__ float4 cols[PAIR_THREADS];
+    __shared__ int found;
+    __shared__ unsigned long long base;
     const int64_t nseg = *g.nseg;
-    const int64_t total = g.incl[nseg - 1].tiles;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int64_t total = g.incl[nseg - 1].items;
     for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
-        if (threadIdx.x == 0) {
-            int64_t lo = 0, hi = nseg - 1;  // the segment holding tile t: first s with incl[s].tiles > t
-            while (lo < hi) {
-                const int64_t mid = (lo + hi) / 2;
-                if (g.incl[mid].tiles > t) hi = mid; else lo = mid + 1;
-            }
-            const int64_t st = g.start[lo], len = seg_end(g, lo, nseg, n) - st;
-            const int64_t w = (len + TILE - 1) / TILE;
-            int64_t r, c;
-            tile_of(t - (g.incl[lo].tiles - segment_tiles(len, g.tile_rows)), w, TILE / g.tile_rows, &r, &c);
-            sh_start = st;
-            sh_len = len;
-            sh_r = r;
-            sh_c = c;
-            sh_col = g.incl[lo].width - w + c;  // this chunk column among all segments' columns
-            nz = 0;
-            queued = 0;
+        // Every thread finds the item's place itself (the same loads for all: broadcasts, no barrier).
+        int64_t lo = 0, hi = nseg - 1;  // the segment holding item t: first s with incl[s].items > t
+        while (lo < hi) {
+            const int64_t mid = (lo + hi) / 2;
+            if (g.incl[mid].items > t) hi = mid; else lo = mid + 1;
+        }
+        const int64_t st = g.start[lo], len = seg_end(g, lo, nseg, n) - st, w = (len + TILE - 1) / TILE;
+        const int64_t groups = (w + PAIR_CHUNKS - 1) / PAIR_CHUNKS;
+        const int64_t local = t - (g.incl[lo].items - pair_items(w));
+        int64_t a = 0, b = groups - 1;  // the row group: last r with r groups - r (r - 1) / 2 <= local
+        while (a < b) {
+            const int64_t mid = (a + b + 1) / 2;
+            if (mid * groups - mid * (mid - 1) / 2 <= local) a = mid; else b = mid - 1;
+        }
+        const int64_t r = a, cg = r + local - (r * groups - r * (r - 1) / 2);
+        const int64_t c0 = cg * PAIR_CHUNKS, col0 = g.incl[lo].width - w;  // first chunk, first segment column
+        const int cols_here = (int)min((int64_t)PAIR_THREADS, len - c0 * TILE);
+        if (threadIdx.x < cols_here) cols[threadIdx.x] = core.bounds[st + c0 * TILE + threadIdx.x];
+        if (threadIdx.x == 0) found = 0;
+        if (r == 0 && threadIdx.x < PAIR_CHUNKS && c0 + threadIdx.x < w) {
+            core.col_pos[col0 + c0 + threadIdx.x] = st + (c0 + threadIdx.x) * TILE;
+            core.col_seg[col0 + c0 + threadIdx.x] = st;
         }
         __syncthreads();
-        const int64_t st = sh_start, r = sh_r, c = sh_c;
-        const int64_t row0 = r * g.tile_rows;
-        const int rows_here = (int)min((int64_t)g.tile_rows, sh_len - row0), cols_here = (int)min((int64_t)TILE, sh_len - c * TILE);
-        if (threadIdx.x < rows_here) rows[threadIdx.x] = core.prep[st + row0 + threadIdx.x];
-        else if (threadIdx.x >= TILE && threadIdx.x < TILE + cols_here) cols[threadIdx.x - TILE] = core.prep[st + c * TILE + threadIdx.x - TILE];
-        __syncthreads();
-        // Each lane tests the same two columns against every row of its warp: their bounds stay in registers, and
-        // only pairs whose bounding boxes meet read the full prepared boxes.
-        const int j0 = lane, j1 = lane + 32;
-        const bool c0 = j0 < cols_here && cols[j0].valid, c1 = j1 < cols_here && cols[j1].valid;
-        const double a0x1 = c0 ? cols[j0].x1 : 0, a0y1 = c0 ? cols[j0].y1 : 0, a0x2 = c0 ? cols[j0].x2 : 0,
-                     a0y2 = c0 ? cols[j0].y2 : 0;
-        const double a1x1 = c1 ? cols[j1].x1 : 0, a1y1 = c1 ? cols[j1].y1 : 0, a1x2 = c1 ? cols[j1].x2 : 0,
-                     a1y2 = c1 ? cols[j1].y2 : 0;
-        if (threadIdx.x < TILE_ROWS) words[threadIdx.x] = 0;
-        // Pass 1: the cheap tests (bounds, area bound, separating axes) for every pair; the few pairs they cannot
-        // decide are queued, so that pass 2 runs the exact clipping on all threads at once instead of one lane of a
-        // warp at a time.
-        for (int i = warp; i < rows_here; i += MASK_THREADS / 32) {
-            const obb_prep *ri = &rows[i];
-            const int64_t row = row0 + i;             // in the segment
-            const int64_t first = row - c * TILE + 1;  // columns of this chunk after the row (only those count)
-            const double x1 = ri->x1, y1 = ri->y1, x2 = ri->x2, y2 = ri->y2;
-            const bool rv = ri->valid;
-            if (rv && c0 && j0 >= first && !(a0x1 > x2 || a0x2 < x1 || a0y1 > y2 || a0y2 < y1) &&
-                obb_prep_may_suppress(ri, &cols[j0], threshold))
-                queue[atomicAdd(&queued, 1)] = (unsigned short)(i << 6 | j0);
-            if (rv && c1 && j1 >= first && !(a1x1 > x2 || a1x2 < x1 || a1y1 > y2 || a1y2 < y1) &&
-                obb_prep_may_suppress(ri, &cols[j1], threshold))
-                queue[atomicAdd(&queued, 1)] = (unsigned short)(i << 6 | j1);
-        }
-        __syncthreads();
-        // Pass 2: the exact IoU of the queued pairs, one per thread.
-        for (int q = threadIdx.x; q < queued; q += MASK_THREADS) {
-            const int i = queue[q] >> 6, j = queue[q] & 63;
-            if (obb_prep_iou(&rows[i], &cols[j]) > threshold) atomicOr(&words[i], 1ull << j);
-        }
-        __syncthreads();
-        // Pass 3: each row's word: the diagonal one to its place, non-zero later ones to the pool.
-        if (threadIdx.x < rows_here) {
-            const int i = threadIdx.x;
-            const int64_t row = row0 + i;
-            const unsigned long long word = words[i];
-            if (row / TILE == c) {
-                core.diag[st + row] = word;
-            } else if (word) {
-                const int k = atomicAdd(&nz, 1);
-                nz_row[k] = i;
-                nz_word[k] = word;
+        const int64_t row = r * PAIR_THREADS + threadIdx.x;  // in the segment
+        const int64_t own = row / TILE;
+        unsigned long long bits[PAIR_CHUNKS];
+        int words = 0;
+#pragma unroll
+        for (int k = 0; k < PAIR_CHUNKS; ++k) bits[k] = 0;
+        if (row < len) {
+            const float4 rb = core.bounds[st + row];
+#pragma unroll
+            for (int k = 0; k < PAIR_CHUNKS; ++k) {
+                const int64_t c = c0 + k;
+                if (c < own || c * TILE >= len) continue;
+                const int first = c == own ? (int)(row % TILE) + 1 : 0;  // only later boxes count
+                const int last = (int)min((int64_t)TILE, len - c * TILE);
+                unsigned long long m = 0;
+                for (int j = first; j < last; ++j) {
+                    const float4 q = cols[k * TILE + j];
+                    if (!(q.x > rb.z || q.z < rb.x || q.y > rb.w || q.w < rb.y)) m |= 1ull << j;
+                }
+                bits[k] = m;
+                words += m != 0;
             }
         }
+        const int slot = words ? atomicAdd(&found, words) : 0;
         __syncthreads();
-        if (threadIdx.x == 0 && nz) {
-            sh_base = (int64_t)atomicAdd(core.pool_count, (unsigned long long)nz);
-            atomicAdd(&core.col_count[sh_col], nz);
+        if (threadIdx.x == 0 && found) base = atomicAdd(core.pool_count, (unsigned long long)found);
+        __syncthreads();
+        unsigned long long at = base + slot;
+#pragma unroll
+        for (int k = 0; k < PAIR_CHUNKS; ++k) {
+            if (!bits[k]) continue;
+            if (at < (unsigned long long)core.pool_entries)
+                core.pool[at] = make_ulonglong2((unsigned long long)(col0 + c0 + k) << 32 | (unsigned long long)row,
+                                                bits[k]);
+            ++at;
         }
-        __syncthreads();
-        if (threadIdx.x < nz && sh_base + threadIdx.x < core.pool_entries)
-            core.pool[sh_base + threadIdx.x] = make_ulonglong2(((unsigned long long)sh_col << 32) |
-                                                                   (unsigned long long)(row0 + nz_row[threadIdx.x]),
-                                                               nz_word[threadIdx.x]);
-        __syncthreads();
     }
 }
 
-// Pool entries -> grouped by chunk column (col_start: where each column's entries begin). col_count counts down.
+// ---- 4. exact test -----------------------------------------------------------------------------------------------
+// G lanes per candidate word (G a power of two up to 32, as many as the launch has threads to spare: few words with
+// many bits, as a decode's clustered classes give, are spread over many lanes), each taking every G-th candidate bit.
+__global__ void k_exact(double threshold, Core core)
+{
+    const unsigned long long used = *core.pool_count;
+    if (used > (unsigned long long)core.pool_entries) return;  // flagged by k_group
+    const int64_t threads = (int64_t)gridDim.x * blockDim.x, warps = threads / 32;
+    int shift = 0;  // G = 1 << shift
+    while (shift < 5 && (int64_t)(2 << shift) * (int64_t)used <= threads) ++shift;
+    const int G = 1 << shift, lane = threadIdx.x % 32, sub = lane & (G - 1), per_warp = 32 >> shift;
+    const int64_t warp = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+    for (int64_t w0 = warp * per_warp; w0 < (int64_t)used; w0 += warps * per_warp) {  // warp-uniform
+        const int64_t i = w0 + (lane >> shift);
+        ulonglong2 e = make_ulonglong2(0, 0);
+        if (i < (int64_t)used) e = core.pool[i];
+        const int64_t col = (int64_t)(e.x >> 32), row = (int64_t)(uint32_t)e.x;
+        unsigned long long word = 0;
+        if (e.y) {
+            const int64_t st = core.col_seg[col], cp = core.col_pos[col];
+            const obb_prep k = core.prep[st + row];
+            // Lane `sub` takes candidates sub, sub + G, ...: each lane walks only its own bits, so the lanes' tests
+            // run side by side (walking all bits in step, with one lane working per bit, would run them one by one).
+            unsigned long long bits = e.y;
+            for (int d = 0; d < sub && bits; ++d) bits &= bits - 1;
+            while (bits) {
+                const int j = __ffsll((long long)bits) - 1;
+                const obb_prep r = core.prep[cp + j];  // one batch of loads, then registers
+                if (obb_prep_suppresses(&k, &r, threshold)) word |= 1ull << j;
+                for (int d = 0; d < G && bits; ++d) bits &= bits - 1;
+            }
+        }
+        for (int off = G / 2; off > 0; off /= 2) word |= __shfl_xor_sync(FULL, word, off);
+        if (sub != 0 || !e.y) continue;
+        const int64_t st = core.col_seg[col], cp = core.col_pos[col];
+        if (row / TILE == (cp - st) / TILE) {  // the row's own chunk: transposed, for the scan's resolve
+            for (unsigned long long m = word; m; m &= m - 1)
+                atomicOr(&core.diagT[cp + __ffsll((long long)m) - 1], 1ull << (row % TILE));
+            word = 0;
+        } else if (word) {
+            atomicAdd(&core.col_count[col], 1);
+        }
+        core.pool[i].y = word;
+    }
+}
+
+// Non-zero words -> grouped by chunk column (col_start: where each column's words begin). col_count counts down.
 __global__ void k_group(Core core, int64_t *status)
 {
     const unsigned long long used = *core.pool_count;
@@ -327,73 +352,135 @@ __global__ void k_group(Core core, int64_t *status)
     if (used > (unsigned long long)core.pool_entries) return;
     GRID_LOOP(i, (int64_t)used) {
         const ulonglong2 e = core.pool[i];
+        if (!e.y) continue;
         const int64_t col = (int64_t)(e.x >> 32);
         core.grouped[core.col_start[col] + atomicSub(&core.col_count[col], 1) - 1] = e;
     }
 }
 
-// ---- 4. greedy scan ------------------------------------------------------------------------------------------------
-__global__ void __launch_bounds__(SCAN_WARPS * 32) k_scan(int64_t n, Segs g, Core core, const int64_t *rank,
-                                                          const int64_t *status)
+// ---- 5. greedy scan ------------------------------------------------------------------------------------------------
+// The words one scan step reads ahead: column c's words (SCAN_AHEAD per thread), its range, the end of column c + 1,
+// and (warp 0) chunk c's transposed words. Two sets alternate, so that no register waits for a load of its own step.
+struct ScanSet {
+    uint32_t row[SCAN_AHEAD];
+    unsigned long long word[SCAN_AHEAD];
+    unsigned long long t_lo, t_hi;
+    int64_t e0, e1, end_next;
+    int64_t flag_lo, flag_hi, idx_lo, idx_hi;  // (warp 0) where the chunk's kept flags go, the kept indices
+};
+
+// One block per segment. Chunk b's removed bits are the OR of column b's words whose rows (all in chunks before b)
+// were kept: every thread holds up to SCAN_AHEAD of them, loaded while chunk b - 1 was resolved, and ORs those whose
+// kept bit is set, then the block's threads OR theirs together. Then one warp resolves the chunk: K = the candidates
+// that no member of K before them suppresses, iterated from K = all candidates; the fixed point is the greedy answer
+// (after t rounds the first t boxes are settled, and rounds stop as soon as K repeats, mostly after two or three).
+// With `keep` (one segment, the plain NMS), warp 0 also writes the kept indices (order[position]) in score order and
+// their count to status[0].
+__global__ void __launch_bounds__(SCAN_THREADS) k_scan(int64_t n, Segs g, Core core, const int64_t *rank,
+                                                       const int64_t *order, int64_t *keep, int64_t *status)
 {
-    __shared__ unsigned long long kept_shared[SCAN_WARPS][SCAN_SHARED_WORDS];
+    __shared__ unsigned long long kept_shared[SCAN_SHARED_WORDS];
+    __shared__ unsigned long long partial[SCAN_THREADS / 32];  // each warp's removed bits of the current chunk
     if (status[1] & ST_OVERFLOW) return;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int tid = threadIdx.x, lane = tid % 32;
     const int64_t nseg = *g.nseg;
-    for (int64_t s = blockIdx.x * (int64_t)SCAN_WARPS + warp; s < nseg; s += (int64_t)gridDim.x * SCAN_WARPS) {
+    for (int64_t s = blockIdx.x; s < nseg; s += gridDim.x) {
         const int64_t w = g.incl[s].width - (s ? g.incl[s - 1].width : 0);
         if (w == 0) continue;  // not candidates (decode)
         const int64_t st = g.start[s], len = seg_end(g, s, nseg, n) - st, col0 = g.incl[s].width - w;
-        unsigned long long *kept_bits = w <= SCAN_SHARED_WORDS ? kept_shared[warp] : core.kept_global + col0;
-        // The next chunk's inputs do not depend on the scan: its diagonal words, its column's entry range and each
-        // lane's first entry are loaded one chunk ahead.
-        int64_t e0 = core.col_start[col0], e1 = core.col_start[col0 + 1];
-        ulonglong2 first = e0 + lane < e1 ? core.grouped[e0 + lane] : make_ulonglong2(0, 0);
-        unsigned long long d_lo = lane < len ? core.diag[st + lane] : 0;
-        unsigned long long d_hi = lane + 32 < len ? core.diag[st + lane + 32] : 0;
-        for (int64_t b = 0; b < w; ++b) {
-            const int64_t row0 = b * TILE;
-            const unsigned long long cur_lo = d_lo, cur_hi = d_hi;
-            const int64_t c0 = e0, c1 = e1;
-            const ulonglong2 cur_first = first;
-            if (b + 1 < w) {
-                const int64_t next = row0 + TILE;
-                d_lo = next + lane < len ? core.diag[st + next + lane] : 0;
-                d_hi = next + lane + 32 < len ? core.diag[st + next + lane + 32] : 0;
-                e0 = c1;
-                e1 = core.col_start[col0 + b + 2];
-                first = e0 + lane < e1 ? core.grouped[e0 + lane] : make_ulonglong2(0, 0);
-            }
-            // Removed bits: the OR of this column's words whose rows (all in earlier chunks) were kept.
-            unsigned long long removed = 0;
-            if (c0 + lane < c1) {
-                const uint32_t row = (uint32_t)cur_first.x;
-                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) removed |= cur_first.y;
-            }
-#pragma unroll 4
-            for (int64_t e = c0 + 32 + lane; e < c1; e += 32) {
-                const ulonglong2 en = core.grouped[e];
-                const uint32_t row = (uint32_t)en.x;
-                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) removed |= en.y;
-            }
+        unsigned long long *kept_bits = w <= SCAN_SHARED_WORDS ? kept_shared : core.kept_global + col0;
+        int64_t kept_count = 0;
+        // Column c's words are grouped[col_start[col0 + c] .. col_start[col0 + c + 1]); column 0 has none.
+        ScanSet A, B;
 #pragma unroll
-            for (int off = 16; off > 0; off /= 2) removed |= __shfl_xor_sync(FULL, removed, off);
-            const int rows_here = (int)min((int64_t)TILE, len - row0);
-            const unsigned long long valid = rows_here == TILE ? ~0ull : ((1ull << rows_here) - 1);
-            // Resolve the chunk: every lane walks the same bits (warp-uniform), one step per kept box.
-            unsigned long long cand = valid & ~removed, kept = 0;
-            while (cand) {
-                const int bit = __ffsll((long long)cand) - 1;
-                kept |= 1ull << bit;
-                const unsigned long long dl = __shfl_sync(FULL, cur_lo, bit & 31), dh = __shfl_sync(FULL, cur_hi, bit & 31);
-                cand &= cand - 1;
-                cand &= ~(bit < 32 ? dl : dh);
-            }
-            if (lane == 0) kept_bits[b] = kept;
-            if (kept >> lane & 1ull) core.kflag[rank ? rank[st + row0 + lane] : st + row0 + lane] = 1;
-            if (kept >> (lane + 32) & 1ull) core.kflag[rank ? rank[st + row0 + lane + 32] : st + row0 + lane + 32] = 1;
-            __syncwarp();
+        for (int k = 0; k < SCAN_AHEAD; ++k) {
+            A.row[k] = 0;
+            A.word[k] = 0;
         }
+        A.e0 = core.col_start[col0];
+        A.e1 = core.col_start[col0 + 1];
+        A.end_next = w > 1 ? core.col_start[col0 + 2] : A.e1;
+        auto chunk_ahead = [&](int64_t c, ScanSet &set) {  // warp 0: chunk c's transposed words and destinations
+            const int64_t p_lo = st + c * TILE + lane, p_hi = p_lo + 32;
+            const bool lo = c * TILE + lane < len, hi = c * TILE + lane + 32 < len;
+            set.t_lo = lo ? core.diagT[p_lo] : 0;
+            set.t_hi = hi ? core.diagT[p_hi] : 0;
+            set.flag_lo = lo && rank ? rank[p_lo] : p_lo;
+            set.flag_hi = hi && rank ? rank[p_hi] : p_hi;
+            set.idx_lo = lo && keep ? order[p_lo] : 0;
+            set.idx_hi = hi && keep ? order[p_hi] : 0;
+        };
+        if (tid < 32) chunk_ahead(0, A);
+        auto step = [&](int64_t b, ScanSet &cur, ScanSet &nxt) {
+            // Ahead: column b + 1's words and range, the end of column b + 2, chunk b + 1's transposed words.
+            nxt.e0 = cur.e1;
+            nxt.e1 = cur.end_next;
+            nxt.end_next = nxt.e1;
+            if (b + 2 < w) nxt.end_next = core.col_start[col0 + b + 3];
+#pragma unroll
+            for (int k = 0; k < SCAN_AHEAD; ++k) {
+                const int64_t e = nxt.e0 + tid + (int64_t)k * SCAN_THREADS;
+                nxt.row[k] = 0;
+                nxt.word[k] = 0;
+                if (b + 1 < w && e < nxt.e1) {
+                    const ulonglong2 en = core.grouped[e];
+                    nxt.row[k] = (uint32_t)en.x;
+                    nxt.word[k] = en.y;
+                }
+            }
+            if (tid < 32 && b + 1 < w) chunk_ahead(b + 1, nxt);
+            // This chunk's removed bits.
+            unsigned long long part = 0;
+#pragma unroll
+            for (int k = 0; k < SCAN_AHEAD; ++k)
+                if (cur.word[k] && kept_bits[cur.row[k] / TILE] >> (cur.row[k] % TILE) & 1ull) part |= cur.word[k];
+            for (int64_t e = cur.e0 + tid + (int64_t)SCAN_AHEAD * SCAN_THREADS; e < cur.e1; e += SCAN_THREADS) {
+                const ulonglong2 en = core.grouped[e];  // a column with more words than the block holds
+                const uint32_t row = (uint32_t)en.x;
+                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) part |= en.y;
+            }
+            // (A 64-bit atomicOr in shared memory is a compare-and-swap loop: each warp ORs its lanes with two
+            // single-instruction reductions instead, and warp 0 combines the warps' words.)
+            unsigned lo32 = __reduce_or_sync(FULL, (unsigned)part);
+            unsigned hi32 = __reduce_or_sync(FULL, (unsigned)(part >> 32));
+            if (lane == 0) partial[tid / 32] = (unsigned long long)hi32 << 32 | lo32;
+            __syncthreads();
+            if (tid < 32) {
+                const unsigned long long mine = lane < SCAN_THREADS / 32 ? partial[lane] : 0;
+                lo32 = __reduce_or_sync(FULL, (unsigned)mine);
+                hi32 = __reduce_or_sync(FULL, (unsigned)(mine >> 32));
+                const unsigned long long removed = (unsigned long long)hi32 << 32 | lo32;
+                const int64_t row0 = b * TILE;
+                const int rows_here = (int)min((int64_t)TILE, len - row0);
+                const unsigned long long valid = rows_here == TILE ? ~0ull : ((1ull << rows_here) - 1);
+                const unsigned long long cand = valid & ~removed;
+                const bool c_lo = cand >> lane & 1ull, c_hi = cand >> (lane + 32) & 1ull;
+                unsigned long long kept = cand;
+                for (;;) {
+                    const unsigned lo = __ballot_sync(FULL, c_lo && !(cur.t_lo & kept));
+                    const unsigned hi = __ballot_sync(FULL, c_hi && !(cur.t_hi & kept));
+                    const unsigned long long next = (unsigned long long)hi << 32 | lo;
+                    if (next == kept) break;
+                    kept = next;
+                }
+                if (lane == 0) kept_bits[b] = kept;
+                const bool k_lo = kept >> lane & 1ull, k_hi = kept >> (lane + 32) & 1ull;
+                if (k_lo) core.kflag[cur.flag_lo] = 1;
+                if (k_hi) core.kflag[cur.flag_hi] = 1;
+                if (keep) {
+                    const unsigned long long below = (1ull << lane) - 1;
+                    if (k_lo) keep[kept_count + __popcll(kept & below)] = cur.idx_lo;
+                    if (k_hi) keep[kept_count + __popcll(kept & (below << 32 | 0xffffffffull))] = cur.idx_hi;
+                    kept_count += __popcll(kept);
+                }
+            }
+            __syncthreads();
+        };
+        for (int64_t b = 0; b < w; b += 2) {
+            step(b, A, B);
+            if (b + 1 < w) step(b + 1, B, A);
+        }
+        if (keep && tid == 0) status[0] = kept_count;
     }
 }
 
@@ -418,6 +505,17 @@ static int sm_count()
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
         return 80;
     return sms > 0 ? sms : 80;
+}
+
+// A grid of persistent blocks for `kernel`: as many as the device holds at once (blocks that would wait for a second
+// wave only to find no work left cost a wave each).
+template <typename Kernel>
+static int resident_grid(Kernel kernel, int threads, int sms)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1)
+        per_sm = 1;
+    return per_sm * sms;
 }
 
 static int grid_of(int64_t n, int threads)
@@ -445,14 +543,17 @@ static int finish_workspace(Arena &ar, size_t most, void **temp, size_t *temp_by
     return 0;
 }
 
-// Core buffers for n positions (pool: `pool_entries` entries, twice: as appended and grouped).
+// Core buffers for n positions (pool: `pool_entries` entries, twice: as found and grouped).
 static void core_layout(Arena &ar, int64_t n, int64_t pool_entries, Core &c)
 {
     c.prep = ar.take<obb_prep>(n);
-    c.diag = ar.take<unsigned long long>(n);
+    c.bounds = ar.take<float4>(n);
+    c.diagT = ar.take<unsigned long long>(n);
     c.columns = n + n / TILE + 2;  // >= sum over segments of ceil(L / 64), + 1
     c.col_count = ar.take<int>(c.columns);
     c.col_start = ar.take<int>(c.columns);
+    c.col_pos = ar.take<int64_t>(c.columns);
+    c.col_seg = ar.take<int64_t>(c.columns);
     c.pool_count = ar.take<unsigned long long>(1);
     c.kflag = ar.take<int>(n + 1);
     c.kept_global = ar.take<unsigned long long>(c.columns);
@@ -461,12 +562,13 @@ static void core_layout(Arena &ar, int64_t n, int64_t pool_entries, Core &c)
     c.grouped = ar.take<ulonglong2>(pool_entries);
 }
 
-// The segment machinery, mask and scan over n positions whose group / order are set up; fills core.kflag (indexed by
-// rank[position], or by position). Measuring (`need` given): CUB's scratch for these steps.
+// The segment machinery, candidate words, exact test and scan over n positions whose group / order are set up; fills
+// core.kflag (indexed by rank[position], or by position), and with `keep` (one segment) the kept indices. Measuring
+// (`need` given): CUB's scratch for these steps.
 template <typename Loader>
 static int run_core(int64_t n, Loader load, const int64_t *order, const int64_t *order2, const int64_t *rank, Segs g,
                     double threshold, Core core, int64_t *status, void *temp, size_t temp_bytes, cudaStream_t s,
-                    size_t *need, bool grouped)
+                    size_t *need, bool grouped, int64_t *keep = nullptr)
 {
     size_t bytes = 0, most = 0;
     if (need) {
@@ -487,20 +589,19 @@ static int run_core(int64_t n, Loader load, const int64_t *order, const int64_t 
         CUB_TRY(cub::DeviceScan::InclusiveSum(temp, bytes, g.flags, g.segid, n, s));
         k_seg_starts<<<grid_of(n, 256), 256, 0, s>>>(n, g);
     }
-    g.tile_rows = n <= SMALL_N ? 16 : TILE_ROWS;
-    k_prepare<<<grid_of(core.columns, 256), 256, 0, s>>>(n, load, order, order2, core.prep, g, core.col_count,
-                                                         core.columns, core.pool_count, status);
+    k_prepare<<<grid_of(core.columns, 256), 256, 0, s>>>(n, load, order, order2, g, core, status);
     if (g.group) {
         bytes = temp_bytes;
         CUB_TRY(cub::DeviceScan::InclusiveScan(temp, bytes, g.info, g.incl, SegSum(), n, s));
     }
     const int sms = sm_count();
-    k_mask<<<sms * 8, MASK_THREADS, 0, s>>>(n, threshold, g, core, status);
+    k_pairs<<<resident_grid(k_pairs, PAIR_THREADS, sms), PAIR_THREADS, 0, s>>>(n, g, core);
+    k_exact<<<resident_grid(k_exact, 256, sms), 256, 0, s>>>(threshold, core);
     bytes = temp_bytes;
     CUB_TRY(cub::DeviceScan::ExclusiveSum(temp, bytes, core.col_count, core.col_start, core.columns, s));
     k_group<<<sms * 4, 256, 0, s>>>(core, status);
-    const int64_t scan_blocks = (n + SCAN_WARPS - 1) / SCAN_WARPS;
-    k_scan<<<(int)min(scan_blocks, (int64_t)sms * 16), SCAN_WARPS * 32, 0, s>>>(n, g, core, rank, status);
+    const int scan_grid = (int)min(n, (int64_t)resident_grid(k_scan, SCAN_THREADS, sms));
+    k_scan<<<scan_grid, SCAN_THREADS, 0, s>>>(n, g, core, rank, order, keep, status);
     return (int)cudaGetLastError();
 }
 
@@ -582,11 +683,14 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
         CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.lab_a, b.lab_b, b.pos_a, b.pos_b, n, 0, 64, s));
         rank = b.pos_b;  // position in label order -> rank in score order
     }
+    // Without labels there is one segment, and the scan writes the kept indices itself, in score order.
     const int code = run_core(n, RowBoxes<T>{boxes}, b.idx_b, rank, rank, b.g, threshold, b.core, status, b.temp,
-                              b.temp_bytes, s, nullptr, has_labels);
+                              b.temp_bytes, s, nullptr, has_labels, has_labels ? nullptr : keep);
     if (code) return code;
-    bytes = b.temp_bytes;
-    CUB_TRY(cub::DeviceSelect::Flagged(b.temp, bytes, b.idx_b, b.core.kflag, keep, status, n, s));
+    if (has_labels) {
+        bytes = b.temp_bytes;
+        CUB_TRY(cub::DeviceSelect::Flagged(b.temp, bytes, b.idx_b, b.core.kflag, keep, status, n, s));
+    }
     return (int)cudaGetLastError();
 }
 
@@ -672,7 +776,8 @@ __global__ void k_top_k(int64_t m, const uint64_t *key_in, const int64_t *val_in
 }
 
 __global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_boxes, float *out_scores,
-                              int64_t *out_labels, int64_t *counts, unsigned long long *count, int *kflag)
+                              int64_t *out_labels, int64_t *counts, unsigned long long *count, int *kflag,
+                              int64_t *img_lo, int64_t *img_hi)
 {
     GRID_LOOP(i, B * max_det * 5) out_boxes[i] = 0.0f;
     GRID_LOOP(i, B * max_det) {
@@ -682,77 +787,81 @@ __global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_
     GRID_LOOP(i, B) {
         counts[i] = 0;
         count[i] = 0;
+        img_lo[i] = img_hi[i] = 0;
     }
     GRID_LOOP(i, n + 1) kflag[i] = 0;
 }
 
-__global__ void k_groups(int64_t n, const uint64_t *key, int64_t *group)
+// Each position's group, and where each image's positions begin and end (images without candidates keep [0, 0)).
+__global__ void k_groups(int64_t n, const uint64_t *key, int64_t *group, int label_bits, int64_t *img_lo,
+                         int64_t *img_hi)
 {
-    GRID_LOOP(q, n) group[q] = (int64_t)(key[q] >> 32);
-}
-
-__device__ __forceinline__ int64_t lower_group(const int64_t *group, int64_t n, int64_t value)
-{
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        const int64_t mid = (lo + hi) / 2;
-        if (group[mid] < value) lo = mid + 1; else hi = mid;
+    GRID_LOOP(q, n) {
+        const int64_t grp = (int64_t)(key[q] >> 32);
+        group[q] = grp;
+        if (grp == NO_GROUP) continue;
+        const int64_t img = grp >> label_bits;
+        if (q == 0 || (int64_t)(key[q - 1] >> 32) >> label_bits != img) img_lo[img] = q;
+        const int64_t next = q + 1 < n ? (int64_t)(key[q + 1] >> 32) : NO_GROUP;
+        if (next == NO_GROUP || next >> label_bits != img) img_hi[img] = q + 1;
     }
-    return lo;
 }
 
 // Kept candidate q -> its place among its image's kept candidates by (descending score, item): the kept candidates
-// of each class segment that come before it (binary search; kprefix = exclusive prefix sum of the kept flags).
-__global__ void k_outputs(int64_t n, Segs g, const uint64_t *key, const int64_t *val, const int *kflag,
+// of each class segment that come before it (kprefix = exclusive prefix sum of the kept flags). One warp per kept
+// candidate, a lane per class segment (a binary search each), so the rank costs one search, not one per class.
+__global__ void k_outputs(int64_t n, int64_t B, Segs g, const uint64_t *key, const int64_t *val, const int *kflag,
                           const int *kprefix, const float *score, const int *label, HeadBoxes load, int label_bits,
-                          int64_t max_det, double scale, double pad_x, double pad_y, float *out_boxes,
-                          float *out_scores, int64_t *out_labels)
+                          int64_t max_det, const int64_t *img_lo, const int64_t *img_hi, double scale, double pad_x,
+                          double pad_y, float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts)
 {
-    GRID_LOOP(q, n) {
-        if (!kflag[q]) continue;
-        const int64_t b = g.group[q] >> label_bits;
-        const int64_t lo = lower_group(g.group, n, b << label_bits), hi = lower_group(g.group, n, (b + 1) << label_bits);
-        const int64_t nseg = *g.nseg, own = g.segid[q] - 1;
-        const uint64_t my_key = key[q] & 0xffffffffull;
-        const int64_t my_item = val[q];
-        int64_t rank = 0;
-        for (int64_t s = g.segid[lo] - 1; s <= g.segid[hi - 1] - 1; ++s) {
-            const int64_t st = g.start[s];
-            int64_t before;
-            if (s == own) {
-                before = q;
-            } else {
-                int64_t a = st, e = seg_end(g, s, nseg, n);
-                while (a < e) {  // first position not before (my_key, my_item)
-                    const int64_t mid = (a + e) / 2;
-                    const uint64_t mk = key[mid] & 0xffffffffull;
-                    if (mk < my_key || (mk == my_key && val[mid] < my_item)) a = mid + 1; else e = mid;
-                }
-                before = a;
-            }
-            rank += kprefix[before] - kprefix[st];
-        }
-        if (rank >= max_det) continue;
-        const obb_box box = load(my_item);
-        const int64_t o = b * max_det + rank;
-        float *ob = out_boxes + 5 * o;
-        ob[0] = (float)((box.cx - pad_x) / scale);
-        ob[1] = (float)((box.cy - pad_y) / scale);
-        ob[2] = (float)(box.w / scale);
-        ob[3] = (float)(box.h / scale);
-        ob[4] = (float)box.a;
-        out_scores[o] = score[my_item];
-        out_labels[o] = label[my_item];
-    }
-}
-
-__global__ void k_counts(int64_t n, int64_t B, Segs g, const int *kprefix, int label_bits, int64_t max_det,
-                         int64_t *counts)
-{
+    const int lane = threadIdx.x % 32;
+    const int64_t nseg = *g.nseg, stride = (int64_t)gridDim.x * blockDim.x;
     GRID_LOOP(b, B) {
-        const int64_t lo = lower_group(g.group, n, b << label_bits), hi = lower_group(g.group, n, (b + 1) << label_bits);
-        const int64_t kept = kprefix[hi] - kprefix[lo];
+        const int64_t kept = kprefix[img_hi[b]] - kprefix[img_lo[b]];
         counts[b] = kept < max_det ? kept : max_det;
+    }
+    for (int64_t w0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x - lane; w0 < n; w0 += stride) {
+        unsigned todo = __ballot_sync(FULL, w0 + lane < n && kflag[w0 + lane]);
+        while (todo) {
+            const int64_t q = w0 + __ffs(todo) - 1;
+            todo &= todo - 1;
+            const int64_t b = g.group[q] >> label_bits, lo = img_lo[b], hi = img_hi[b];
+            const int64_t own = g.segid[q] - 1, s_last = g.segid[hi - 1] - 1;
+            if (kprefix[q] - kprefix[g.start[own]] >= max_det) continue;  // ranked past max_det in its class alone
+            const uint64_t my_key = key[q] & 0xffffffffull;
+            const int64_t my_item = val[q];
+            long long part = 0;
+            for (int64_t s = g.segid[lo] - 1 + lane; s <= s_last; s += 32) {
+                const int64_t st = g.start[s];
+                int64_t before;
+                if (s == own) {
+                    before = q;
+                } else {
+                    int64_t a = st, e = seg_end(g, s, nseg, n);
+                    while (a < e) {  // first position not before (my_key, my_item)
+                        const int64_t mid = (a + e) / 2;
+                        const uint64_t mk = key[mid] & 0xffffffffull;
+                        if (mk < my_key || (mk == my_key && val[mid] < my_item)) a = mid + 1; else e = mid;
+                    }
+                    before = a;
+                }
+                part += kprefix[before] - kprefix[st];
+            }
+#pragma unroll
+            for (int off = 16; off > 0; off /= 2) part += __shfl_xor_sync(FULL, part, off);
+            if (part >= max_det || lane != 0) continue;
+            const obb_box box = load(my_item);
+            const int64_t o = b * max_det + part;
+            float *ob = out_boxes + 5 * o;
+            ob[0] = (float)((box.cx - pad_x) / scale);
+            ob[1] = (float)((box.cy - pad_y) / scale);
+            ob[2] = (float)(box.w / scale);
+            ob[3] = (float)(box.h / scale);
+            ob[4] = (float)box.a;
+            out_scores[o] = score[my_item];
+            out_labels[o] = label[my_item];
+        }
     }
 }
 
@@ -766,6 +875,7 @@ struct DecodeBuffers {
     int64_t *group;
     Core core;
     int *kprefix;
+    int64_t *img_lo, *img_hi;
     void *temp;
     size_t temp_bytes;
 };
@@ -822,6 +932,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     b.g.decode = 1;
     core_layout(ar, n, pool_entries, b.core);
     b.kprefix = ar.take<int>(n + 1);
+    b.img_lo = ar.take<int64_t>(B);
+    b.img_hi = ar.take<int64_t>(B);
     size_t most = 0, bytes = 0;
     CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint64_t *)nullptr, (uint64_t *)nullptr,
                                             (const int64_t *)nullptr, (int64_t *)nullptr, m, 0, key_bits, s));
@@ -840,7 +952,7 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     {
         const int64_t most_items = B * max_det * 5 > n + 1 ? B * max_det * 5 : n + 1;
         k_zero_decode<<<grid_of(most_items, 256), 256, 0, s>>>(B, max_det, n, out_boxes, out_scores, out_labels, counts,
-                                                              b.count, b.core.kflag);
+                                                              b.count, b.core.kflag, b.img_lo, b.img_hi);
     }
     if (m == 0 || n == 0) return (int)cudaGetLastError();
     k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, label_bits,
@@ -854,35 +966,35 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     bytes = b.temp_bytes;
     CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key2, b.key2s, b.val2, b.val2s, m, 0, key_bits, s));
     // Positions >= n hold no candidate (at most k per image), so the core only looks at the first n.
-    k_groups<<<grid_of(n, 256), 256, 0, s>>>(n, b.key2s, b.group);
+    k_groups<<<grid_of(n, 256), 256, 0, s>>>(n, b.key2s, b.group, label_bits, b.img_lo, b.img_hi);
     int code = run_core(n, load, b.val2s, nullptr, nullptr, b.g, iou, b.core, status, b.temp, b.temp_bytes, s,
                         nullptr, true);
     if (code) return code;
     bytes = b.temp_bytes;
     CUB_TRY(cub::DeviceScan::ExclusiveSum(b.temp, bytes, b.core.kflag, b.kprefix, n + 1, s));
-    if (max_det > 0)
-        k_outputs<<<grid_of(n, 256), 256, 0, s>>>(n, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix, b.score, b.label, load,
-                                                  label_bits, max_det, scale, pad_x, pad_y, out_boxes, out_scores,
-                                                  out_labels);
-    k_counts<<<grid_of(B, 64), 64, 0, s>>>(n, B, b.g, b.kprefix, label_bits, max_det, counts);
+    if (max_det > 0)  // (counts stay 0 otherwise)
+        k_outputs<<<grid_of(n > B ? n : B, 256), 256, 0, s>>>(n, B, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix,
+                                                              b.score, b.label, load, label_bits, max_det, b.img_lo,
+                                                              b.img_hi, scale, pad_x, pad_y, out_boxes, out_scores,
+                                                              out_labels, counts);
     return (int)cudaGetLastError();
 }
 
 }  // namespace obbnms
 
 // ---- C ABI -----------------------------------------------------------------------------------------------------------
-// Non-zero mask words that can occur in the worst case for groups of at most `len` boxes, n in all: 64 rows per chunk
-// times the chunks right of theirs.
+// Candidate words that can occur in the worst case for groups of at most `len` boxes, n in all: 64 rows per chunk
+// times the chunks right of theirs, and one word per row for its own chunk.
 // Pools hold fewer than 2^31 entries (the column offsets are int): data that needs more is flagged as too large.
 static int64_t pool_cap(int64_t entries) { return entries < 0x7fffffffLL ? entries : 0x7fffffffLL; }
 
 static int64_t pool_bound(int64_t n, int64_t len)
 {
     const int64_t t = obbnms::TILE, w = (len + t - 1) / t;
-    return w > 1 ? (n / t + 1) * t * (w - 1) / 2 + t * w : 0;
+    return (w > 1 ? (n / t + 1) * t * (w - 1) / 2 + t * w : 0) + n;
 }
 
-// Workspace bytes of obbmeta_cuda_nms for a pool of `pool_entries` non-zero mask words, and the pool that suffices
+// Workspace bytes of obbmeta_cuda_nms for a pool of `pool_entries` candidate words, and the pool that suffices
 // for any data.
 OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, int64_t pool_entries,
                                       int64_t *workspace_bytes, int64_t *pool_needed_at_most)
@@ -899,7 +1011,7 @@ OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, 
 
 // Greedy rotated NMS, all on `stream`, no host sync. keep: n int64, the kept indices by descending score, then -1.
 // status: 3 int64 (kept count; flags: 1 non-finite / out-of-range boxes, 2 non-finite scores, 4 pool too small;
-// the non-zero mask words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
+// the candidate words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
 OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores, int is_double,
                                 const int64_t *labels, double threshold, void *workspace, int64_t workspace_bytes,
                                 int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)

@@ -58,7 +58,7 @@ class PaddedDetections(NamedTuple):
                 raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
             if status & STATUS_SCORES:
                 raise ValueError("a candidate score in output is inf")
-            raise RuntimeError("the overlapping candidates need more suppression-mask words than the pool holds: pass "
+            raise RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass "
                                "a larger overlap_words (at most 2**31 - 1; beyond that, decode fewer images per call)")
         # trusted: the tables come straight from the kernels (float32 / int64 by construction), so views of them need
         # no re-checking; a PaddedDetections built by a caller is checked as any OrientedBoxes is.
@@ -86,9 +86,9 @@ def yolo_obb_padded(
     inverse as yolo_obb, with two documented tie rules: a class-score tie goes to the lower class, and at the
     top-``max_nms`` cut equal scores go to the lower anchor.
 
-    Memory on CUDA: linear in B * N, plus room for ``overlap_words`` non-zero words of the sparse suppression mask (a
-    candidate and 64 later candidates of its class that overlap it; 32 bytes each). None: 4 194 304 (128 MiB), or
-    the worst case for these shapes when that is less. Data that needs more sets ``status`` to 4 (counts -1) instead
+    Memory on CUDA: linear in B * N, plus room for ``overlap_words`` candidate words (a candidate and a chunk of 64
+    later candidates of its class whose bounding boxes meet it; 32 bytes each). None: 4 194 304 (128 MiB), or the
+    worst case for these shapes when that is less. Data that needs more sets ``status`` to 4 (counts -1) instead
     of losing detections.
     """
     fmt, conf, iou, classes = _checked(output, conf, iou, max_det, classes, letterbox, max_nms, "raw")

@@ -142,12 +142,12 @@ def _(boxes1, boxes2, aligned):
 
 # Status flags written by the CUDA kernels (kernels/obbmeta_nms.cuh): status = [kept, flags, pool entries needed].
 STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW = 1, 2, 4
-# The kernels store the suppression mask sparsely: only its non-zero words right of the diagonal (pairs that overlap,
-# 64 columns to a word), 32 bytes each, in a pool whose size is given. The sized entry points try a pool of
-# POOL_FIRST entries (or what the data of earlier calls on that device needed, or the worst case when smaller); when
-# the data needs more, the call runs once more with exactly that. The fixed-size entry points take POOL_FIXED by
-# default (128 MiB) and report data that needs more in their status instead of losing boxes.
-POOL_FIRST = 1 << 20
+# The kernels store the suppression mask sparsely: one 64-bit word per box and chunk of 64 later boxes whose bounding
+# boxes meet it somewhere (a "candidate word"), 32 bytes each, in a pool whose size is given. The sized entry points
+# try a pool of POOL_FIRST entries (or what the data of earlier calls on that device needed, or the worst case when
+# smaller); when the data needs more, the call runs once more with exactly that. The fixed-size entry points take
+# POOL_FIXED by default (128 MiB) and report data that needs more in their status instead of losing boxes.
+POOL_FIRST = 1 << 21
 POOL_FIXED = 1 << 22
 _pool_seen: dict = {}
 
@@ -167,7 +167,7 @@ def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: 
     if flags & STATUS_SCORES:
         return ValueError(f"{scores_name} contains NaN or inf")
     if flags & STATUS_OVERFLOW:  # only after the exactly sized retry: more than a pool can index
-        return RuntimeError("the overlapping pairs need more than 2**31 - 1 suppression-mask words; split the boxes "
+        return RuntimeError("the overlapping pairs need more than 2**31 - 1 candidate words; split the boxes "
                             "(e.g. by label or image) into smaller calls")
     return None
 

@@ -28,10 +28,10 @@ def nms_rotated(
     whose axis-aligned bounding boxes meet its own, found through a multi-level grid); the keep set is that of the
     plain greedy scan. Scenes where most bounding boxes overlap (e.g. many long thin boxes at 45 degrees across the
     image) stay quadratic, as any bounding-box filter is. On CUDA, boxes are sorted on the device, prepared once
-    each, and the pairs that suppress each other are found per label in tiles (bounding-box and area pre-tests, then
-    the exact clipping in double: the host's own predicate) and stored sparsely (a 64-bit word per row and 64
-    columns, only where not zero; 32 bytes each), then scanned greedily, one warp per label group. Memory: linear in
-    N plus the overlapping pairs, no N x N matrix. The one host sync reads the kept count (a second call follows
+    each; per label, one thread per box compares float bounds with chunks of 64 later boxes, and every (box, chunk)
+    whose bounds meet becomes a 64-bit candidate word (32 bytes); each candidate pair then asks the host's own
+    predicate (bounding-box, area and separating-axis tests, then the exact clipping in double), and one block per
+    label group scans the words greedily. Memory: linear in N plus the candidate words, no N x N matrix. The one host sync reads the kept count (a second call follows
     only when the overlaps outgrow the first buffer; :func:`nms_rotated_padded` has none).
 
     Args:
@@ -63,9 +63,10 @@ def nms_rotated_padded(
         float64 boxes, values beyond +-1e150) — the case where :func:`nms_rotated` raises ValueError — or when the
         overlaps outgrow ``overlap_words``. Both are on the boxes' device.
 
-    ``overlap_words`` (CUDA): room for that many non-zero words of the sparse suppression mask (a row and 64 columns
-    that overlap it, 32 bytes each; clustered detector output has a few per box). None: 4 194 304 (128 MiB), or the
-    worst case for N boxes when that is less (N <= ~16 000). Data that needs more gives count -1, never a wrong keep.
+    ``overlap_words`` (CUDA): room for that many candidate words (a box and a chunk of 64 later boxes whose bounding
+    boxes meet it; 32 bytes each; clustered detector output has a few to a few tens per box). None: 4 194 304
+    (128 MiB), or the worst case for N boxes when that is less (N <= ~16 000). Data that needs more gives count -1,
+    never a wrong keep.
     """
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     pool = -1 if overlap_words is None else int_in_range("overlap_words", overlap_words, 0, form="None or an int >= 0")
