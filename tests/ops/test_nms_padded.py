@@ -132,3 +132,15 @@ def test_cuda_all_boxes_identical_keeps_the_first():
     b = torch.tensor([[50.0, 50, 20, 10, 0.4]]).repeat(2000, 1).cuda()
     s = torch.ones(2000, device="cuda")
     assert nms_rotated(b, s, 0.5).tolist() == [0]
+
+
+@needs_cuda
+def test_cuda_dense_columns_beyond_the_scan_registers():
+    # 6 000 boxes of 20-80 px at random angles in 150 x 150 px: nearly every earlier box suppresses something in each
+    # chunk of 64, so a chunk's column holds more words than the scan's threads keep in registers (2 048).
+    rng = np.random.default_rng(3)
+    n = 6000
+    b = np.concatenate([rng.uniform(0, 150, (n, 2)), rng.uniform(20, 80, (n, 2)), rng.uniform(-3, 3, (n, 1))], 1)
+    b, s = torch.tensor(b, dtype=torch.float32), torch.tensor(rng.uniform(0, 1, n), dtype=torch.float32)
+    for thr in (0.1, 0.3):
+        assert nms_rotated(b.cuda(), s.cuda(), thr).cpu().tolist() == nms_rotated(b, s, thr).tolist()
