@@ -72,6 +72,17 @@ __host__ __device__ __forceinline__ int64_t pair_items(int64_t w)
     return groups * (groups + 1) / 2;
 }
 
+// OR of a 32-bit value over the warp (all lanes present): one instruction from sm_80 on, shuffles before.
+__device__ __forceinline__ unsigned warp_or(unsigned v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_or_sync(FULL, v);
+#else
+    for (int off = 16; off > 0; off /= 2) v |= __shfl_xor_sync(FULL, v, off);
+    return v;
+#endif
+}
+
 __device__ __forceinline__ void raise_flag(int64_t *status, unsigned long long bit)
 {
     atomicOr(reinterpret_cast<unsigned long long *>(status) + 1, bit);
@@ -439,16 +450,15 @@ __global__ void __launch_bounds__(SCAN_THREADS) k_scan(int64_t n, Segs g, Core c
                 const uint32_t row = (uint32_t)en.x;
                 if (kept_bits[row / TILE] >> (row % TILE) & 1ull) part |= en.y;
             }
-            // (A 64-bit atomicOr in shared memory is a compare-and-swap loop: each warp ORs its lanes with two
-            // single-instruction reductions instead, and warp 0 combines the warps' words.)
-            unsigned lo32 = __reduce_or_sync(FULL, (unsigned)part);
-            unsigned hi32 = __reduce_or_sync(FULL, (unsigned)(part >> 32));
+            // (A 64-bit atomicOr in shared memory is a compare-and-swap loop: each warp ORs its lanes with two warp
+            // reductions instead, and warp 0 combines the warps' words.)
+            unsigned lo32 = warp_or((unsigned)part), hi32 = warp_or((unsigned)(part >> 32));
             if (lane == 0) partial[tid / 32] = (unsigned long long)hi32 << 32 | lo32;
             __syncthreads();
             if (tid < 32) {
                 const unsigned long long mine = lane < SCAN_THREADS / 32 ? partial[lane] : 0;
-                lo32 = __reduce_or_sync(FULL, (unsigned)mine);
-                hi32 = __reduce_or_sync(FULL, (unsigned)(mine >> 32));
+                lo32 = warp_or((unsigned)mine);
+                hi32 = warp_or((unsigned)(mine >> 32));
                 const unsigned long long removed = (unsigned long long)hi32 << 32 | lo32;
                 const int64_t row0 = b * TILE;
                 const int rows_here = (int)min((int64_t)TILE, len - row0);
