@@ -31,8 +31,9 @@ def nms_rotated(
     each; per label, one thread per box compares float bounds with chunks of 64 later boxes, and every (box, chunk)
     whose bounds meet becomes a 64-bit candidate word (32 bytes); each candidate pair then asks the host's own
     predicate (bounding-box, area and separating-axis tests, then the exact clipping in double), and one block per
-    label group scans the words greedily. Memory: linear in N plus the candidate words, no N x N matrix. The one host sync reads the kept count (a second call follows
-    only when the overlaps outgrow the first buffer; :func:`nms_rotated_padded` has none).
+    label group scans the words greedily. Memory: linear in N plus the candidate words, no N x N matrix. The one
+    host sync reads the kept count (a second call follows only when the candidate words outgrow the first buffer;
+    :func:`nms_rotated_padded` has none).
 
     Args:
         boxes: (N, 5) [cx, cy, w, h, angle] float tensor (radians, clockwise on screen).
