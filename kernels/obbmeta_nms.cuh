@@ -83,6 +83,18 @@ __device__ __forceinline__ unsigned warp_or(unsigned v)
 #endif
 }
 
+// The same over a 64-bit value, as two 32-bit halves.
+__device__ __forceinline__ unsigned long long warp_or64(unsigned long long v)
+{
+    return (unsigned long long)warp_or((unsigned)(v >> 32)) << 32 | warp_or((unsigned)v);
+}
+
+// Bit `row` of a bit set stored as 64-bit words.
+__device__ __forceinline__ bool bit_at(const unsigned long long *bits, uint32_t row)
+{
+    return bits[row / TILE] >> (row % TILE) & 1ull;
+}
+
 __device__ __forceinline__ void raise_flag(int64_t *status, unsigned long long bit)
 {
     atomicOr(reinterpret_cast<unsigned long long *>(status) + 1, bit);
@@ -195,21 +207,22 @@ __global__ void k_prepare(int64_t n, Loader load, const int64_t *order, const in
     if (blockIdx.x == 0 && threadIdx.x == 0) *core.pool_count = 0;
     GRID_LOOP(q, n) {
         core.diagT[q] = 0;
-        if (g.decode && g.group[q] == NO_GROUP) {  // not a candidate: in no segment, never read
-            core.bounds[q] = make_float4(INFINITY, INFINITY, -INFINITY, -INFINITY);
-        } else {
+        // Bounds rounded outwards, so that bounds that meet in double meet in float too; invalid boxes and decode
+        // positions that are no candidate (in no segment, their prep never read) get empty ones: they meet nothing.
+        float4 bounds = make_float4(INFINITY, INFINITY, -INFINITY, -INFINITY);
+        if (!(g.decode && g.group[q] == NO_GROUP)) {
             const int64_t o = order2 ? order[order2[q]] : order[q];
             const obb_box box = load(o);
             const obb_prep p = obb_prep_make(&box);
             core.prep[q] = p;
-            // Rounded outwards, so that bounds that meet in double meet in float too; invalid boxes meet nothing.
-            core.bounds[q] = p.valid ? make_float4(__double2float_rd(p.x1), __double2float_rd(p.y1),
-                                                   __double2float_ru(p.x2), __double2float_ru(p.y2))
-                                     : make_float4(INFINITY, INFINITY, -INFINITY, -INFINITY);
+            if (p.valid)
+                bounds = make_float4(__double2float_rd(p.x1), __double2float_rd(p.y1), __double2float_ru(p.x2),
+                                     __double2float_ru(p.y2));
             if (g.decode &&
                 !(isfinite(box.cx) && isfinite(box.cy) && isfinite(box.w) && isfinite(box.h) && isfinite(box.a)))
                 raise_flag(status, ST_BOXES);
         }
+        core.bounds[q] = bounds;
         const int64_t nseg = g.group ? *g.nseg : 1;
         SegInfo info = {0, 0};
         if (q < nseg) {
@@ -252,12 +265,13 @@ __global__ void __launch_bounds__(PAIR_THREADS) k_pairs(int64_t n, Segs g, Core 
         const int64_t st = g.start[lo], len = seg_end(g, lo, nseg, n) - st, w = (len + TILE - 1) / TILE;
         const int64_t groups = (w + PAIR_CHUNKS - 1) / PAIR_CHUNKS;
         const int64_t local = t - (g.incl[lo].items - pair_items(w));
-        int64_t a = 0, b = groups - 1;  // the row group: last r with r groups - r (r - 1) / 2 <= local
+        auto row_first = [groups](int64_t r) { return r * groups - r * (r - 1) / 2; };  // row group r's first item
+        int64_t a = 0, b = groups - 1;  // the row group: last r with row_first(r) <= local
         while (a < b) {
             const int64_t mid = (a + b + 1) / 2;
-            if (mid * groups - mid * (mid - 1) / 2 <= local) a = mid; else b = mid - 1;
+            if (row_first(mid) <= local) a = mid; else b = mid - 1;
         }
-        const int64_t r = a, cg = r + local - (r * groups - r * (r - 1) / 2);
+        const int64_t r = a, cg = r + local - row_first(r);
         const int64_t c0 = cg * PAIR_CHUNKS, col0 = g.incl[lo].width - w;  // first chunk, first segment column
         const int cols_here = (int)min((int64_t)PAIR_THREADS, len - c0 * TILE);
         if (threadIdx.x < cols_here) cols[threadIdx.x] = core.bounds[st + c0 * TILE + threadIdx.x];
@@ -324,8 +338,10 @@ __global__ void k_exact(double threshold, Core core)
         if (i < (int64_t)used) e = core.pool[i];
         const int64_t col = (int64_t)(e.x >> 32), row = (int64_t)(uint32_t)e.x;
         unsigned long long word = 0;
+        int64_t st = 0, cp = 0;  // the segment's first box, the chunk's first box
         if (e.y) {
-            const int64_t st = core.col_seg[col], cp = core.col_pos[col];
+            st = core.col_seg[col];
+            cp = core.col_pos[col];
             const obb_prep k = core.prep[st + row];
             // Lane `sub` takes candidates sub, sub + G, ...: each lane walks only its own bits, so the lanes' tests
             // run side by side (walking all bits in step, with one lane working per bit, would run them one by one).
@@ -340,7 +356,6 @@ __global__ void k_exact(double threshold, Core core)
         }
         for (int off = G / 2; off > 0; off /= 2) word |= __shfl_xor_sync(FULL, word, off);
         if (sub != 0 || !e.y) continue;
-        const int64_t st = core.col_seg[col], cp = core.col_pos[col];
         if (row / TILE == (cp - st) / TILE) {  // the row's own chunk: transposed, for the scan's resolve
             for (unsigned long long m = word; m; m &= m - 1)
                 atomicOr(&core.diagT[cp + __ffsll((long long)m) - 1], 1ull << (row % TILE));
@@ -444,22 +459,18 @@ __global__ void __launch_bounds__(SCAN_THREADS) k_scan(int64_t n, Segs g, Core c
             unsigned long long part = 0;
 #pragma unroll
             for (int k = 0; k < SCAN_AHEAD; ++k)
-                if (cur.word[k] && kept_bits[cur.row[k] / TILE] >> (cur.row[k] % TILE) & 1ull) part |= cur.word[k];
+                if (cur.word[k] && bit_at(kept_bits, cur.row[k])) part |= cur.word[k];
             for (int64_t e = cur.e0 + tid + (int64_t)SCAN_AHEAD * SCAN_THREADS; e < cur.e1; e += SCAN_THREADS) {
                 const ulonglong2 en = core.grouped[e];  // a column with more words than the block holds
-                const uint32_t row = (uint32_t)en.x;
-                if (kept_bits[row / TILE] >> (row % TILE) & 1ull) part |= en.y;
+                if (bit_at(kept_bits, (uint32_t)en.x)) part |= en.y;
             }
             // (A 64-bit atomicOr in shared memory is a compare-and-swap loop: each warp ORs its lanes with two warp
             // reductions instead, and warp 0 combines the warps' words.)
-            unsigned lo32 = warp_or((unsigned)part), hi32 = warp_or((unsigned)(part >> 32));
-            if (lane == 0) partial[tid / 32] = (unsigned long long)hi32 << 32 | lo32;
+            part = warp_or64(part);
+            if (lane == 0) partial[tid / 32] = part;
             __syncthreads();
             if (tid < 32) {
-                const unsigned long long mine = lane < SCAN_THREADS / 32 ? partial[lane] : 0;
-                lo32 = warp_or((unsigned)mine);
-                hi32 = warp_or((unsigned)(mine >> 32));
-                const unsigned long long removed = (unsigned long long)hi32 << 32 | lo32;
+                const unsigned long long removed = warp_or64(lane < SCAN_THREADS / 32 ? partial[lane] : 0);
                 const int64_t row0 = b * TILE;
                 const int rows_here = (int)min((int64_t)TILE, len - row0);
                 const unsigned long long valid = rows_here == TILE ? ~0ull : ((1ull << rows_here) - 1);
