@@ -29,16 +29,11 @@ import torch.nn.functional as F
 from . import decode
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
+from .pixels import to_rgb
 
 OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
 PAD_VALUE = 114 / 255
 
-# Pixel formats of packed frames -> the indices of R, G, B in the channel axis.
-PACKED = {"RGBA": (0, 1, 2), "RGBx": (0, 1, 2), "RGB": (0, 1, 2), "BGRA": (2, 1, 0), "BGRx": (2, 1, 0),
-          "BGR": (2, 1, 0), "ARGB": (1, 2, 3), "xRGB": (1, 2, 3), "ABGR": (3, 2, 1), "xBGR": (3, 2, 1)}
-CHANNELS = {name: 3 if len(name) == 3 else 4 for name in PACKED}
-PLANAR = ("NV12", "NV12_ER", "GRAY8")
-PIXEL_FORMATS = tuple(PACKED) + PLANAR
 
 
 class ModelLoadError(RuntimeError):
@@ -158,37 +153,6 @@ def parse_class_names(value: Any) -> list[str] | None:
 
 # ---------------------------------------------------------------- pre-processing
 
-def to_rgb(frame: torch.Tensor, pixel_format: str, uv: torch.Tensor | None = None) -> torch.Tensor:
-    """One frame as a (3, H, W) float32 RGB tensor in [0, 1], on the frame's device.
-
-    ``frame``: (H, W, C) uint8 for packed formats, (H, W) (or (H, W, 1)) luma for ``NV12``/``GRAY8``; ``uv``: the
-    (H/2, W/2, 2) chroma plane of NV12 (BT.601 limited range; ``NV12_ER`` full range), rows may be pitched.
-    """
-    if pixel_format in PACKED:
-        if frame.dim() != 3 or frame.shape[2] != CHANNELS[pixel_format]:
-            raise ValueError(f"a {pixel_format} frame must be (H, W, {CHANNELS[pixel_format]}) uint8, got "
-                             f"{tuple(frame.shape)}")
-        return frame[..., list(PACKED[pixel_format])].permute(2, 0, 1).float().div_(255)
-    y = frame[..., 0] if frame.dim() == 3 else frame
-    if pixel_format == "GRAY8":
-        return y.float().div_(255).expand(3, *y.shape).clone()
-    if pixel_format not in ("NV12", "NV12_ER"):
-        raise ValueError(f"pixel format must be one of {', '.join(PIXEL_FORMATS)}, got {pixel_format!r}")
-    if uv is None:
-        raise ValueError("an NV12 frame needs its chroma plane (uv)")
-    h, w = y.shape
-    chroma = uv.float().permute(2, 0, 1).repeat_interleave(2, 1).repeat_interleave(2, 2)[:, :h, :w] - 128
-    if pixel_format == "NV12":  # BT.601 limited range ("studio swing", what decoders emit by default)
-        luma = (y.float() - 16) * (255 / 219)
-        k = (1.596, 0.392, 0.813, 2.017)
-    else:  # full range
-        luma = y.float()
-        k = (1.402, 0.344, 0.714, 1.772)
-    u, v = chroma[0], chroma[1]
-    rgb = torch.stack([luma + k[0] * v, luma - k[1] * u - k[2] * v, luma + k[3] * u])
-    return rgb.clamp_(0, 255).div_(255)
-
-
 def letterbox_batch(images: Sequence[torch.Tensor], input_size: tuple[int, int], out: torch.Tensor | None = None
                     ) -> tuple[torch.Tensor, list[Letterbox]]:
     """(3, H_i, W_i) float images -> one (B, 3, H_in, W_in) batch (uniform scale, centred, grey padding) and each
@@ -273,14 +237,14 @@ class Detector:
         return self._models[key]
 
     def preprocess(self, frames: Sequence[Any], pixel_format: str) -> tuple[torch.Tensor, list[Letterbox]]:
-        """Frames (tensors as :func:`to_rgb` takes them; NV12 frames as ``(luma, chroma)`` pairs) -> the model's
-        input batch on the model's device and the letterbox of each frame."""
+        """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> the model's input batch
+        on the model's device and the letterbox of each frame."""
         device = self._run_device(frames)
         images = []
         for f in frames:
-            y, uv = (f if isinstance(f, tuple) else (f, None))
-            images.append(to_rgb(y.to(device, non_blocking=True),
-                                 pixel_format, None if uv is None else uv.to(device, non_blocking=True)))
+            planes = tuple(p.to(device, non_blocking=True) for p in f) if isinstance(f, tuple) else \
+                f.to(device, non_blocking=True)
+            images.append(to_rgb(planes, pixel_format))
         # One input tensor per (batch size, device), refilled every batch: a fresh 16x3x640x640 float tensor costs
         # more in allocation and page faults than the letterbox itself. Safe because a batch's work (model, decode,
         # attach) is finished, synchronised, before the next batch is prepared.

@@ -18,8 +18,8 @@ from obbmeta.infer import (
     parse_class_names,
     parse_device,
     parse_input_size,
-    to_rgb,
 )
+from obbmeta.pixels import to_rgb
 
 sys.path.insert(0, str(Path(__file__).parent / "gst"))
 import obb_toy_models  # noqa: E402
@@ -113,7 +113,7 @@ def test_nv12_conversion_agrees_with_opencv():
     want = cv2.cvtColor(yuv, cv2.COLOR_YUV2RGB_NV12).astype(np.float32)
     y = torch.from_numpy(yuv[:h])
     uv = torch.from_numpy(yuv[h:].reshape(h // 2, w // 2, 2).copy())
-    got = (to_rgb(y, "NV12", uv) * 255).permute(1, 2, 0).numpy()
+    got = (to_rgb((y, uv), "NV12") * 255).permute(1, 2, 0).numpy()
     assert np.abs(got - want).max() <= 2.5
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, batch_meta_for, mapped_frames, one_of, templates
+from ._element import ObbmetaElement, batch_meta_for, one_of
+from ._frames import PACKED_FORMATS, PLANAR_FORMATS, mapped_frames, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE

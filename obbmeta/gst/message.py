@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, one_of, templates
+from ._element import ObbmetaElement, one_of
+from ._frames import PACKED_FORMATS, PLANAR_FORMATS, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, VideoFormat, mapped_frames, one_of, templates
+from ._element import ObbmetaElement, one_of
+from ._frames import PACKED_FORMATS, PLANAR_FORMATS, VideoFormat, mapped_frames, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE

@@ -8,7 +8,8 @@ state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer
 """
 from __future__ import annotations
 
-from ._element import PACKED_FORMATS, PLANAR_FORMATS, ObbmetaElement, one_of, templates
+from ._element import ObbmetaElement, one_of
+from ._frames import PACKED_FORMATS, PLANAR_FORMATS, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
