@@ -1,5 +1,5 @@
-"""A PyTorch oriented detector on video frames: load the model, letterbox the frames, one model call per batch,
-decode + rotated NMS on the model's device, boxes back in frame pixels.
+"""A PyTorch oriented detector on video frames: load the model, prepare the frames as its framework did, one model
+call per batch, decode + rotated NMS on the model's device, boxes back in frame pixels.
 
 This is the weight behind the ``obbinfer`` GStreamer element, as plain Python any probe, pyservicemaker operator or
 script can use::
@@ -7,38 +7,54 @@ script can use::
     det = Detector("mypkg.models:build_obb_model", input_size=640, conf=0.25, iou=0.45)
     boxes = det([frame_a, frame_b], "RGBA")          # (H, W, 4) uint8 tensors, CPU or CUDA -> list[OrientedBoxes]
 
-The model contract (the Ultralytics one): input ``(B, 3, H_in, W_in)`` float32 RGB in [0, 1], each frame scaled
-uniformly to fit and centred on a grey (114/255) canvas; output per ``output_format``:
+The model's input is what its training framework fed it (:mod:`obbmeta.preprocess`; ``preprocess="ultralytics"``
+by default: ``(B, 3, H_in, W_in)`` float32 RGB in [0, 1], each frame scaled uniformly to fit and centred on a grey
+(114) canvas). Its output, per ``output_format``:
 
 * ``"yolo-obb"``: the YOLO-OBB head, raw ``(B, 4+nc+1, N)`` or end-to-end ``(B, K, 7)`` (told apart by shape);
 * ``"mmrotate"``: a list of mmrotate results (1.x ``DetDataSample`` / ``InstanceData``, 0.x per-class arrays);
 * ``"boxes"``: a list of :class:`~obbmeta.OrientedBoxes` (or one, for a batch of one).
 
 In every format the boxes are in model-input pixels; the letterbox is undone here.
+
+A :class:`Detector` may be called from several threads at once (pipelines sharing a model): each call prepares its
+input in a buffer no other call holds. The library logs under the ``obbmeta`` logger (model loads, warm-up).
 """
 from __future__ import annotations
 
 import importlib
+import logging
 import os
-from dataclasses import dataclass
+import stat
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from . import decode
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
 from .pixels import to_rgb
+from .preprocess import MAX_FRAME_SIDE, Preprocess, preset
 
 OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
+PRECISIONS = ("fp32", "fp16", "bf16")
 PAD_VALUE = 114 / 255
 
+log = logging.getLogger("obbmeta")
 
 
 class ModelLoadError(RuntimeError):
     """The ``model`` spec could not be turned into a callable model."""
 
+
+class ModelInputError(RuntimeError):
+    """The model refused the input obbmeta fed it (e.g. a torch.export program exported for other shapes)."""
+
+
+# ---------------------------------------------------------------- loading
 
 def load_model(spec: Any, device: str | torch.device = "cpu") -> Callable:
     """A callable model from ``spec``, in eval mode on ``device`` where it is a module.
@@ -46,11 +62,14 @@ def load_model(spec: Any, device: str | torch.device = "cpu") -> Callable:
     ``spec`` is one of:
 
     * ``"package.module:factory"``: ``factory()`` is called with no arguments and must return a ``torch.nn.Module``
-      or any callable (``"package.module:attr.sub"`` reaches nested attributes);
+      or any callable (``"package.module:attr.sub"`` reaches nested attributes); absolute module names only;
     * the path of a TorchScript file (``torch.jit.save``; loaded with ``map_location=device``);
     * the path of a ``torch.export`` program (``torch.export.save``, usually ``.pt2``); it runs where it was exported
-      unless its module moves with ``.to(device)``;
+      unless its module moves with ``.to(device)``; its input shapes are remembered so that a shape it was not
+      exported for is named (:class:`ModelInputError`);
     * a module or callable already (returned as is, modules moved and put in eval mode).
+
+    Only regular files are read (a FIFO or a device such as /dev/zero is refused, never read).
     """
     device = torch.device(device)
     if callable(spec) and not isinstance(spec, str):
@@ -60,14 +79,23 @@ def load_model(spec: Any, device: str | torch.device = "cpu") -> Callable:
                              f"callable; got {spec!r}")
     text = os.fspath(spec)
     if os.path.exists(text):
+        mode = os.stat(text).st_mode
+        if not stat.S_ISREG(mode):
+            raise ModelLoadError(f"model {text!r} is not a regular file (a directory, FIFO or device); give a "
+                                 "TorchScript / torch.export file or 'module:callable'")
         return _ready(_load_file(text, device), device)
     module_name, sep, attr = text.partition(":")
     if not sep or not module_name or not attr:
         raise ModelLoadError(f"model {text!r} is neither an existing file nor of the form 'module:callable'")
+    if module_name.startswith(".") or not all(p.isidentifier() for p in module_name.split(".")):
+        raise ModelLoadError(f"model {text!r}: {module_name!r} is not an absolute module name (like "
+                             "'mypkg.models'); a path must name an existing file")
     try:
         obj = importlib.import_module(module_name)
     except ImportError as exc:
         raise ModelLoadError(f"model {text!r}: cannot import module {module_name!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - importing runs the user's module code
+        raise ModelLoadError(f"model {text!r}: importing {module_name!r} failed: {exc!r}") from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -84,9 +112,22 @@ def load_model(spec: Any, device: str | torch.device = "cpu") -> Callable:
     return _ready(model, device)
 
 
+def _load_export(path: str) -> Any:
+    program = torch.export.load(path)
+    module = program.module()
+    shapes = []
+    for node in program.graph.nodes:
+        if node.op == "placeholder" and node.name in program.graph_signature.user_inputs:
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                shapes.append(tuple(int(d) if isinstance(d, int) else None for d in val.shape))
+    module._obbmeta_export_shapes = tuple(shapes)  # None: a dynamic dimension
+    return module
+
+
 def _load_file(path: str, device: torch.device) -> Any:
     errors = []
-    loaders = [("torch.export", lambda: torch.export.load(path).module()),
+    loaders = [("torch.export", lambda: _load_export(path)),
                ("TorchScript", lambda: torch.jit.load(path, map_location=device))]
     if not path.endswith(".pt2"):
         loaders.reverse()
@@ -112,6 +153,27 @@ def _ready(model: Any, device: torch.device) -> Any:
     return model
 
 
+def model_class_names(model: Any) -> list[str] | None:
+    """The class names a model carries, in class-id order: ``class_names`` (obbmeta's demo models), Ultralytics'
+    ``names`` (a dict id -> name, or a list), mmrotate / mmdet's ``dataset_meta['classes']``; None when it has none.
+    """
+    candidates = [getattr(model, "class_names", None), getattr(model, "names", None)]
+    meta = getattr(model, "dataset_meta", None)
+    if isinstance(meta, dict):
+        candidates.append(meta.get("classes"))
+    for names in candidates:
+        if isinstance(names, dict) and names and all(isinstance(k, int) for k in names):
+            if sorted(names) == list(range(len(names))):
+                names = [names[k] for k in range(len(names))]
+            else:
+                continue
+        if isinstance(names, (list, tuple)) and names and all(isinstance(n, str) and n for n in names):
+            return list(names)
+    return None
+
+
+# ---------------------------------------------------------------- settings
+
 def parse_input_size(value: Any) -> tuple[int, int]:
     """``640``, ``"640"``, ``"640x384"`` (width x height) or ``(640, 384)`` -> (width, height)."""
     try:
@@ -131,16 +193,30 @@ def parse_input_size(value: Any) -> tuple[int, int]:
     return w, h
 
 
+def _looks_like_path(text: str) -> bool:
+    return "," not in text and (os.sep in text or text.startswith(".") or
+                                os.path.splitext(text)[1].lower() in (".txt", ".names", ".labels", ".csv"))
+
+
+def read_label_file(path: str) -> list[list[str]]:
+    """nvinfer's label file: one line per class (a detector's label is the line's first ``;`` field) or per
+    classifier output (its labels separated by ``;``); empty lines are skipped, as nvinfer skips them."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"label file {path!r} does not exist (or is not a file)")
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\r\n").split(";") for line in f if line.strip()]
+
+
 def parse_class_names(value: Any) -> list[str] | None:
-    """A comma-separated list, a file with one name per line, or a sequence of str; '' or None -> None."""
+    """A comma-separated list, a file with one name per line (nvinfer's label file; a line's first ``;`` field),
+    or a sequence of str; '' or None -> None. A value that looks like a path (has a ``/``, starts with ``.`` or
+    ends in ``.txt`` / ``.names`` / ``.labels``) must be an existing file: a mistyped path is an error, never a
+    one-class list."""
     if value is None or value == "":
         return None
     if isinstance(value, str):
-        if os.path.isfile(value):
-            with open(value, encoding="utf-8") as f:
-                names = [line.strip() for line in f]
-            while names and not names[-1]:
-                names.pop()
+        if os.path.isfile(value) or _looks_like_path(value):
+            names = [line[0].strip() for line in read_label_file(value)]
         else:
             names = [n.strip() for n in value.split(",")]
     else:
@@ -149,163 +225,6 @@ def parse_class_names(value: Any) -> list[str] | None:
         if not isinstance(n, str) or not n:
             raise ValueError(f"class_names[{i}] must be a non-empty str, got {n!r}")
     return names
-
-
-# ---------------------------------------------------------------- pre-processing
-
-def letterbox_batch(images: Sequence[torch.Tensor], input_size: tuple[int, int], out: torch.Tensor | None = None
-                    ) -> tuple[torch.Tensor, list[Letterbox]]:
-    """(3, H_i, W_i) float images -> one (B, 3, H_in, W_in) batch (uniform scale, centred, grey padding) and each
-    image's :class:`Letterbox`. Frames of one size (the usual batch after nvstreammux) are resized in one call.
-    ``out``: a float32 (B, 3, H_in, W_in) tensor on the images' device to fill instead of allocating one."""
-    iw, ih = input_size
-    if not images:
-        raise ValueError("letterbox_batch needs at least one image")
-    shape = (len(images), 3, ih, iw)
-    if out is None:
-        out = images[0].new_full(shape, PAD_VALUE)
-    else:
-        if tuple(out.shape) != shape or out.device != images[0].device or out.dtype != torch.float32:
-            raise ValueError(f"out must be a float32 {shape} tensor on {images[0].device}, got {tuple(out.shape)} "
-                             f"{out.dtype} on {out.device}")
-        out.fill_(PAD_VALUE)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, img in enumerate(images):
-        groups.setdefault((img.shape[2], img.shape[1]), []).append(i)
-    lbs: dict[int, Letterbox] = {}
-    for (w, h), idx in groups.items():
-        lb = Letterbox.fit((w, h), (iw, ih))
-        nw, nh = round(w * lb.scale), round(h * lb.scale)
-        x = torch.stack([images[i] for i in idx])
-        if (nw, nh) != (w, h):
-            x = F.interpolate(x, size=(nh, nw), mode="bilinear", align_corners=False, antialias=lb.scale < 1)
-        px, py = int(lb.pad_x), int(lb.pad_y)
-        out[idx, :, py:py + nh, px:px + nw] = x
-        for i in idx:
-            lbs[i] = lb
-    return out, [lbs[i] for i in range(len(images))]
-
-
-# ---------------------------------------------------------------- the detector
-
-@dataclass
-class Detector:
-    """A model plus everything around it: frames -> model -> decode/NMS -> :class:`OrientedBoxes` in frame pixels.
-
-    Args:
-        model: anything :func:`load_model` takes (a ``module:callable`` string, a TorchScript / export file, a
-            module or callable).
-        input_size: model input (width, height), or one int for a square.
-        conf, iou, max_det: score threshold, rotated-NMS IoU threshold (greedy, exact polygon IoU, class-aware),
-            boxes kept per frame (``yolo-obb``; ``mmrotate`` and ``boxes`` use them as score filter, optional
-            second NMS and cap).
-        output_format: ``"yolo-obb"``, ``"mmrotate"`` or ``"boxes"`` (see the module docstring).
-        device: where the model runs: ``"cpu"``, ``"cuda"``, ``"cuda:N"``; ``"auto"``: the frames' device.
-    """
-    model: Any
-    input_size: Any = 640
-    conf: float = 0.25
-    iou: float = 0.45
-    max_det: int = 300
-    output_format: str = "yolo-obb"
-    device: str = "auto"
-
-    def __post_init__(self):
-        self.input_size = parse_input_size(self.input_size)
-        for name in ("conf", "iou"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 <= v <= 1.0:
-                raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
-        if not isinstance(self.max_det, int) or isinstance(self.max_det, bool) or self.max_det < 1:
-            raise ValueError(f"max_det must be an int >= 1, got {self.max_det!r}")
-        if self.output_format not in OUTPUT_FORMATS:
-            raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
-        self.device = parse_device(self.device)
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} but torch sees no CUDA device (torch {torch.__version__}); "
-                             "use 'cpu' or 'auto'")
-        self._models: dict[str, Any] = {}
-        self._canvases: dict[tuple[int, str], torch.Tensor] = {}
-        if self.device != "auto":
-            self._models[self.device] = load_model(self.model, self.device)
-
-    def model_on(self, device: torch.device | str) -> Any:
-        """The model loaded for ``device`` (loaded once per device)."""
-        key = str(torch.device(device))
-        if key not in self._models:
-            self._models[key] = load_model(self.model, key)
-        return self._models[key]
-
-    def preprocess(self, frames: Sequence[Any], pixel_format: str) -> tuple[torch.Tensor, list[Letterbox]]:
-        """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> the model's input batch
-        on the model's device and the letterbox of each frame."""
-        device = self._run_device(frames)
-        images = []
-        for f in frames:
-            planes = tuple(p.to(device, non_blocking=True) for p in f) if isinstance(f, tuple) else \
-                f.to(device, non_blocking=True)
-            images.append(to_rgb(planes, pixel_format))
-        # One input tensor per (batch size, device), refilled every batch: a fresh 16x3x640x640 float tensor costs
-        # more in allocation and page faults than the letterbox itself. Safe because a batch's work (model, decode,
-        # attach) is finished, synchronised, before the next batch is prepared.
-        key = (len(images), str(device))
-        canvas = self._canvases.get(key)
-        if canvas is None:
-            canvas = self._canvases[key] = torch.empty(len(images), 3, self.input_size[1], self.input_size[0],
-                                                       device=device)
-        return letterbox_batch(images, self.input_size, out=canvas)
-
-    def _run_device(self, frames: Sequence[Any]) -> torch.device:
-        if self.device != "auto":
-            return torch.device(self.device)
-        first = frames[0][0] if isinstance(frames[0], tuple) else frames[0]
-        return first.device
-
-    @torch.inference_mode()
-    def __call__(self, frames: Sequence[Any], pixel_format: str = "RGB") -> list[OrientedBoxes]:
-        """Detections of each frame, in that frame's pixels, on the model's device."""
-        if not frames:
-            return []
-        x, letterboxes = self.preprocess(frames, pixel_format)
-        output = self.model_on(x.device)(x)
-        return self.decode(output, letterboxes)
-
-    def decode(self, output: Any, letterboxes: Sequence[Letterbox]) -> list[OrientedBoxes]:
-        """The model's output for a batch -> one :class:`OrientedBoxes` per frame, in frame pixels."""
-        n = len(letterboxes)
-        if self.output_format == "yolo-obb":
-            if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
-                output = output[0]  # Ultralytics-style (predictions, extras)
-            if not isinstance(output, torch.Tensor):
-                raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
-                                f"returned {type(output).__name__}")
-            # one letterbox for the batch (frames of one size): undone once for all frames inside the decode
-            same = all(lb == letterboxes[0] for lb in letterboxes)
-            dets = decode.yolo_obb(output, conf=self.conf, iou=self.iou, max_det=self.max_det,
-                                   letterbox=letterboxes[0] if same else None)
-            if same:
-                return self._check_count(dets, n)
-        elif self.output_format == "mmrotate":
-            dets = decode.mmrotate(output, score_thr=self.conf, iou=self.iou, max_det=self.max_det)
-        else:
-            dets = [output] if isinstance(output, OrientedBoxes) else list(output)
-            for i, d in enumerate(dets):
-                if not isinstance(d, OrientedBoxes):
-                    raise TypeError(f"output-format boxes expects OrientedBoxes per frame; item {i} is "
-                                    f"{type(d).__name__}")
-            dets = [_filter(d, self.conf, self.max_det) for d in dets]
-        return [d.rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
-
-    @staticmethod
-    def _check_count(dets: list, n: int) -> list:
-        if len(dets) != n:
-            raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
-        return dets
-
-
-def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:
-    boxes = boxes[boxes.scores > conf]
-    return boxes[torch.argsort(boxes.scores, descending=True, stable=True)[:max_det]]
 
 
 def parse_device(value: Any) -> str:
@@ -323,3 +242,442 @@ def parse_device(value: Any) -> str:
     if d.type not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', got {value!r}")
     return str(d)
+
+
+@dataclass(frozen=True)
+class ClassFilter:
+    """What nvinfer does per class around clustering, for a detector's boxes (from ``[class-attrs-*]`` groups and
+    ``filter-out-class-ids``): per-class score thresholds before NMS, IoU thresholds, a score threshold after NMS,
+    the top k kept, and size / region limits on the axis-aligned box in frame pixels. ``thresholds`` etc. map class
+    ids to values; a class not in a map takes the detector's own setting."""
+    pre_threshold: dict[int, float] = field(default_factory=dict)
+    iou: dict[int, float] = field(default_factory=dict)
+    post_threshold: dict[int, float] = field(default_factory=dict)
+    topk: dict[int, int] = field(default_factory=dict)
+    min_size: dict[int, tuple[float, float]] = field(default_factory=dict)
+    max_size: dict[int, tuple[float, float]] = field(default_factory=dict)
+    roi: dict[int, tuple[float, float]] = field(default_factory=dict)  # (top offset, bottom offset)
+    drop: frozenset = frozenset()
+    default_post: float | None = None
+    default_topk: int | None = None
+    default_min: tuple[float, float] | None = None
+    default_max: tuple[float, float] | None = None
+    default_roi: tuple[float, float] | None = None
+
+    @classmethod
+    def from_config(cls, config: Any, drop: Sequence[int] = ()) -> "ClassFilter":
+        """From an :class:`obbmeta.nvinfer_config.InferConfig`'s class groups (class-attrs-all is the default)."""
+        base = config.class_attrs.get(-1) if config is not None else None
+        per = {k: config.attrs_for(k) for k in config.class_attrs if k >= 0} if config is not None else {}
+
+        def size(a, lo):
+            w, h = (a.detected_min_w, a.detected_min_h) if lo else (a.detected_max_w, a.detected_max_h)
+            return None if w is None and h is None else (w or 0.0, h or 0.0)
+
+        def roi(a):
+            return None if a.roi_top_offset is None and a.roi_bottom_offset is None else \
+                (a.roi_top_offset or 0.0, a.roi_bottom_offset or 0.0)
+
+        def by_class(get):
+            return {k: v for k, v in ((k, get(a)) for k, a in per.items()) if v is not None}
+
+        return cls(
+            pre_threshold=by_class(lambda a: a.pre_cluster_threshold),
+            iou=by_class(lambda a: a.nms_iou_threshold),
+            post_threshold=by_class(lambda a: a.post_cluster_threshold),
+            topk=by_class(lambda a: a.topk if a.topk is not None and a.topk >= 0 else None),
+            min_size=by_class(lambda a: size(a, True)), max_size=by_class(lambda a: size(a, False)),
+            roi=by_class(roi), drop=frozenset(int(c) for c in drop),
+            default_post=base.post_cluster_threshold if base else None,
+            default_topk=base.topk if base and base.topk is not None and base.topk >= 0 else None,
+            default_min=size(base, True) if base else None, default_max=size(base, False) if base else None,
+            default_roi=roi(base) if base else None)
+
+    @property
+    def filters_after_decode(self) -> bool:
+        return bool(self.post_threshold or self.topk or self.min_size or self.max_size or self.roi or self.drop or
+                    self.default_post is not None or self.default_topk is not None or self.default_min or
+                    self.default_max or self.default_roi)
+
+    def apply(self, boxes: OrientedBoxes, frame_height: float) -> tuple[OrientedBoxes, int]:
+        """The boxes that pass (score order kept) and how many were filtered out, as nvinfer filters after NMS."""
+        n = len(boxes)
+        if not n or not self.filters_after_decode:
+            return boxes, 0
+        labels = boxes.labels.tolist()
+        scores = boxes.scores.tolist()
+        aabb = boxes.aabb().tolist()
+        keep, seen = [], {}
+        for i, (c, s, (x1, y1, x2, y2)) in enumerate(zip(labels, scores, aabb)):
+            if c in self.drop:
+                continue
+            post = self.post_threshold.get(c, self.default_post)
+            if post is not None and not s > post:
+                continue
+            w, h = x2 - max(x1, 0.0), y2 - max(y1, 0.0)  # nvinfer clamps left / top to 0 before its size tests
+            lo = self.min_size.get(c, self.default_min)
+            if lo is not None and (w < lo[0] or h < lo[1]):
+                continue
+            hi = self.max_size.get(c, self.default_max)
+            if hi is not None and ((hi[0] > 0 and w > hi[0]) or (hi[1] > 0 and h > hi[1])):
+                continue
+            roi = self.roi.get(c, self.default_roi)
+            if roi is not None and (max(y1, 0.0) < roi[0] or y2 > frame_height - roi[1]):
+                continue
+            k = self.topk.get(c, self.default_topk)
+            if k is not None:
+                if seen.get(c, 0) >= k:
+                    continue
+                seen[c] = seen.get(c, 0) + 1
+            keep.append(i)
+        if len(keep) == n:
+            return boxes, 0
+        return boxes[torch.as_tensor(keep, dtype=torch.int64, device=boxes.device)], n - len(keep)
+
+
+# ---------------------------------------------------------------- pre-processing
+
+def letterbox_batch(images: Sequence[torch.Tensor], input_size: tuple[int, int], out: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[Letterbox]]:
+    """(3, H_i, W_i) float images -> one (B, 3, H_in, W_in) batch (uniform scale, centred, grey padding,
+    antialiased bilinear when shrinking: the demo models' training input) and each image's :class:`Letterbox`.
+    ``out``: a float32 (B, 3, H_in, W_in) tensor on the images' device to fill instead of allocating one."""
+    return ANTIALIASED.apply(images, input_size, out=out)
+
+
+ANTIALIASED = Preprocess(resize="bilinear-antialias", quantize=False)
+
+
+class _Canvases:
+    """Model-input buffers reused between calls (a fresh 16x3x640x640 float tensor costs more in allocation and page
+    faults than filling it), each held by one call at a time, so threads sharing a detector never write each other's
+    input. Per (device, C, H, W) one buffer per concurrent caller, sized to the largest batch seen."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: dict[tuple, list[torch.Tensor]] = {}
+
+    def take(self, shape: tuple[int, int, int, int], device: torch.device) -> torch.Tensor:
+        key = (str(device),) + tuple(shape[1:])
+        with self._lock:
+            if len(self._free) > 4 and key not in self._free:
+                self._free.clear()  # frame / input sizes changed: drop the buffers of the old ones
+            free = self._free.setdefault(key, [])
+            for k, t in enumerate(free):
+                if t.shape[0] >= shape[0]:
+                    return free.pop(k)[:shape[0]]
+            if free:
+                free.pop()  # a smaller one is replaced by one of this batch size
+        with torch.inference_mode(False):  # a normal tensor, also fillable outside inference mode
+            return torch.empty(shape, dtype=torch.float32, device=device)
+
+    def give(self, canvas: torch.Tensor) -> None:
+        base = canvas._base if canvas._base is not None else canvas
+        key = (str(base.device),) + tuple(base.shape[1:])
+        with self._lock:
+            free = self._free.setdefault(key, [])
+            free.append(base)
+            free.sort(key=lambda t: -t.shape[0])
+            del free[4:]  # at most four concurrent callers' buffers kept per shape
+
+
+# ---------------------------------------------------------------- the detector
+
+@dataclass
+class Detector:
+    """A model plus everything around it: frames -> model -> decode/NMS -> :class:`OrientedBoxes` in frame pixels.
+
+    Args:
+        model: anything :func:`load_model` takes (a ``module:callable`` string, a TorchScript / export file, a
+            module or callable).
+        input_size: model input (width, height), or one int for a square.
+        conf, iou, max_det: score threshold, rotated-NMS IoU threshold (greedy, exact polygon IoU, class-aware),
+            boxes kept per frame (``yolo-obb``; ``mmrotate`` and ``boxes`` use them as score filter, optional
+            second NMS and cap).
+        output_format: ``"yolo-obb"``, ``"mmrotate"`` or ``"boxes"`` (see the module docstring).
+        device: where the model runs: ``"cpu"``, ``"cuda"``, ``"cuda:N"``; ``"auto"``: the frames' device.
+        preprocess: the training framework's preparation (:mod:`obbmeta.preprocess`): ``"ultralytics"``,
+            ``"mmrotate"``, ``"nvinfer"`` or a :class:`~obbmeta.preprocess.Preprocess`.
+        precision: ``"fp32"``, ``"fp16"`` or ``"bf16"`` (the model runs under ``torch.autocast``; nvinfer's
+            ``network-mode``).
+        class_names: labels by class id; None: the model's own (:func:`model_class_names`), else none.
+        class_filter: nvinfer's per-class parameters (:class:`ClassFilter`).
+        batch_size: frames per model call (0: all frames of a call at once; nvinfer's ``batch-size``).
+    """
+    model: Any
+    input_size: Any = 640
+    conf: float = 0.25
+    iou: float = 0.45
+    max_det: int = 300
+    output_format: str = "yolo-obb"
+    device: str = "auto"
+    preprocess_mode: Any = "ultralytics"
+    precision: str = "fp32"
+    class_names: Any = None
+    class_filter: ClassFilter | None = None
+    batch_size: int = 0
+
+    def __post_init__(self):
+        self.input_size = parse_input_size(self.input_size)
+        for name in ("conf", "iou"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+        if not isinstance(self.max_det, int) or isinstance(self.max_det, bool) or self.max_det < 1:
+            raise ValueError(f"max_det must be an int >= 1, got {self.max_det!r}")
+        if not isinstance(self.batch_size, int) or isinstance(self.batch_size, bool) or self.batch_size < 0:
+            raise ValueError(f"batch_size must be an int >= 0 (0: every frame in one call), got {self.batch_size!r}")
+        if self.output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        self.pre = preset(self.preprocess_mode)
+        self.device = parse_device(self.device)
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} but torch sees no CUDA device (torch {torch.__version__}); "
+                             "use 'cpu' or 'auto'")
+        self.class_names = parse_class_names(self.class_names)
+        if self.class_filter is None:
+            self.class_filter = ClassFilter()
+        self._models: dict[str, Any] = {}
+        self._load_lock = threading.Lock()
+        self._canvases = _Canvases()
+        self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
+        if self.device != "auto":
+            self.model_on(self.device)
+
+    # ---------------------------------------------------------------- model
+
+    def model_on(self, device: torch.device | str) -> Any:
+        """The model loaded for ``device`` (loaded once per device, also when threads ask at once)."""
+        key = str(torch.device(device))
+        model = self._models.get(key)
+        if model is None:
+            with self._load_lock:
+                model = self._models.get(key)
+                if model is None:
+                    t0 = time.perf_counter()
+                    model = self._models[key] = load_model(self.model, key)
+                    log.info("model %r loaded on %s in %.3f s", _spec_name(self.model), key,
+                             time.perf_counter() - t0)
+        return model
+
+    @property
+    def labels(self) -> list[str] | None:
+        """The labels objects get: ``class_names`` when given, else the model's own (None when it has none)."""
+        if self.class_names is not None:
+            return self.class_names
+        for model in self._models.values():
+            return model_class_names(model)
+        return model_class_names(self.model) if not isinstance(self.model, (str, os.PathLike)) else None
+
+    def warm_up(self, frame_size: tuple[int, int] | None = None, batch: int = 1) -> float:
+        """Run ``batch`` grey frames of ``frame_size`` (default: the input size) through preparation, model and
+        decode once on the model's device, so the first real batch pays no first-call costs (kernel selection,
+        allocator growth, lazy initialisation). Returns the seconds it took."""
+        if self.device == "auto":
+            raise ValueError("warm_up needs a concrete device (device='auto' follows the frames)")
+        w, h = frame_size or self.input_size
+        t0 = time.perf_counter()
+        frame = torch.full((h, w, 3), 114, dtype=torch.uint8, device=self.device)
+        self([frame] * batch, "RGB")
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize(self.device)
+        seconds = time.perf_counter() - t0
+        log.info("model %r warmed up on %s (%d x %dx%d) in %.3f s", _spec_name(self.model), self.device, batch, w, h,
+                 seconds)
+        return seconds
+
+    # ---------------------------------------------------------------- frames
+
+    def _images(self, frames: Sequence[Any], pixel_format: str, device: torch.device) -> list[torch.Tensor]:
+        images = []
+        for i, f in enumerate(frames):
+            planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
+            for p in planes:
+                if not isinstance(p, torch.Tensor):
+                    raise TypeError(f"frames[{i}] must be a tensor or a tuple of plane tensors, got "
+                                    f"{type(p).__name__}")
+            h, w = int(planes[0].shape[0]), int(planes[0].shape[1]) if planes[0].dim() > 1 else 0
+            if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
+                raise ValueError(f"frames[{i}] is {w}x{h}: frames must be 1..{MAX_FRAME_SIDE} pixels per side")
+            planes = tuple(p.to(device, non_blocking=True) for p in planes)
+            images.append(to_rgb(planes if isinstance(f, (tuple, list)) else planes[0], pixel_format))
+        return images
+
+    def _run_device(self, frames: Sequence[Any]) -> torch.device:
+        if self.device != "auto":
+            return torch.device(self.device)
+        first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
+        return first.device
+
+    def preprocess(self, frames: Sequence[Any], pixel_format: str) -> tuple[torch.Tensor, list[Letterbox]]:
+        """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> a new model input batch
+        on the model's device and the letterbox of each frame."""
+        device = self._run_device(frames)
+        with torch.no_grad():
+            return self.pre.apply(self._images(frames, pixel_format, device), self.input_size)
+
+    # ---------------------------------------------------------------- the call
+
+    @torch.inference_mode()
+    def __call__(self, frames: Sequence[Any], pixel_format: str = "RGB") -> list[OrientedBoxes]:
+        """Detections of each frame, in that frame's pixels, on the model's device."""
+        if not frames:
+            return []
+        step = self.batch_size or len(frames)
+        out: list[OrientedBoxes] = []
+        for start in range(0, len(frames), step):
+            out += self._call(frames[start:start + step], pixel_format)
+        return out
+
+    def _call(self, frames: Sequence[Any], pixel_format: str) -> list[OrientedBoxes]:
+        device = self._run_device(frames)
+        images = self._images(frames, pixel_format, device)
+        shape = self.pre.input_shape([(int(im.shape[2]), int(im.shape[1])) for im in images], self.input_size)
+        canvas = self._canvases.take(shape, device)
+        try:
+            x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
+            output = self.forward(x)
+            first = output[0] if isinstance(output, (tuple, list)) and output else output
+            if isinstance(first, torch.Tensor) and first.device != x.device:
+                raise ValueError(f"the model returned its output on {first.device}, but its input was on {x.device}: "
+                                 "return the output on the input's device")
+            dets = self.decode(output, letterboxes, [(int(im.shape[2]), int(im.shape[1])) for im in images])
+        finally:
+            # Work queued on this thread's stream reads the canvas; the next taker queues after it on the same
+            # stream, or (another thread's stream) the decode's read of the counts has already synchronised.
+            self._canvases.give(canvas)
+        return dets
+
+    def forward(self, x: torch.Tensor) -> Any:
+        """The model on a prepared input batch, in the configured precision."""
+        model = self.model_on(x.device)
+        try:
+            if self.precision == "fp32":
+                return model(x)
+            dtype = torch.float16 if self.precision == "fp16" else torch.bfloat16
+            with torch.autocast(x.device.type, dtype=dtype):
+                return model(x)
+        except AssertionError as exc:
+            shapes = getattr(model, "_obbmeta_export_shapes", None)
+            if shapes is not None and "Guard failed" in str(exc):
+                raise ModelInputError(_export_mismatch(tuple(x.shape), shapes, str(exc))) from None
+            raise
+
+    def decode(self, output: Any, letterboxes: Sequence[Letterbox],
+               frame_sizes: Sequence[tuple[int, int]] | None = None) -> list[OrientedBoxes]:
+        """The model's output for a batch -> one :class:`OrientedBoxes` per frame, in frame pixels, after the class
+        filter (its region offsets need ``frame_sizes``, (w, h) per frame; the boxes it removed are counted in
+        :attr:`filtered`)."""
+        n = len(letterboxes)
+        if self.output_format == "yolo-obb":
+            dets = self._decode_yolo(output, letterboxes)
+        elif self.output_format == "mmrotate":
+            dets = decode.mmrotate(output, score_thr=self.conf, iou=self.iou, max_det=self.max_det)
+            dets = [d.rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
+        else:
+            dets = [output] if isinstance(output, OrientedBoxes) else list(output)
+            for i, d in enumerate(dets):
+                if not isinstance(d, OrientedBoxes):
+                    raise TypeError(f"output-format boxes expects OrientedBoxes per frame; item {i} is "
+                                    f"{type(d).__name__}")
+            dets = [_filter(d, self.conf, self.max_det).rescale(lb)
+                    for d, lb in zip(self._check_count(dets, n), letterboxes)]
+        if self.class_filter.filters_after_decode:
+            if frame_sizes is None or len(frame_sizes) != n:
+                raise ValueError("decode with a class filter needs frame_sizes, one (w, h) per frame")
+            kept = []
+            for d, (_, h) in zip(dets, frame_sizes):
+                d, gone = self.class_filter.apply(d, h)
+                self.filtered += gone
+                kept.append(d)
+            dets = kept
+        return dets
+
+    def _decode_yolo(self, output: Any, letterboxes: Sequence[Letterbox]) -> list[OrientedBoxes]:
+        if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+            output = output[0]  # Ultralytics-style (predictions, extras)
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
+                            f"returned {type(output).__name__}")
+        n = len(letterboxes)
+        cf = self.class_filter
+        conf = self.conf
+        if cf.pre_threshold:
+            output, conf = _per_class_scores(output, cf.pre_threshold, self.conf)
+        # One letterbox for the batch (frames of one size, a uniform scale): undone inside the decode.
+        same = all(lb == letterboxes[0] for lb in letterboxes) and letterboxes[0].is_uniform
+        ious = sorted({cf.iou.get(c, self.iou) for c in cf.iou} | {self.iou})
+        parts = []
+        for iou in ious:
+            classes = None
+            if len(ious) > 1:  # one decode per distinct NMS threshold, each on its classes
+                nc = output.shape[1] - 5 if output.shape[-1] != 7 else None
+                own = [c for c, v in cf.iou.items() if v == iou]
+                if iou == self.iou:
+                    others = set(cf.iou) - set(own)
+                    classes = [c for c in range(nc) if c not in others] if nc else None
+                    if classes is None:
+                        raise ValueError("per-class nms-iou-threshold needs a raw YOLO-OBB head (B, 4+nc+1, N)")
+                else:
+                    classes = own
+            parts.append(self._check_count(decode.yolo_obb(output, conf=conf, iou=iou, max_det=self.max_det,
+                                                           classes=classes,
+                                                           letterbox=letterboxes[0] if same else None), n))
+        dets = parts[0] if len(parts) == 1 else [_merge([p[i] for p in parts], self.max_det) for i in range(n)]
+        return dets if same else [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
+
+    @staticmethod
+    def _check_count(dets: list, n: int) -> list:
+        if len(dets) != n:
+            raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
+        return dets
+
+
+def _spec_name(model: Any) -> str:
+    return model if isinstance(model, str) else type(model).__name__
+
+
+def _export_mismatch(fed: tuple, shapes: tuple, guard: str) -> str:
+    want = shapes[0] if shapes else ()
+    text = "x".join("*" if d is None else str(d) for d in want)
+    return (f"the torch.export program takes input ({text}) but obbmeta fed {tuple(fed)} ({guard}). Set input-size "
+            f"to the exported width x height, and export with a dynamic batch dimension, e.g. "
+            f"torch.export.export(model, (x,), dynamic_shapes={{'x': {{0: torch.export.Dim('batch')}}}}), or set "
+            f"batch-size to the exported batch size")
+
+
+def _per_class_scores(output: torch.Tensor, thresholds: dict[int, float], conf: float
+                      ) -> tuple[torch.Tensor, float]:
+    """nvinfer's per-class pre-cluster thresholds before NMS: class scores at or below their class's threshold are
+    zeroed, and the decode keeps scores above the lowest threshold: exactly the scores above their own."""
+    if output.dim() == 3 and output.shape[-1] == 7 and output.shape[1] != 7:  # end-to-end (B, K, 7)
+        labels = output[..., 5].round().long()
+        thr = torch.full((int(labels.max().item()) + 1 if labels.numel() else 1,), conf, device=output.device)
+        for c, t in thresholds.items():
+            if c < thr.numel():
+                thr[c] = t
+        keep = output[..., 4] > thr[labels.clamp(0, thr.numel() - 1)]
+        out = output.clone()
+        out[..., 4] = torch.where(keep, out[..., 4], torch.zeros_like(out[..., 4]))
+        return out, min([conf, *thresholds.values()])
+    nc = output.shape[1] - 5
+    thr = torch.full((nc,), conf, dtype=output.dtype, device=output.device)
+    for c, t in thresholds.items():
+        if 0 <= c < nc:
+            thr[c] = t
+    scores = output[:, 4:4 + nc]
+    out = output.clone()
+    out[:, 4:4 + nc] = torch.where(scores > thr.view(1, nc, 1), scores, torch.zeros_like(scores))
+    return out, min([conf, *thresholds.values()])
+
+
+def _merge(parts: list[OrientedBoxes], max_det: int) -> OrientedBoxes:
+    boxes = OrientedBoxes.cat(parts)
+    return boxes[torch.argsort(boxes.scores, descending=True, stable=True)[:max_det]]
+
+
+def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:
+    boxes = boxes[boxes.scores > conf]
+    return boxes[torch.argsort(boxes.scores, descending=True, stable=True)[:max_det]]

@@ -12,43 +12,73 @@ MAX_PAD = 1e9
 
 @dataclass(frozen=True)
 class Letterbox:
-    """``input = source * scale + (pad_x, pad_y)`` in pixels.
+    """``input = source * scale + (pad_x, pad_y)`` in pixels, with ``scale_y`` for y when it differs.
 
-    A uniform scale keeps rectangles rectangular and angles unchanged, which is why only that is supported;
-    stretch-resizing (different x and y scales) would turn an oriented box into a parallelogram.
+    A resize to whole pixels rarely keeps the aspect ratio exactly (1366x768 shrunk into 640x640 becomes 640x360:
+    0.46852 across, 0.46875 down), so the inverse uses the scale each axis really got: ``scale`` (x) and ``scale_y``
+    (None: the same as ``scale``). A uniform scale keeps rectangles rectangular and angles as they are; under two
+    scales a rotated rectangle becomes a parallelogram, and :meth:`to_source` returns the rectangle whose width edge
+    is the image of the box's width edge (direction and length exact) and whose height is the parallelogram's
+    height across that edge (its area is exact). For the sub-0.1 % differences rounding causes this is within
+    1e-3 px of the exact image; for a stretched frame (nvinfer's ``maintain-aspect-ratio=0``) it is the faithful
+    rectangle of the skewed shape.
 
-    ``scale`` must lie in [1e-6, 1e6] and the pads within +-1e9 pixels: beyond that, mapping float32 boxes back
+    Scales must lie in [1e-6, 1e6] and the pads within +-1e9 pixels: beyond that, mapping float32 boxes back
     (``(input - pad) / scale``) overflows to inf or loses every digit, so such a letterbox is refused.
     """
 
     scale: float
     pad_x: float = 0.0
     pad_y: float = 0.0
+    scale_y: float | None = None
 
     def __post_init__(self):
-        for name in ("scale", "pad_x", "pad_y"):
+        for name in ("scale", "pad_x", "pad_y") + (("scale_y",) if self.scale_y is not None else ()):
             value = getattr(self, name)
             if not is_number(value) or not math.isfinite(value):
                 raise ValueError(f"Letterbox.{name} must be a finite number, got {value!r}")
-        if not MIN_SCALE <= self.scale <= MAX_SCALE:
-            raise ValueError(f"Letterbox.scale must be in [{MIN_SCALE:g}, {MAX_SCALE:g}], got {self.scale}")
+        for name in ("scale", "scale_y"):
+            value = getattr(self, name)
+            if value is not None and not MIN_SCALE <= value <= MAX_SCALE:
+                raise ValueError(f"Letterbox.{name} must be in [{MIN_SCALE:g}, {MAX_SCALE:g}], got {value}")
         for name in ("pad_x", "pad_y"):
             if abs(getattr(self, name)) > MAX_PAD:
                 raise ValueError(f"Letterbox.{name} must be within +-{MAX_PAD:g} pixels, got {getattr(self, name)}")
+        if self.scale_y is not None and float(self.scale_y) == float(self.scale):
+            object.__setattr__(self, "scale_y", None)  # one spelling of a uniform letterbox (equal, hashable)
+
+    @property
+    def is_uniform(self) -> bool:
+        """Both axes scaled alike (what the fused decodes undo on the device)."""
+        return self.scale_y is None
 
     def to_source(self, xywhr):
         """A (..., 5) tensor [cx, cy, w, h, angle] in model-input pixels -> a new one in source-frame pixels:
-        centres ``(input - pad) / scale``, sides ``/ scale``; a uniform scale leaves the angle as it is."""
+        centres ``(input - pad) / scale`` per axis; sides ``/ scale`` and the angle unchanged when the scale is
+        uniform, else the rectangle the class docstring describes."""
         import torch
 
         cx, cy, w, h, a = xywhr.unbind(-1)
-        s = self.scale
-        return torch.stack(((cx - self.pad_x) / s, (cy - self.pad_y) / s, w / s, h / s, a), dim=-1)
+        sx = self.scale
+        if self.scale_y is None:
+            return torch.stack(((cx - self.pad_x) / sx, (cy - self.pad_y) / sx, w / sx, h / sx, a), dim=-1)
+        sy = self.scale_y
+        c, s = torch.cos(a), torch.sin(a)
+        # The width edge's direction (cos a, sin a) maps to (cos a / sx, sin a / sy).
+        ex, ey = c / sx, s / sy
+        stretch = torch.sqrt(ex * ex + ey * ey)
+        new_w = w * stretch
+        new_h = h / (sx * sy * stretch)  # the mapped area w * h / (sx * sy), across the new width edge
+        return torch.stack(((cx - self.pad_x) / sx, (cy - self.pad_y) / sy, new_w, new_h,
+                            torch.atan2(ey, ex)), dim=-1)
 
     @classmethod
     def fit(cls, source_size, input_size, center: bool = True) -> "Letterbox":
         """The letterbox Ultralytics' ``LetterBox`` (auto=False) applies: scale = min(input/source), the
-        resized image rounded to whole pixels, the rest padded (split evenly when ``center``).
+        resized image rounded to whole pixels, the rest padded (split evenly when ``center``, left / top by
+        ``round(pad / 2 - 0.1)``). The returned scales are the resized size over the source size, per axis (what
+        the resize really did; Ultralytics' own ``scale_boxes`` divides by the unrounded ratio instead, up to
+        ~0.75 px apart at 1366x768).
 
         Args:
             source_size: (width, height) of the source frame.
@@ -56,14 +86,14 @@ class Letterbox:
         """
         (sw, sh), (iw, ih) = _size("source_size", source_size), _size("input_size", input_size)
         scale = min(iw / sw, ih / sh)
-        new_w, new_h = round(sw * scale), round(sh * scale)
+        new_w, new_h = max(1, round(sw * scale)), max(1, round(sh * scale))
         pad_x, pad_y = (iw - new_w), (ih - new_h)
         if center:
             # Ultralytics rounds the left/top pad as round(pad/2 - 0.1).
             pad_x, pad_y = round(pad_x / 2 - 0.1), round(pad_y / 2 - 0.1)
         else:
             pad_x, pad_y = 0, 0
-        return cls(float(scale), float(pad_x), float(pad_y))
+        return cls(new_w / sw, float(pad_x), float(pad_y), scale_y=new_h / sh)
 
 
 def _size(name, size):

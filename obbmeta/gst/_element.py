@@ -1,10 +1,15 @@
-"""What the elements share: checked properties, errors on the bus, the batch meta."""
+"""What the elements share: checked properties (with nvinfer's aliases and GStreamer's mutability flags), errors and
+warnings on the bus, debug categories, the batch meta."""
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
+from ._debug import Category
 from ._frames import VideoFormat
 from ._gi import GLib, GObject, Gst, GstBase
+
+READWRITE = GObject.ParamFlags.READWRITE
 
 
 def one_of(*choices: str) -> Callable[[Any], str]:
@@ -16,64 +21,122 @@ def one_of(*choices: str) -> Callable[[Any], str]:
     return check
 
 
+def properties(specs: dict[str, tuple], ready_only: frozenset = frozenset()) -> dict[str, tuple]:
+    """``specs`` (PyGObject's ``(type, nick, blurb, [min, max,] default, flags)`` tuples) with GStreamer's
+    mutability flag on each: ``GST_PARAM_MUTABLE_READY`` for the names in ``ready_only`` (they take effect at the
+    next start), ``GST_PARAM_MUTABLE_PLAYING`` for the others (they take effect at the next buffer)."""
+    out = {}
+    for name, spec in specs.items():
+        mutable = Gst.PARAM_MUTABLE_READY if name in ready_only else Gst.PARAM_MUTABLE_PLAYING
+        out[name] = spec[:-1] + (int(spec[-1]) | mutable,)
+    return out
+
+
 class ObbmetaElement(GstBase.BaseTransform):
-    __gtype_name__ = "GstObbmetaElement"
     """An in-place BaseTransform whose properties are checked when set, and whose failures become bus errors.
 
-    Subclasses list their properties in ``_specs`` (and set ``__gproperties__ = _specs``: PyGObject consumes the
-    latter when it registers the class) and give ``_checks[name] = fn(value) -> value`` for
-    those that need more than GLib's own range check. A refused value keeps the old one, is logged, and makes the
-    element refuse to start with the reason as an error message on the bus.
+    Subclasses list their properties in ``_specs`` (built with :func:`properties`; set ``__gproperties__ = _specs``:
+    PyGObject consumes the latter when it registers the class), name in ``_aliases`` the properties that are
+    another name of one (nvinfer's names), in ``_ready_only`` those that apply only at start, and give
+    ``_checks[name] = fn(value) -> value`` for those that need more than GLib's own range check. A refused value
+    keeps the old one, is logged, and makes the element refuse to start with the reason as an error message on the
+    bus. Every exception out of a hook (user code included: a model, a factory; ``SystemExit`` and
+    ``KeyboardInterrupt`` too) becomes the element's error on the bus and a flow error, never a hang or a silent
+    pass.
     """
+    __gtype_name__ = "GstObbmetaElement"
 
     _specs: dict[str, tuple] = {}
     _checks: dict[str, Callable[[Any], Any]] = {}
+    _aliases: dict[str, str] = {}
+    _ready_only: frozenset = frozenset()
+    debug_category: Category | None = None
 
     def __init__(self):
         super().__init__()
         self.set_in_place(True)
         self._props = {name: spec[3] if spec[0] in (str, bool) else spec[-2]
-                       for name, spec in self._specs.items()}
+                       for name, spec in self._specs.items() if name not in self._aliases}
+        self._explicit: set[str] = set()  # properties the application set (they override a config file)
         self._refused: dict[str, str] = {}
+        self._prop_lock = threading.RLock()
+        self.running = False
         self.video: VideoFormat | None = None
 
     # ---- properties
+    def canonical(self, name: str) -> str:
+        return self._aliases.get(name, name)
+
     def do_get_property(self, prop: GObject.ParamSpec) -> Any:
-        return self._props[prop.name]
+        with self._prop_lock:
+            return self.get_alias(prop.name) if prop.name in self._aliases else self.prop(prop.name)
+
+    def get_alias(self, name: str) -> Any:
+        """Hook: the value of an alias whose type differs from its property's (default: the property's value)."""
+        return self.prop(self._aliases[name])
+
+    def set_alias(self, name: str, value: Any) -> tuple[str, Any]:
+        """Hook: ``(property, value)`` for a value set through an alias (default: the same value)."""
+        return self._aliases[name], value
 
     def do_set_property(self, prop: GObject.ParamSpec, value: Any) -> None:
-        check = self._checks.get(prop.name)
+        name = prop.name
+        shown = value
         try:
+            if name in self._aliases:
+                name, value = self.set_alias(name, value)
+            check = self._checks.get(name)
             if check is not None:
                 value = check(value)
         except (TypeError, ValueError, OSError) as exc:
-            self._refused[prop.name] = f"property {prop.name}={value!r} refused: {exc}"
-            Gst.error(f"{self.get_name()}: {self._refused[prop.name]}")
+            with self._prop_lock:
+                self._refused[name] = f"property {prop.name}={shown!r} refused: {exc}"
+            self.warn(self._refused[name])
             return
-        self._refused.pop(prop.name, None)
-        self._props[prop.name] = value
-        self.property_changed(prop.name)
+        with self._prop_lock:
+            self._refused.pop(name, None)
+            self._props[name] = value
+            self._explicit.add(name)
+        if self.running and name in self._ready_only:
+            self.warn(f"property {prop.name} cannot change while the element runs; it applies at the next start")
+            return
+        self.property_changed(name)
 
     def property_changed(self, name: str) -> None:
-        """Hook: a property took a new value."""
+        """Hook: a property took a new value (on the thread that set it)."""
 
     def prop(self, name: str) -> Any:
         return self._props[name]
 
     # ---- life cycle
     def do_start(self) -> bool:
-        if self._refused:
-            self.fail(Gst.LibraryError.SETTINGS, "; ".join(self._refused.values()))
+        with self._prop_lock:
+            refused = list(self._refused.values())
+        if refused:
+            self.fail(Gst.LibraryError.SETTINGS, "; ".join(refused))
             return False
         try:
             self.start()
-        except Exception as exc:  # noqa: BLE001 - any failure to start is reported on the bus
-            self.fail(Gst.LibraryError.INIT, f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # noqa: BLE001 - any failure to start is reported on the bus
+            self.fail(Gst.LibraryError.INIT, _describe(exc))
+            return False
+        self.running = True
+        return True
+
+    def do_stop(self) -> bool:
+        self.running = False
+        try:
+            self.stop()
+        except BaseException as exc:  # noqa: BLE001
+            self.fail(Gst.LibraryError.SHUTDOWN, _describe(exc))
             return False
         return True
 
     def start(self) -> None:
         """Hook: load what the element needs (may raise)."""
+
+    def stop(self) -> None:
+        """Hook: the element stopped (PAUSED -> READY): release what start loaded."""
 
     def reset(self) -> None:
         """Hook: a stream ended or was flushed (EOS / FLUSH_STOP): drop per-stream state."""
@@ -97,12 +160,13 @@ class ObbmetaElement(GstBase.BaseTransform):
         """Hook: raise when these frames cannot be handled."""
 
     def do_transform_ip(self, buf: Gst.Buffer) -> Gst.FlowReturn:
-        # gst-python only prints an exception raised here and lets the stream run on: make it an error message and
-        # a flow error, so the pipeline stops cleanly with the reason on the bus.
+        # gst-python only prints an exception raised here and lets the stream run on (and a SystemExit ends the
+        # streaming thread, leaving the pipeline hung): make any of them an error message and a flow error, so the
+        # pipeline stops cleanly with the reason on the bus.
         try:
             return self.process(buf)
-        except Exception as exc:  # noqa: BLE001
-            self.fail(Gst.StreamError.FAILED, f"{type(exc).__name__}: {exc}")
+        except BaseException as exc:  # noqa: BLE001
+            self.fail(Gst.StreamError.FAILED, _describe(exc))
             return Gst.FlowReturn.ERROR
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
@@ -110,11 +174,28 @@ class ObbmetaElement(GstBase.BaseTransform):
 
     def fail(self, code: Any, text: str) -> None:
         """Post an error message from this element (domain and code as GStreamer's own elements use them)."""
+        if self.debug_category is not None:
+            self.debug_category.error(self, "%s", text)
         err = GLib.Error.new_literal(code.__class__.quark(), text, int(code))
         self.post_message(Gst.Message.new_error(self, err, text))
 
+    def warn(self, text: str) -> None:
+        """Post a warning message from this element (the pipeline runs on)."""
+        if self.debug_category is not None:
+            self.debug_category.warning(self, "%s", text)
+        err = GLib.Error.new_literal(Gst.LibraryError.quark(), text, int(Gst.LibraryError.SETTINGS))
+        self.post_message(Gst.Message.new_warning(self, err, text))
 
-# ---------------------------------------------------------------- batch meta and frames
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"SystemExit({exc.code!r}) raised inside the element (by the model or its factory)"
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt raised inside the element (by the model or its factory)"
+    return f"{type(exc).__name__}: {exc}"
+
+
+# ---------------------------------------------------------------- batch meta
 
 def batch_meta_for(buf: Gst.Buffer, num_frames: int, width: int, height: int, frame_number: int):
     """The buffer's NvDsBatchMeta; when there is none (no nvstreammux upstream), one made and attached exactly as

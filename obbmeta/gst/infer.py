@@ -1,27 +1,58 @@
 """``obbinfer``: an oriented detector written in PyTorch as a pipeline element, in place of nvinfer.
 
 Per buffer: the frames of the batch (system memory: one; after nvstreammux / nvvideoconvert in ``memory:NVMM``:
-every filled surface, as zero-copy CUDA views) go through the model in one call, are decoded and suppressed on the
-model's device (:class:`obbmeta.infer.Detector`) and written with ``attach_obbs_batch`` into the frame metas
-(``frame_meta->batch_id`` picks the surface), as nvinfer writes detections: tight AABB in ``rect_params``,
-``object_id = UNTRACKED_OBJECT_ID``, ``bInferDone``, plus the OBB user meta. With no NvDsBatchMeta on the buffer it
-makes one as nvstreammux would. torch is imported when the element starts, not when GStreamer scans the plugin.
+every filled surface, as zero-copy CUDA views) go through the model in one call (or in ``batch-size`` chunks), are
+decoded and suppressed on the model's device (:class:`obbmeta.infer.Detector`) and written with
+``attach_obbs_batch`` into the frame metas (``frame_meta->batch_id`` picks the surface), as nvinfer writes
+detections: tight AABB in ``rect_params``, ``object_id = UNTRACKED_OBJECT_ID``, ``bInferDone``, plus the OBB user
+meta. With no NvDsBatchMeta on the buffer it makes one as nvstreammux would.
+
+nvinfer's names and configuration: ``config-file-path`` reads an nvinfer config (:mod:`obbmeta.nvinfer_config`);
+properties set on the element override the file; nvinfer's property names are aliases (``gie-unique-id``,
+``infer-on-gie-id``, ``infer-on-class-ids``, ``gpu-id``, ``network-mode``). Life cycle as nvinfer's: the model is
+loaded and warmed up at READY -> PAUSED (a bad model fails the state change); setting ``model``,
+``config-file-path`` or another property that defines the model while playing loads the new one off the streaming
+thread and swaps it in at a batch boundary (``model-updated`` signal and an ``obbinfer-model-updated`` element
+message); a replacement that fails keeps the old model and posts a warning. ``GST_DEBUG=obbinfer:5`` logs the
+device, load and warm-up times and each batch's latency by phase (measuring phases synchronises the device between
+them, so only at that level). torch is imported when the element starts, not when GStreamer scans the plugin.
 """
 from __future__ import annotations
 
 import os
+import threading
+import time
+from dataclasses import dataclass
 from typing import Any
 
-from ._element import ObbmetaElement, batch_meta_for, one_of
+from ._debug import Category
+from ._element import READWRITE, ObbmetaElement, batch_meta_for, one_of, properties
 from ._frames import PACKED_FORMATS, PLANAR_FORMATS, mapped_frames, templates
 from ._gi import GObject, Gst
 
-RW = GObject.ParamFlags.READWRITE
+CATEGORY = Category("obbinfer", "obbmeta oriented-box inference (nvinfer for PyTorch oriented detectors)")
+PRESETS = ("ultralytics", "ultralytics-rect", "mmrotate", "nvinfer")
+PRECISIONS = ("fp32", "fp16", "bf16")
+# Properties that define the loaded model: a change while playing builds a new detector and swaps it in.
+MODEL_PROPERTIES = frozenset({
+    "model", "config-file-path", "input-size", "output-format", "device", "preprocess", "model-color-format",
+    "maintain-aspect-ratio", "symmetric-padding", "scaling-filter", "net-scale-factor", "offsets", "precision",
+    "batch-size", "warm-up"})
+# Read at every batch.
+BATCH_PROPERTIES = frozenset({
+    "conf", "iou", "max-det", "class-names", "labelfile-path", "unique-id", "interval", "filter-out-class-ids",
+    "operate-on-gie-id", "operate-on-class-ids"})
+UNSET = -1
 
 
 def _check_model(value: Any) -> str:
     text = "" if value is None else str(value)
-    if text and not os.path.exists(text):
+    if text and os.path.exists(text):
+        import stat
+
+        if not stat.S_ISREG(os.stat(text).st_mode):
+            raise ValueError(f"{text!r} is not a regular file (a directory, FIFO or device)")
+    elif text:
         module, sep, attr = text.partition(":")
         if not (sep and module and attr):
             raise ValueError("expected 'package.module:callable', a TorchScript file or a torch.export file "
@@ -43,6 +74,14 @@ def _check_class_names(value: Any) -> str:
     return value or ""
 
 
+def _check_label_file(value: Any) -> str:
+    from ..infer import read_label_file
+
+    if value:
+        read_label_file(value)
+    return value or ""
+
+
 def _check_output_format(value: Any) -> str:
     from ..infer import OUTPUT_FORMATS
 
@@ -55,6 +94,150 @@ def _check_device(value: Any) -> str:
     return parse_device(value)
 
 
+def _check_class_ids(value: Any) -> str:
+    """nvinfer's class-id lists: ``0;2;3`` (config), ``0:2:3`` (element property); commas too."""
+    text = (value or "").strip()
+    if not text:
+        return ""
+    parts = [p.strip() for p in text.replace(":", ";").replace(",", ";").split(";") if p.strip()]
+    try:
+        ids = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"expected class ids separated by ';' or ':' (e.g. 0;2;3), got {value!r}") from None
+    if any(i < 0 for i in ids):
+        raise ValueError(f"class ids must be >= 0, got {value!r}")
+    return ";".join(str(i) for i in ids)
+
+
+def _check_offsets(value: Any) -> str:
+    text = (value or "").strip()
+    if not text:
+        return ""
+    try:
+        vals = [float(p) for p in text.split(";") if p.strip()]
+    except ValueError:
+        raise ValueError(f"expected per-channel means separated by ';' (e.g. 123.7;116.3;103.5), got {value!r}") \
+            from None
+    if len(vals) not in (1, 3):
+        raise ValueError(f"expected 1 or 3 values, got {value!r}")
+    return ";".join(repr(v) for v in vals)
+
+
+def _check_config(value: Any) -> str:
+    text = value or ""
+    if text:
+        from ..nvinfer_config import read_nvinfer_config
+
+        read_nvinfer_config(text, _CONFIG_CHECKS)
+    return text
+
+
+def _ids(text: str) -> list[int]:
+    return [int(p) for p in text.split(";") if p] if text else []
+
+
+RW = READWRITE
+_SPECS = {
+    "model": (str, "model", "'package.module:callable' (called with no arguments; returns a torch module or any "
+              "callable), a TorchScript file, or a torch.export file (.pt2)", "", RW),
+    "config-file-path": (str, "config file path", "an nvinfer config file ([property], [class-attrs-*], [obbmeta] "
+                         "groups); properties set on the element override it", "", RW),
+    "input-size": (str, "input size", "model input: N (square) or WxH pixels (nvinfer's infer-dims)", "640", RW),
+    "conf": (float, "confidence", "score threshold (nvinfer's pre-cluster-threshold of class-attrs-all)", 0.0, 1.0,
+             0.25, RW),
+    "iou": (float, "IoU", "greedy rotated NMS threshold (exact polygon IoU, class-aware; nvinfer's "
+            "nms-iou-threshold)", 0.0, 1.0, 0.45, RW),
+    "max-det": (int, "max detections", "boxes kept per frame", 1, 100000, 300, RW),
+    "class-names": (str, "class names", "comma-separated names, or a label file (one per line); empty: "
+                    "labelfile-path, else the model's own names", "", RW),
+    "labelfile-path": (str, "label file", "nvinfer's label file: one class per line", "", RW),
+    "unique-id": (int, "unique id", "unique_component_id of the objects (nvinfer's unique-id / gie-unique-id)", 0,
+                  2**31 - 1, 1, RW),
+    "gie-unique-id": (int, "gie unique id", "alias of unique-id (nvinfer config name)", 0, 2**31 - 1, 1, RW),
+    "device": (str, "device", "where the model runs: auto (CUDA gpu-id when torch sees a GPU, else the CPU), cpu, "
+               "cuda, cuda:N", "auto", RW),
+    "gpu-id": (int, "GPU id", "alias: device=cuda:N (nvinfer's gpu-id)", 0, 1023, 0, RW),
+    "interval": (int, "interval", "batches to skip between inferences (as nvinfer's interval)", 0, 2**31 - 1,
+                 0, RW),
+    "output-format": (str, "output format", "yolo-obb (raw or end-to-end head), mmrotate (results list) or boxes "
+                      "(OrientedBoxes per frame)", "yolo-obb", RW),
+    "batch-size": (int, "batch size", "frames per model call (0: every frame of the buffer in one call)", 0, 1024,
+                   0, RW),
+    "process-mode": (int, "process mode", "1: primary (whole frames)", 1, 1, 1, RW),
+    "operate-on-gie-id": (int, "operate on gie id", "secondary mode: objects of this unique_component_id (-1: any)",
+                          -1, 2**31 - 1, -1, RW),
+    "infer-on-gie-id": (int, "infer on gie id", "alias of operate-on-gie-id (nvinfer's element name)", -1,
+                        2**31 - 1, -1, RW),
+    "operate-on-class-ids": (str, "operate on class ids", "secondary mode: objects of these class ids (0;2;3)", "",
+                             RW),
+    "infer-on-class-ids": (str, "infer on class ids", "alias of operate-on-class-ids (nvinfer's element name, "
+                           "0:2:3)", "", RW),
+    "filter-out-class-ids": (str, "filter out class ids", "detections of these class ids are not written (0;2;3)",
+                             "", RW),
+    "preprocess": (str, "preprocess", "how frames become the model's input, as its training framework did: "
+                   "ultralytics, ultralytics-rect (its stride-32 rectangle), mmrotate or nvinfer (obbmeta.preprocess)",
+                   "ultralytics", RW),
+    "model-color-format": (int, "model color format", "-1: the preprocess default; 0 RGB, 1 BGR, 2 GRAY", -1, 2, -1,
+                           RW),
+    "maintain-aspect-ratio": (int, "maintain aspect ratio", "-1: the preprocess default; 0 stretch, 1 keep", -1, 1,
+                              -1, RW),
+    "symmetric-padding": (int, "symmetric padding", "-1: the preprocess default; 0 right / bottom, 1 centred", -1, 1,
+                          -1, RW),
+    "scaling-filter": (int, "scaling filter", "-1: the preprocess default; 0 nearest, 1 bilinear, 2 bicubic, 3 area",
+                       -1, 6, -1, RW),
+    "net-scale-factor": (float, "net scale factor", "0: the preprocess default; input = (level - offsets) * this",
+                         0.0, 1e6, 0.0, RW),
+    "offsets": (str, "offsets", "per-channel means subtracted before net-scale-factor (a;b;c); empty: the "
+                "preprocess default", "", RW),
+    "precision": (str, "precision", "fp32, fp16 or bf16 (the model under torch.autocast)", "fp32", RW),
+    "network-mode": (int, "network mode", "alias of precision in nvinfer's numbers: 0 FP32, 2 FP16", 0, 3, 0, RW),
+    "warm-up": (bool, "warm up", "run the model once at start on the input size, so the first frame pays no "
+                "first-call costs", True, RW),
+}
+_CONFIG_CHECKS = {
+    "model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
+    "labelfile-path": _check_label_file, "output-format": _check_output_format, "device": _check_device,
+    "operate-on-class-ids": _check_class_ids, "filter-out-class-ids": _check_class_ids,
+    "preprocess": one_of(*PRESETS), "precision": one_of(*PRECISIONS), "offsets": _check_offsets,
+}
+
+
+def _typed(name: str) -> Any:
+    """The check that turns an [obbmeta] value (text) into the property's value."""
+    spec = _SPECS[name]
+    if name in _CONFIG_CHECKS:
+        return _CONFIG_CHECKS[name]
+    if spec[0] is bool:
+        return lambda t: {"1": True, "true": True, "0": False, "false": False}[str(t).lower()]
+    if spec[0] is int:
+        def as_int(t, lo=spec[3], hi=spec[4]):
+            v = int(t)
+            if not lo <= v <= hi:
+                raise ValueError(f"expected an integer in [{lo}, {hi}], got {t!r}")
+            return v
+        return as_int
+    if spec[0] is float:
+        def as_float(t, lo=spec[3], hi=spec[4]):
+            v = float(t)
+            if not lo <= v <= hi:
+                raise ValueError(f"expected a number in [{lo}, {hi}], got {t!r}")
+            return v
+        return as_float
+    return lambda t: t
+
+
+_OBBMETA_KEYS = {name: _typed(name) for name in _SPECS if name not in ("config-file-path",)}
+
+
+@dataclass
+class _Loaded:
+    """A detector and the settings it was built from."""
+    detector: Any
+    config: Any
+    model: str
+    config_path: str
+
+
 class ObbInfer(ObbmetaElement):
     __gtype_name__ = "GstObbInfer"
     __gstmetadata__ = (
@@ -63,58 +246,232 @@ class ObbInfer(ObbmetaElement):
         "axis-aligned box) plus an OBB user meta (angle, polygon): nvinfer for oriented detectors",
         "obbmeta")
     __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
-    _specs = {
-        "model": (str, "model", "'package.module:callable' (called with no arguments; returns a torch module or any "
-                  "callable), a TorchScript file, or a torch.export file (.pt2)", "", RW),
-        "input-size": (str, "input size", "model input: N (square) or WxH pixels", "640", RW),
-        "conf": (float, "confidence", "score threshold", 0.0, 1.0, 0.25, RW),
-        "iou": (float, "IoU", "greedy rotated NMS threshold (exact polygon IoU, class-aware)", 0.0, 1.0, 0.45, RW),
-        "max-det": (int, "max detections", "boxes kept per frame", 1, 100000, 300, RW),
-        "class-names": (str, "class names", "comma-separated names, or a file with one per line (obj_label)", "", RW),
-        "unique-id": (int, "unique id", "unique_component_id of the objects (nvinfer's gie-unique-id)", 0,
-                      2**31 - 1, 1, RW),
-        "device": (str, "device", "where the model runs: auto (the frames' device), cpu, cuda, cuda:N", "auto", RW),
-        "interval": (int, "interval", "batches to skip between inferences (as nvinfer's interval)", 0, 2**31 - 1,
-                     0, RW),
-        "output-format": (str, "output format", "yolo-obb (raw or end-to-end head), mmrotate (results list) or boxes "
-                          "(OrientedBoxes per frame)", "yolo-obb", RW),
-    }
+    __gsignals__ = {"model-updated": (GObject.SignalFlags.RUN_LAST, None, (int, str))}
+    _aliases = {"gie-unique-id": "unique-id", "infer-on-gie-id": "operate-on-gie-id",
+                "infer-on-class-ids": "operate-on-class-ids", "gpu-id": "device", "network-mode": "precision"}
+    _ready_only = frozenset({"process-mode"})
+    _specs = properties(_SPECS, _ready_only)
     __gproperties__ = _specs
-    _checks = {"model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
-               "output-format": _check_output_format, "device": _check_device}
+    _checks = {**_CONFIG_CHECKS, "config-file-path": _check_config}
+    debug_category = CATEGORY
 
     def __init__(self):
         super().__init__()
-        self.detector = None
-        self.class_names: list[str] | None = None
+        self.loaded: _Loaded | None = None
+        self._pending: _Loaded | None = None
+        self._generation = 0
+        self._swap_lock = threading.Lock()
+        self._config_props: dict[str, Any] = {}
+        self._assigned = False
+        self._label_cache: tuple = (None, None)
         self.batches = 0   # buffers seen (for interval)
         self.frames = 0    # frame_num of the batch metas this element creates
         self.inferred = 0  # batches that went through the model
 
+    @property
+    def detector(self) -> Any:
+        """The detector in force (None before start)."""
+        return self.loaded.detector if self.loaded is not None else None
+
+    @detector.setter
+    def detector(self, detector: Any) -> None:
+        """Use this :class:`obbmeta.infer.Detector` (from Python) instead of building one from the properties."""
+        self.loaded = None if detector is None else _Loaded(detector, None, "(assigned)", "")
+        self._assigned = detector is not None
+
+    # ---------------------------------------------------------------- properties
+
+    def prop(self, name: str) -> Any:
+        """The value in force: set on the element, else from the config file, else the default."""
+        if name not in self._explicit and name in self._config_props:
+            return self._config_props[name]
+        return self._props[name]
+
+    def get_alias(self, name: str) -> Any:
+        if name == "gpu-id":
+            device = self.prop("device")
+            return int(device.split(":")[1]) if device.startswith("cuda:") else 0
+        if name == "network-mode":
+            return 2 if self.prop("precision") in ("fp16", "bf16") else 0
+        return super().get_alias(name)
+
+    def set_alias(self, name: str, value: Any) -> tuple[str, Any]:
+        if name == "gpu-id":
+            return "device", f"cuda:{int(value)}"
+        if name == "network-mode":
+            if value == 1:
+                raise ValueError("1 (INT8) needs a calibrated TensorRT engine; obbinfer runs PyTorch models in 0 "
+                                 "(FP32) or 2 (FP16)")
+            return "precision", "fp16" if value in (2, 3) else "fp32"
+        return super().set_alias(name, value)
+
     def property_changed(self, name: str) -> None:
-        if name != "class-names":
-            self.detector = None  # rebuilt at the next start (a running element keeps its model)
+        if self.running and name in MODEL_PROPERTIES and not self._assigned:
+            self._rebuild(name)
+
+    # ---------------------------------------------------------------- building the detector
+
+    def _read_config(self) -> Any:
+        path = self._props["config-file-path"]
+        if not path:
+            return None
+        from ..nvinfer_config import read_nvinfer_config
+
+        config = read_nvinfer_config(path, _OBBMETA_KEYS)
+        for text in config.warnings:
+            self.warn(text)
+        base = config.class_attrs.get(-1)
+        if base is not None:  # class-attrs-all's thresholds are the element's conf and iou
+            if base.pre_cluster_threshold is not None:
+                config.properties.setdefault("conf", base.pre_cluster_threshold)
+            if base.nms_iou_threshold is not None:
+                config.properties.setdefault("iou", base.nms_iou_threshold)
+        return config
+
+    def _build(self) -> _Loaded:
+        """A detector from the properties in force (config file applied under the explicit ones), loaded on its
+        device and warmed up. Runs on any thread; touches no element state but what it returns."""
+        from .. import preprocess
+        from ..infer import ClassFilter, Detector
+
+        config = self._read_config()
+        with self._prop_lock:
+            saved = self._config_props
+            self._config_props = dict(config.properties) if config else {}
+            try:
+                settings = {name: self.prop(name) for name in self._props}
+            finally:
+                self._config_props = saved
+        if not settings["model"]:
+            raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file "
+                             "(in the element or in the config's [obbmeta] group), or, from Python, assign "
+                             "element.detector = obbmeta.infer.Detector(...)")
+        if config and config.properties.get("network-type") == "classifier":
+            raise ValueError(f"{config.path}: network-type=1 (classifier) needs process-mode=2 (secondary)")
+        device = settings["device"]
+        if device == "auto":
+            import torch
+
+            device = "cuda:0" if torch.cuda.is_available() else "cpu"
+        pre = preprocess.from_nvinfer_keys(
+            preprocess.preset(settings["preprocess"]),
+            model_color_format={0: "RGB", 1: "BGR", 2: "GRAY"}.get(settings["model-color-format"]),
+            maintain_aspect_ratio=None if settings["maintain-aspect-ratio"] == UNSET
+            else bool(settings["maintain-aspect-ratio"]),
+            symmetric_padding=None if settings["symmetric-padding"] == UNSET else bool(settings["symmetric-padding"]),
+            scaling_filter=None if settings["scaling-filter"] == UNSET else settings["scaling-filter"],
+            net_scale_factor=settings["net-scale-factor"] or None,
+            offsets=[float(v) for v in settings["offsets"].split(";")] if settings["offsets"] else None)
+        class_filter = ClassFilter.from_config(config, _ids(settings["filter-out-class-ids"])) if config else \
+            ClassFilter(drop=frozenset(_ids(settings["filter-out-class-ids"])))
+        t0 = time.perf_counter()
+        detector = Detector(settings["model"], input_size=settings["input-size"], conf=settings["conf"],
+                            iou=settings["iou"],
+                            max_det=settings["max-det"], output_format=settings["output-format"], device=device,
+                            preprocess_mode=pre, precision=settings["precision"], class_filter=class_filter,
+                            batch_size=settings["batch-size"])
+        CATEGORY.info(self, "model %s loaded on %s (%s, preprocess %s) in %.3f s", settings["model"], device,
+                      settings["precision"], settings["preprocess"], time.perf_counter() - t0)
+        if settings["warm-up"]:
+            seconds = detector.warm_up(batch=max(1, settings["batch-size"]))
+            CATEGORY.info(self, "warm-up on %s: %.3f s", detector.input_size, seconds)
+        self._check_classes(detector, config)
+        return _Loaded(detector, config, settings["model"], settings["config-file-path"])
+
+    def _check_classes(self, detector: Any, config: Any) -> None:
+        expected = config.properties.get("num-detected-classes") if config else None
+        labels = self._labels(detector)
+        if expected is not None and labels is not None and len(labels) != expected:
+            self.warn(f"{config.path}: num-detected-classes={expected} but the labels name {len(labels)} classes")
+
+    def _cached_labels(self, detector: Any) -> list[str] | None:
+        key = (self.prop("class-names"), self.prop("labelfile-path"), id(detector))
+        if self._label_cache[0] != key:
+            self._label_cache = (key, self._labels(detector))
+        return self._label_cache[1]
+
+    def _labels(self, detector: Any) -> list[str] | None:
+        from ..infer import parse_class_names
+
+        names = self.prop("class-names")
+        if names:
+            return parse_class_names(names)
+        label_file = self.prop("labelfile-path")
+        if label_file:
+            return parse_class_names(label_file)
+        return detector.labels
 
     def start(self) -> None:
-        from ..infer import Detector, parse_class_names
-
-        self.class_names = parse_class_names(self.prop("class-names") or None)
-        if self.detector is None:
-            if not self.prop("model"):
-                raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file "
-                                 "(or, from Python, assign element.detector = obbmeta.infer.Detector(...))")
-            self.detector = Detector(self.prop("model"), input_size=self.prop("input-size"), conf=self.prop("conf"),
-                                     iou=self.prop("iou"), max_det=self.prop("max-det"),
-                                     output_format=self.prop("output-format"), device=self.prop("device"))
         self.batches = self.frames = self.inferred = 0
+        self._pending = None
+        if self._assigned and self.loaded is not None:
+            self._config_props = {}
+            return
+        with self._swap_lock:
+            self._generation += 1
+        loaded = self._build()
+        self._config_props = dict(loaded.config.properties) if loaded.config else {}
+        self.loaded = loaded
+
+    def stop(self) -> None:
+        with self._swap_lock:
+            self._generation += 1  # a replacement still loading is dropped when it finishes
+            self._pending = None
+
+    def _rebuild(self, reason: str) -> None:
+        with self._swap_lock:
+            self._generation += 1
+            generation = self._generation
+        CATEGORY.info(self, "%s changed while running: loading a new model in the background", reason)
+        threading.Thread(target=self._build_pending, args=(generation, reason), daemon=True,
+                         name=f"{self.get_name()}-model-load").start()
+
+    def _build_pending(self, generation: int, reason: str) -> None:
+        try:
+            loaded = self._build()
+        except BaseException as exc:  # noqa: BLE001 - the old model keeps running; say why the new one did not
+            from ._element import _describe
+
+            self.warn(f"the new model ({reason} changed) could not be loaded, the previous one keeps running: "
+                      f"{_describe(exc)}")
+            self.emit("model-updated", 1, self._props["config-file-path"] or self._props["model"])
+            return
+        with self._swap_lock:
+            if generation == self._generation and self.running:
+                self._pending = loaded
+
+    def _swap_if_ready(self) -> None:
+        with self._swap_lock:
+            pending, self._pending = self._pending, None
+        if pending is None:
+            return
+        self.loaded = pending
+        self._config_props = dict(pending.config.properties) if pending.config else {}
+        CATEGORY.info(self, "model swapped at batch %d: %s", self.batches, pending.model)
+        s = Gst.Structure.new_empty("obbinfer-model-updated")
+        s.set_value("batch", self.batches)
+        s.set_value("model", pending.model)
+        s.set_value("config-file-path", pending.config_path)
+        self.post_message(Gst.Message.new_element(self, s))
+        self.emit("model-updated", 0, pending.config_path or pending.model)
+
+    # ---------------------------------------------------------------- buffers
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         from .. import nvds
 
+        self._swap_if_ready()
+        loaded = self.loaded
+        detector = loaded.detector
         video = self.video
         skip = self.batches % (self.prop("interval") + 1) != 0
+        batch_index = self.batches
         self.batches += 1
+        timing = CATEGORY.enabled(Gst.DebugLevel.DEBUG)
+        t0 = time.perf_counter()
         with mapped_frames(buf, video, write=False) as views:
+            if not views:
+                return Gst.FlowReturn.OK  # an empty batch (numFilled = 0) passes through
             batch = batch_meta_for(buf, len(views), video.width, video.height, self.frames)
             self.frames += 1
             if skip:
@@ -128,12 +485,38 @@ class ObbInfer(ObbmetaElement):
                 chosen.append(views[f.batch_id])
             if not chosen:
                 return Gst.FlowReturn.OK
-            dets = self.detector([v.model_input for v in chosen], chosen[0].format)
-            nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self.class_names,
-                                   component_id=self.prop("unique-id"),
-                                   frame_sizes=[(v.width, v.height) for v in chosen])
+            detector.conf, detector.iou, detector.max_det = self.prop("conf"), self.prop("iou"), self.prop("max-det")
+            drop = frozenset(_ids(self.prop("filter-out-class-ids")))
+            if drop != detector.class_filter.drop:
+                from dataclasses import replace
+
+                detector.class_filter = replace(detector.class_filter, drop=drop)
+            t1 = time.perf_counter()
+            filtered = detector.filtered
+            dets = detector([v.model_input for v in chosen], chosen[0].format)
+            if timing:
+                _sync(dets)
+            t2 = time.perf_counter()
+            result = nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self._cached_labels(detector),
+                                            component_id=self.prop("unique-id"),
+                                            frame_sizes=[(v.width, v.height) for v in chosen])
+            t3 = time.perf_counter()
         self.inferred += 1
+        if timing:
+            CATEGORY.debug(self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by "
+                           "class attributes; map %.3f ms, model + decode %.3f ms, write %.3f ms", batch_index,
+                           len(chosen), result.written, result.filtered,
+                           detector.filtered - filtered, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
         return Gst.FlowReturn.OK
+
+
+def _sync(dets: Any) -> None:
+    for d in dets:
+        if d.xywhr.is_cuda:
+            import torch
+
+            torch.cuda.current_stream(d.xywhr.device).synchronize()
+            return
 
 
 GObject.type_register(ObbInfer)

@@ -51,10 +51,11 @@ def test_gst_launch_runs_obbinfer_and_obboverlay(env):
 @pytest.mark.parametrize("model,message", [("obb_toy_models:cxx_error", "RuntimeError"),
                                            ("no_such_module_xyz:f", "cannot import module")])
 def test_gst_launch_reports_a_failing_model_and_exits(env, model, message):
-    # cxx_error fails inside torch's C++ code: the process must report it, not abort (see obbmeta._one_unwinder)
+    # cxx_error fails inside torch's C++ code: the process must report it, not abort (see obbmeta._one_unwinder).
+    # The model is loaded and warmed up at READY -> PAUSED, so the pipeline never prerolls (gst-launch exits 255).
     r = gst("gst-launch-1.0", "videotestsrc", "num-buffers=30", "!", "video/x-raw,format=RGBA,width=96,height=64",
             "!", "obbinfer", f"model={model}", "input-size=64", "!", "fakesink", env=env)
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert r.returncode == 255 and "Failed to set pipeline to PAUSED" in r.stderr, (r.returncode, r.stderr[-2000:])
     assert message in r.stdout + r.stderr
 
 

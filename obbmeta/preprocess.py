@@ -1,0 +1,332 @@
+"""How frames become a model's input: resize, pad, channel order and normalisation, per training framework.
+
+A model sees at inference the pixels it was trained on only if its frames are prepared the way its framework
+prepared them. :class:`Preprocess` says how, field by field, and :data:`PRESETS` names the frameworks:
+
+``ultralytics`` (default)
+    Ultralytics' ``LetterBox``: scale ``r = min(W_in / w, H_in / h)`` (``scaleup=False``: never above 1), resized size
+    ``round(w * r) x round(h * r)``, OpenCV ``INTER_LINEAR`` on uint8 (bilinear, no antialiasing, whole levels), the
+    rest padded with 114, centred with Ultralytics' rounding (``round(d / 2 - 0.1)`` left / top), RGB, ``/ 255``.
+``ultralytics-rect``
+    the same with ``stride=32``: Ultralytics' minimal rectangle, what ``model.predict`` feeds a PyTorch model
+    (``rect=True``: 1280x720 at 640 -> 640x384), for batches of one frame size.
+``mmrotate``
+    mmcv's ``Resize(scale, keep_ratio=True)`` (``scale`` = input-size's (long, short) sides, ``int(w * s + 0.5)``),
+    OpenCV bilinear, padded bottom-right with 0 to a multiple of 32, RGB, ``(x - mean) / std`` with mmdet's ImageNet
+    mean (123.675, 116.28, 103.53) and std (58.395, 57.12, 57.375).
+``nvinfer``
+    nvinfer's defaults: stretched to the input size (``maintain-aspect-ratio=0``; with 1 the resized size is
+    truncated and padding is right / bottom, or split when ``symmetric-padding=1``), black padding, nearest
+    scaling (``scaling-filter=0``), RGB, ``net-scale-factor * (x - offsets)`` with 1 and 0.
+
+The inverse (:class:`~obbmeta.Letterbox`) uses the sizes the resize really produced, per axis, so boxes map back to
+the frame exactly, whatever rounding the framework did. A stretched frame maps an oriented box to a parallelogram:
+see :meth:`obbmeta.Letterbox.to_source` for the box that is returned then.
+
+On the CPU, with OpenCV installed, the ``ultralytics`` and ``mmrotate`` presets resize with ``cv2.resize`` itself,
+so the model input equals the framework's byte for byte; elsewhere (CUDA tensors, no OpenCV) a bilinear resize
+rounded to whole levels agrees with it within one level.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from ._validators import is_number
+from .letterbox import Letterbox
+
+RESIZES = ("bilinear", "bilinear-antialias", "nearest", "bicubic", "area")
+CHANNEL_ORDERS = ("RGB", "BGR", "GRAY")
+SIZE_RULES = ("fit", "long-short")
+# nvinfer's scaling-filter (NvBufSurfTransform_Inter): 0 nearest, 1 bilinear, 2 cubic (GPU), 3 super sampling
+# (GPU), 4 Lanczos, 5 smart / nicest, 6 default (nearest on the GPU).
+SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 6: "nearest"}
+MAX_FRAME_SIDE = 16384  # nvstreammux's and NvBufSurface's largest side; larger frames are refused up front
+# Luma weights for a GRAY model input (BT.601, what OpenCV's RGB2GRAY and NPP use).
+GRAY_WEIGHTS = (0.299, 0.587, 0.114)
+
+
+@dataclass(frozen=True)
+class Preprocess:
+    """How frames are prepared for the model (see the module docstring for the presets).
+
+    Args:
+        resize: ``bilinear`` (no antialiasing, as OpenCV and NPP), ``bilinear-antialias`` (torch's antialiased
+            filter when shrinking), ``nearest``, ``bicubic``, ``area``.
+        keep_ratio: uniform scale and padding (False: stretch to the input size).
+        center: split the padding (False: all of it right / bottom).
+        pad_value: the padding's pixel level, 0-255, before normalisation.
+        quantize: round resized pixels to whole levels (what resizing a uint8 image does).
+        stride: > 0: shrink the padded canvas to the smallest multiple of ``stride`` holding the frame (Ultralytics'
+            ``auto``), for batches whose frames share one size.
+        scaleup: allow scales above 1 (False: small frames are padded, not enlarged).
+        size_rule: ``fit`` (``min(W_in / w, H_in / h)``) or ``long-short`` (mmcv: the input size's long and short
+            sides bound the frame's long and short sides).
+        rounding: how the resized size is rounded: ``round`` (Ultralytics), ``half-up`` (mmcv's ``int(x + 0.5)``),
+            ``floor`` (nvinfer).
+        pad_rounding: ``ultralytics`` (``round(d / 2 - 0.1)``) or ``floor`` (``d // 2``) for the left / top pad.
+        divisor: > 0: pad the canvas bottom-right to a multiple of it instead of to the input size (mmdet).
+        channels: ``RGB``, ``BGR`` or ``GRAY`` (one channel, BT.601 luma).
+        scale, mean: ``input = (level - mean[c]) * scale[c]``; one number or one per channel.
+    """
+    resize: str = "bilinear"
+    keep_ratio: bool = True
+    center: bool = True
+    pad_value: float = 114.0
+    quantize: bool = True
+    stride: int = 0
+    scaleup: bool = True
+    size_rule: str = "fit"
+    rounding: str = "round"
+    pad_rounding: str = "ultralytics"
+    divisor: int = 0
+    channels: str = "RGB"
+    scale: Any = 1 / 255
+    mean: Any = 0.0
+
+    def __post_init__(self):
+        for name, choices in (("resize", RESIZES), ("channels", CHANNEL_ORDERS), ("size_rule", SIZE_RULES),
+                              ("rounding", ("round", "half-up", "floor")),
+                              ("pad_rounding", ("ultralytics", "floor"))):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"Preprocess.{name} must be one of {', '.join(choices)}, got "
+                                 f"{getattr(self, name)!r}")
+        for name in ("keep_ratio", "center", "quantize", "scaleup"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"Preprocess.{name} must be a bool, got {getattr(self, name)!r}")
+        for name in ("stride", "divisor"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 4096:
+                raise ValueError(f"Preprocess.{name} must be an int in 0..4096, got {v!r}")
+        if not is_number(self.pad_value) or not 0 <= self.pad_value <= 255:
+            raise ValueError(f"Preprocess.pad_value must be a pixel level in [0, 255], got {self.pad_value!r}")
+        n = 1 if self.channels == "GRAY" else 3
+        object.__setattr__(self, "scale", _per_channel("scale", self.scale, n, nonzero=True))
+        object.__setattr__(self, "mean", _per_channel("mean", self.mean, n))
+
+    @property
+    def num_channels(self) -> int:
+        return 1 if self.channels == "GRAY" else 3
+
+    def with_(self, **changes: Any) -> "Preprocess":
+        """A copy with some fields changed (checked again)."""
+        return replace(self, **changes)
+
+    # ---------------------------------------------------------------- geometry
+
+    def plan(self, source_size: tuple[int, int], input_size: tuple[int, int],
+             canvas: tuple[int, int] | None = None) -> tuple[Letterbox, tuple[int, int]]:
+        """Where a ``source_size`` (w, h) frame goes in an ``input_size`` (W, H) input: its :class:`Letterbox`
+        (the real per-axis scale and the pads) and the resized size (w', h'), each at least 1 pixel. The scale
+        comes from the input size, the padding from ``canvas`` (the batch's input, see :meth:`canvas_size`;
+        default: the input size)."""
+        (w, h), (iw, ih) = source_size, input_size
+        if self.keep_ratio:
+            if self.size_rule == "fit":
+                r = min(iw / w, ih / h)
+            else:
+                r = min(max(iw, ih) / max(w, h), min(iw, ih) / min(w, h))
+            if not self.scaleup:
+                r = min(r, 1.0)
+            nw, nh = self._round(w * r), self._round(h * r)
+        else:
+            nw, nh = iw, ih
+        nw, nh = max(1, min(nw, iw)), max(1, min(nh, ih))  # a side that rounds to 0 keeps one pixel
+        cw, ch = canvas or (iw, ih)
+        if self.center:
+            dw, dh = cw - nw, ch - nh
+            if self.pad_rounding == "ultralytics":
+                px, py = round(dw / 2 - 0.1), round(dh / 2 - 0.1)
+            else:
+                px, py = dw // 2, dh // 2
+        else:
+            px = py = 0
+        return Letterbox(nw / w, float(px), float(py), scale_y=nh / h), (nw, nh)
+
+    def _round(self, x: float) -> int:
+        if self.rounding == "round":
+            return int(round(x))
+        if self.rounding == "half-up":
+            return int(x + 0.5)
+        return int(math.floor(x + 1e-9))
+
+    def canvas_size(self, sizes: Sequence[tuple[int, int]], input_size: tuple[int, int]) -> tuple[int, int]:
+        """The (W, H) of the batch's input for frames of these (w, h) sizes."""
+        iw, ih = input_size
+        if self.divisor:
+            cw = ch = 0
+            for s in sizes:
+                _, (nw, nh) = self.plan(s, input_size)
+                cw, ch = max(cw, nw), max(ch, nh)
+            d = self.divisor
+            return -(-cw // d) * d, -(-ch // d) * d
+        if self.stride and len(set(sizes)) == 1:
+            _, (nw, nh) = self.plan(sizes[0], input_size)
+            d = self.stride
+            # Ultralytics keeps (input - resized) mod stride of padding: the smallest stride multiple it fits in.
+            return nw + (iw - nw) % d, nh + (ih - nh) % d
+        return iw, ih
+
+    # ---------------------------------------------------------------- pixels
+
+    def apply(self, images: Sequence[Any], input_size: tuple[int, int], out: Any = None) -> tuple[Any, list]:
+        """(3, H_i, W_i) float RGB images in [0, 1] (one device) -> the (B, C, H, W) float32 model input and each
+        image's :class:`Letterbox`. Frames of one size are resized in one call. ``out``: a float32 tensor of that
+        shape to fill instead of allocating one (see :meth:`input_shape`)."""
+        import torch
+
+        if not images:
+            raise ValueError("preprocessing needs at least one image")
+        sizes = [(int(im.shape[2]), int(im.shape[1])) for im in images]
+        cw, ch = self.canvas_size(sizes, input_size)
+        shape = (len(images), self.num_channels, ch, cw)
+        device = images[0].device
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32, device=device)
+        elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
+            raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
+                             f"on {out.device}")
+        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
+            out[:, c].fill_((self.pad_value - m) / (1 / k))  # in double, then one rounding to float32
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i, s in enumerate(sizes):
+            groups.setdefault(s, []).append(i)
+        letterboxes: list = [None] * len(images)
+        for (w, h), idx in groups.items():
+            lb, (nw, nh) = self.plan((w, h), input_size, (cw, ch))
+            x = self._resize(torch.stack([images[i] for i in idx]), (nw, nh))
+            x = self._normalise(x)
+            px, py = int(lb.pad_x), int(lb.pad_y)
+            out[idx, :, py:py + nh, px:px + nw] = x
+            for i in idx:
+                letterboxes[i] = lb
+        return out, letterboxes
+
+    def input_shape(self, sizes: Sequence[tuple[int, int]], input_size: tuple[int, int]) -> tuple[int, int, int, int]:
+        """The (B, C, H, W) shape :meth:`apply` gives frames of these (w, h) sizes."""
+        cw, ch = self.canvas_size(sizes, input_size)
+        return (len(sizes), self.num_channels, ch, cw)
+
+    def _resize(self, x: Any, size: tuple[int, int]) -> Any:
+        """(n, 3, h, w) float [0, 1] -> (n, 3, h', w') in pixel levels 0-255."""
+        import torch
+        import torch.nn.functional as F
+
+        nw, nh = size
+        if (nw, nh) == (x.shape[3], x.shape[2]):
+            return x * 255
+        if self.resize == "bilinear" and self.quantize and x.device.type == "cpu":
+            via_cv2 = _cv2_resize(x, size)
+            if via_cv2 is not None:
+                return via_cv2
+        if self.resize == "area":
+            y = F.interpolate(x, size=(nh, nw), mode="area")
+        elif self.resize == "nearest":
+            y = F.interpolate(x, size=(nh, nw), mode="nearest")
+        else:
+            mode = "bicubic" if self.resize == "bicubic" else "bilinear"
+            shrink = nw < x.shape[3] or nh < x.shape[2]
+            y = F.interpolate(x, size=(nh, nw), mode=mode, align_corners=False,
+                              antialias=self.resize == "bilinear-antialias" and shrink)
+        y = y.mul_(255)
+        if self.quantize:
+            y = torch.round_(y).clamp_(0, 255)
+        return y
+
+    def _normalise(self, levels: Any) -> Any:
+        """(n, 3, h, w) RGB levels 0-255 -> (n, C, h, w) model input."""
+        import torch
+
+        if self.channels == "BGR":
+            levels = levels.flip(1)
+        elif self.channels == "GRAY":
+            k = torch.tensor(GRAY_WEIGHTS, dtype=levels.dtype, device=levels.device).view(1, 3, 1, 1)
+            levels = (levels * k).sum(1, keepdim=True)
+            if self.quantize:
+                levels = torch.round_(levels)
+        mean = torch.tensor(self.mean, dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
+        # Divide by 1 / scale (255, a std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit.
+        std = torch.tensor([1 / k for k in self.scale], dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
+        return (levels - mean) / std
+
+
+def _per_channel(name: str, value: Any, n: int, nonzero: bool = False) -> tuple[float, ...]:
+    values = (value,) * n if is_number(value) else tuple(value) if isinstance(value, (tuple, list)) else None
+    if values is None or len(values) not in (1, n) or not all(is_number(v) and math.isfinite(v) for v in values):
+        raise ValueError(f"Preprocess.{name} must be a finite number or {n} of them, got {value!r}")
+    if len(values) == 1:
+        values = values * n
+    if nonzero and any(v == 0 for v in values):
+        raise ValueError(f"Preprocess.{name} must not be 0, got {value!r}")
+    return tuple(float(v) for v in values)
+
+
+def _cv2_resize(x: Any, size: tuple[int, int]) -> Any:
+    """OpenCV's INTER_LINEAR on the uint8 frames (what Ultralytics and mmcv run), or None without OpenCV."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    import numpy as np
+    import torch
+
+    frames = x.mul(255).round_().clamp_(0, 255).to(torch.uint8).permute(0, 2, 3, 1).numpy()
+    resized = np.stack([cv2.resize(np.ascontiguousarray(f), size, interpolation=cv2.INTER_LINEAR)
+                        for f in frames])
+    return torch.from_numpy(resized).permute(0, 3, 1, 2).float()
+
+
+MMDET_MEAN = (123.675, 116.28, 103.53)
+MMDET_STD = (58.395, 57.12, 57.375)
+
+PRESETS: dict[str, Preprocess] = {
+    "ultralytics": Preprocess(),
+    "ultralytics-rect": Preprocess(stride=32),
+    "mmrotate": Preprocess(center=False, pad_value=0.0, size_rule="long-short", rounding="half-up", divisor=32,
+                           scale=tuple(1 / s for s in MMDET_STD), mean=MMDET_MEAN),
+    "nvinfer": Preprocess(resize="nearest", keep_ratio=False, center=False, pad_value=0.0, quantize=True,
+                          rounding="floor", pad_rounding="floor", scale=1.0, mean=0.0),
+}
+
+
+def preset(name: str) -> Preprocess:
+    """The :class:`Preprocess` of a framework: ``ultralytics``, ``ultralytics-rect``, ``mmrotate`` or ``nvinfer``."""
+    if isinstance(name, Preprocess):
+        return name
+    if name not in PRESETS:
+        raise ValueError(f"preprocess must be one of {', '.join(PRESETS)} or a Preprocess, got {name!r}")
+    return PRESETS[name]
+
+
+def from_nvinfer_keys(base: Preprocess, *, model_color_format: str | None = None,
+                      maintain_aspect_ratio: bool | None = None, symmetric_padding: bool | None = None,
+                      scaling_filter: int | None = None, net_scale_factor: float | None = None,
+                      offsets: Sequence[float] | None = None) -> Preprocess:
+    """``base`` with nvinfer's preprocessing keys applied (None: keep ``base``'s)."""
+    changes: dict[str, Any] = {}
+    if model_color_format is not None:
+        changes["channels"] = model_color_format
+    if maintain_aspect_ratio is not None:
+        changes["keep_ratio"] = maintain_aspect_ratio
+    if symmetric_padding is not None:
+        changes["center"] = symmetric_padding
+    if scaling_filter is not None:
+        if scaling_filter not in SCALING_FILTERS:
+            raise ValueError(f"scaling-filter {scaling_filter} (Lanczos / smart) has no PyTorch equivalent; use 0 "
+                             "(nearest), 1 (bilinear), 2 (bicubic), 3 (area) or 6 (default: nearest)")
+        changes["resize"] = SCALING_FILTERS[scaling_filter]
+    if net_scale_factor is not None:
+        changes["scale"] = net_scale_factor
+    if offsets is not None:
+        changes["mean"] = tuple(offsets)
+    channels = changes.get("channels", base.channels)
+    n = 1 if channels == "GRAY" else 3
+    for name in ("scale", "mean"):  # a colour change re-fits the per-channel values to the new channel count
+        if name not in changes and len(getattr(base, name)) != n:
+            changes[name] = getattr(base, name)[0]
+    return base.with_(**changes)
+
+
+__all__ = ["Preprocess", "PRESETS", "preset", "from_nvinfer_keys", "RESIZES", "SCALING_FILTERS", "MAX_FRAME_SIDE",
+           "MMDET_MEAN", "MMDET_STD"]
