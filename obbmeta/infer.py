@@ -622,9 +622,12 @@ class Detector:
                         raise ValueError("per-class nms-iou-threshold needs a raw YOLO-OBB head (B, 4+nc+1, N)")
                 else:
                     classes = own
-            parts.append(self._check_count(decode.yolo_obb(output, conf=conf, iou=iou, max_det=self.max_det,
-                                                           classes=classes,
-                                                           letterbox=letterboxes[0] if same else None), n))
+            try:
+                dets = decode.yolo_obb(output, conf=conf, iou=iou, max_det=self.max_det, classes=classes,
+                                       letterbox=letterboxes[0] if same else None)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
+            parts.append(self._check_count(dets, n))
         dets = parts[0] if len(parts) == 1 else [_merge([p[i] for p in parts], self.max_det) for i in range(n)]
         return dets if same else [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
 

@@ -7,8 +7,10 @@ dropped, a later duplicate key wins, ``\\s \\n \\t \\\\`` are escapes.
 
 Groups and what they mean here (docs/gst.md has the table of every nvinfer key, honoured or ignored and why):
 
-* ``[property]``: nvinfer's element-level keys; each honoured key becomes the obbinfer property of the same meaning
-  (``gie-unique-id`` -> ``unique-id``, ``infer-dims`` -> ``input-size``, ``gpu-id`` -> ``device``, ...). TensorRT-only
+* ``[property]``: nvinfer's element-level keys; each honoured key becomes the obbinfer property of the same meaning,
+  as a value of that property's type (``gie-unique-id`` -> ``unique-id``, ``infer-dims=3;384;640`` ->
+  ``input-size="640x384"``, ``gpu-id=1`` -> ``device="cuda:1"``, ``network-mode=2`` -> ``precision="fp16"``, ...).
+  TensorRT-only
   keys (engine files, calibration, plugins) are ignored with a warning that names them.
 * ``[class-attrs-all]`` and ``[class-attrs-N]``: per-class detection parameters, as nvinfer applies them.
 * ``[obbmeta]``: obbmeta's own keys, any obbinfer property by its name (``model``, ``output-format``, ...).
@@ -151,11 +153,15 @@ def _network_mode(text: str) -> str:
     return NETWORK_MODES[v]
 
 
-def _color_format(text: str) -> str:
+def _color_format(text: str) -> int:
     v = _int(text)
     if v not in COLOR_FORMATS:
         raise ValueError(f"expected 0 (RGB), 1 (BGR) or 2 (GRAY), got {text!r}")
-    return COLOR_FORMATS[v]
+    return v
+
+
+def _flag(text: str) -> int:
+    return int(_bool(text))
 
 
 def _infer_dims(text: str) -> str:
@@ -210,13 +216,13 @@ PROPERTY_KEYS: dict[str, tuple[str, Any]] = {
     "operate-on-class-ids": ("operate-on-class-ids", _class_ids),
     "filter-out-class-ids": ("filter-out-class-ids", _class_ids),
     "model-color-format": ("model-color-format", _color_format),
-    "maintain-aspect-ratio": ("maintain-aspect-ratio", _bool),
-    "symmetric-padding": ("symmetric-padding", _bool),
+    "maintain-aspect-ratio": ("maintain-aspect-ratio", _flag),
+    "symmetric-padding": ("symmetric-padding", _flag),
     "scaling-filter": ("scaling-filter", _uint),
     "net-scale-factor": ("net-scale-factor", _float),
     "offsets": ("offsets", lambda t: ";".join(repr(v) for v in _float_list(t))),
     "infer-dims": ("input-size", _infer_dims),
-    "network-mode": ("network-mode", _network_mode),
+    "network-mode": ("precision", _network_mode),
     "gpu-id": ("device", _gpu_id),
     "network-type": ("network-type", _network_type),
     "input-object-min-width": ("input-object-min-width", _uint),

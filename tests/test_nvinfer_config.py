@@ -60,9 +60,9 @@ def test_property_keys_become_obbinfer_properties(tmp_path):
     p = cfg.properties
     assert p["device"] == "cuda:0" and p["unique-id"] == 7 and p["batch-size"] == 4 and p["interval"] == 1
     assert p["input-size"] == "640x384"  # infer-dims is channels;height;width
-    assert p["network-mode"] == "fp16" and p["model-color-format"] == "BGR"
+    assert p["precision"] == "fp16" and p["model-color-format"] == 1
     assert p["net-scale-factor"] == pytest.approx(1 / 255) and p["offsets"] == "0.0;0.0;0.0"
-    assert p["maintain-aspect-ratio"] is True and p["symmetric-padding"] is True
+    assert p["maintain-aspect-ratio"] == 1 and p["symmetric-padding"] == 1
     assert p["filter-out-class-ids"] == "2"  # a trailing ';' ends a GKeyFile list
     assert p["labelfile-path"] == str(tmp_path / "labels.txt")  # relative to the config file, as nvinfer resolves
     assert p["model"] == "obb_toy_models:toy" and p["output-format"] == "yolo-obb"

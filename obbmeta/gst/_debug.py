@@ -32,7 +32,7 @@ class Category:
         self._cat = next(c for c in Gst.debug_get_all_categories() if c.get_name() == name)
 
     def enabled(self, level: Gst.DebugLevel) -> bool:
-        return Gst.debug_is_active() and self._cat.get_threshold() >= level
+        return self._cat.get_threshold() >= level
 
     def _log(self, level: Gst.DebugLevel, obj: Any, fmt: str, args: tuple) -> None:
         if not self.enabled(level):

@@ -128,7 +128,7 @@ def _check_config(value: Any) -> str:
     if text:
         from ..nvinfer_config import read_nvinfer_config
 
-        read_nvinfer_config(text, _CONFIG_CHECKS)
+        read_nvinfer_config(text, _OBBMETA_KEYS)
     return text
 
 

@@ -83,3 +83,59 @@ def cxx_error() -> torch.nn.Module:
         def forward(self, x):
             return x.flatten(1) @ torch.ones(3, 3, device=x.device)
     return CxxError()
+
+
+class Const(torch.nn.Module):
+    """One box at a fixed place with a fixed class: the element tests tell models apart by it."""
+
+    def __init__(self, cx: float, label: int):
+        super().__init__()
+        self.cx, self.label = cx, label
+
+    def forward(self, x):
+        b = x.shape[0]
+        head = torch.zeros(b, 4 + NUM_CLASSES + 1, 1, dtype=x.dtype, device=x.device)
+        head[:, 0], head[:, 1], head[:, 2], head[:, 3] = self.cx, 20.0, 12.0, 6.0
+        head[:, 4 + self.label] = 0.9
+        return head
+
+
+def const_a() -> torch.nn.Module:
+    return Const(10.0, 0)
+
+
+def const_b() -> torch.nn.Module:
+    return Const(30.0, 1)
+
+
+def const_c() -> torch.nn.Module:
+    return Const(50.0, 2)
+
+
+INPUTS: list = []  # what `recording` was fed, for tests that check the model's input
+
+
+def recording() -> torch.nn.Module:
+    class Recording(torch.nn.Module):
+        def forward(self, x):
+            INPUTS.append(x.detach().clone())
+            return ToyObb()(x if x.shape[1] == 3 else x.expand(-1, 3, -1, -1))
+    return Recording()
+
+
+def system_exit() -> torch.nn.Module:
+    class Exits(torch.nn.Module):
+        def forward(self, x):
+            if not torch.all(x == x.flatten()[0]):  # not the warm-up's uniform grey frame
+                raise SystemExit(3)
+            return ToyObb()(x)
+    return Exits()
+
+
+def keyboard_interrupt() -> torch.nn.Module:
+    class Interrupts(torch.nn.Module):
+        def forward(self, x):
+            if not torch.all(x == x.flatten()[0]):
+                raise KeyboardInterrupt
+            return ToyObb()(x)
+    return Interrupts()

@@ -1,0 +1,320 @@
+"""obbinfer as a drop-in for nvinfer: its config files, property names, life cycle, live model swaps, debug output,
+and exceptions from user code. Objects are read back through NVIDIA's lists (obbmeta.nvds on libnvds_meta)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import obb_toy_models
+import pytest
+import torch
+from pipelines import buffer_probe, run
+
+from obbmeta import nvds
+from obbmeta.gst._gi import Gst
+from obbmeta.infer import ClassFilter, Detector
+
+W, H = 160, 120
+HERE = Path(__file__).parent
+
+
+def config(tmp_path, text, name="pgie.txt"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def objects(buf):
+    """Per frame of the buffer: sorted (label, class, confidence, component, xywhr) of its objects."""
+    out = []
+    for f in nvds.BatchMeta.from_gst_buffer(buf).frames:
+        out.append(sorted((i.label, i.class_id, round(i.confidence, 5), i.component_id,
+                           tuple(round(v, 3) for v in o.xywhr)) for i, o in nvds.read_obbs(f)))
+    return out
+
+
+def videotest(n, element, extra=""):
+    return Gst.parse_launch(f"videotestsrc num-buffers={n} pattern=ball ! video/x-raw,format=RGBA,width={W},"
+                            f"height={H} ! identity name=before ! {element} ! {extra}fakesink name=sink")
+
+
+def frame_copy(buf):
+    ok, info = buf.map(Gst.MapFlags.READ)
+    try:
+        return np.frombuffer(info.data, np.uint8)[: W * H * 4].reshape(H, W, 4).copy()
+    finally:
+        buf.unmap(info)
+
+
+def test_an_nvinfer_config_drives_ids_labels_class_attributes_and_thresholds(tmp_path):
+    labels = tmp_path / "labels.txt"
+    labels.write_text("car\nboat\nplane\n")
+    path = config(tmp_path, """\
+[property]
+gie-unique-id=5
+labelfile-path=labels.txt
+infer-dims=3;96;96
+batch-size=1
+interval=0
+filter-out-class-ids=2
+model-engine-file=model.engine
+[class-attrs-all]
+pre-cluster-threshold=0.3
+nms-iou-threshold=0.4
+[class-attrs-1]
+pre-cluster-threshold=0.6
+[obbmeta]
+model=obb_toy_models:toy
+""")
+    p = videotest(20, f"obbinfer name=infer config-file-path={path}")
+    originals, got, warnings = {}, {}, []
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
+    buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.__setitem__(b.pts, objects(b)[0]), errors)
+    p.get_bus().enable_sync_message_emission()  # seen on the posting thread: run() pops only EOS and errors
+    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    outcome = run(p)
+    assert outcome.eos and not errors, outcome
+    infer = p.get_by_name("infer")
+    assert infer.get_property("unique-id") == 5 and infer.get_property("gie-unique-id") == 5
+    assert infer.get_property("input-size") == "96x96" and infer.get_property("conf") == pytest.approx(0.3)
+    ref = Detector("obb_toy_models:toy", input_size=96, conf=0.3, iou=0.4, device="cpu",
+                   class_filter=ClassFilter(pre_threshold={1: 0.6}, drop=frozenset({2})))
+    names = ["car", "boat", "plane"]
+    total = 0
+    for pts, image in originals.items():
+        (d,) = ref([torch.from_numpy(image)], "RGBA")
+        want = sorted((names[int(c)], int(c), round(float(s), 5), 5, tuple(round(v, 3) for v in row))
+                      for row, c, s in zip(d.xywhr.tolist(), d.labels, d.scores))
+        assert got[pts] == want
+        assert all(c != 2 for _, c, *_ in got[pts]) and all(s > 0.6 for _, c, s, *_ in got[pts] if c == 1)
+        total += len(want)
+    assert total > 20
+    assert any("model-engine-file" in w and "ignored" in w for w in warnings)
+
+
+def test_properties_set_on_the_element_override_the_file(tmp_path):
+    path = config(tmp_path, "[property]\ngie-unique-id=5\n[obbmeta]\nmodel=obb_toy_models:toy\ninput-size=96\n")
+    p = videotest(3, f"obbinfer name=infer config-file-path={path} unique-id=9")
+    ids = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: ids.extend(o[3] for o in objects(b)[0]))
+    assert run(p).eos and not errors
+    assert ids and set(ids) == {9}
+
+
+def test_colour_order_and_normalisation_from_the_config_reach_the_model(tmp_path):
+    path = config(tmp_path, """\
+[property]
+model-color-format=1
+net-scale-factor=0.5
+offsets=10;20;30
+maintain-aspect-ratio=0
+infer-dims=3;64;64
+[obbmeta]
+model=obb_toy_models:recording
+warm-up=false
+preprocess=nvinfer
+""")
+    obb_toy_models.INPUTS.clear()
+    p = Gst.parse_launch(f"videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=RGBA,width=64,height=64 ! "
+                         f"identity name=before ! obbinfer config-file-path={path} ! fakesink")
+    frames = []
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: frames.append(frame_copy_size(b, 64, 64)))
+    assert run(p).eos and not errors
+    (x,) = obb_toy_models.INPUTS
+    rgb = torch.from_numpy(frames[0][..., :3]).permute(2, 0, 1).float()
+    want = (rgb.flip(0) - torch.tensor([10.0, 20.0, 30.0]).view(3, 1, 1)) * 0.5  # BGR, then (x - offsets) * scale
+    assert x.shape == (1, 3, 64, 64) and torch.equal(x[0], want)
+
+
+def frame_copy_size(buf, w, h):
+    ok, info = buf.map(Gst.MapFlags.READ)
+    try:
+        return np.frombuffer(info.data, np.uint8)[: w * h * 4].reshape(h, w, 4).copy()
+    finally:
+        buf.unmap(info)
+
+
+def start_error(p):
+    """set_state(PAUSED) on a pipeline whose obbinfer cannot start: (state change result, error message)."""
+    ret = p.set_state(Gst.State.PAUSED)
+    if ret == Gst.StateChangeReturn.ASYNC:
+        ret = p.get_state(10 * Gst.SECOND)[0]
+    msg = p.get_bus().timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    assert p.get_state(5 * Gst.SECOND)[1] == Gst.State.NULL
+    return ret, (msg.parse_error()[0].message if msg else None), (msg.src.get_name() if msg else None)
+
+
+@pytest.mark.parametrize("line,key", [("batch-size=four", "batch-size"), ("network-mode=1", "network-mode"),
+                                      ("bogus line", None)])
+def test_a_malformed_config_fails_the_start_naming_file_line_and_key(tmp_path, line, key):
+    path = config(tmp_path, f"[property]\ngpu-id=0\n{line}\n[obbmeta]\nmodel=obb_toy_models:toy\n")
+    p = videotest(3, f"obbinfer name=infer config-file-path={path}")
+    ret, message, source = start_error(p)
+    assert ret == Gst.StateChangeReturn.FAILURE and source == "infer"
+    assert f"{path}:3: " in message and (key is None or f"{path}:3: {key}: " in message)
+
+
+@pytest.mark.parametrize("model,message", [("no_such_module_xyz:f", "cannot import module"),
+                                           ("obb_toy_models:cxx_error", "RuntimeError"),
+                                           ("obb_toy_models:wrong_shape", "yolo-obb")])
+def test_a_bad_model_fails_ready_to_paused_with_the_error_on_the_bus(model, message):
+    p = videotest(3, f"obbinfer name=infer model={model} input-size=64")
+    ret, text, source = start_error(p)
+    assert ret == Gst.StateChangeReturn.FAILURE and source == "infer" and message in text
+
+
+def test_nvinfer_names_are_aliases_and_mutability_is_flagged():
+    e = Gst.ElementFactory.make("obbinfer")
+    e.set_property("gie-unique-id", 4)
+    e.set_property("infer-on-class-ids", "0:2")
+    e.set_property("gpu-id", 1)
+    e.set_property("network-mode", 2)
+    assert e.get_property("unique-id") == 4 and e.get_property("operate-on-class-ids") == "0;2"
+    assert e.get_property("device") == "cuda:1" and e.get_property("gpu-id") == 1
+    assert e.get_property("precision") == "fp16" and e.get_property("network-mode") == 2
+    flags = {name: e.find_property(name).flags for name in ("conf", "model", "config-file-path", "process-mode")}
+    assert all(int(flags[n]) & Gst.PARAM_MUTABLE_PLAYING for n in ("conf", "model", "config-file-path"))
+    assert int(flags["process-mode"]) & Gst.PARAM_MUTABLE_READY
+
+
+def test_a_mistyped_class_names_path_is_refused_at_start(tmp_path):
+    p = videotest(3, f"obbinfer name=infer model=obb_toy_models:toy input-size=64 "
+                     f"class-names={tmp_path / 'typo.txt'}")
+    ret, text, _ = start_error(p)
+    assert ret == Gst.StateChangeReturn.FAILURE and "typo.txt" in text and "does not exist" in text
+
+
+# ---------------------------------------------------------------- while playing
+
+class Feeder:
+    """appsrc -> obbinfer -> appsink, one frame at a time: each push waits until its frame left obbinfer."""
+
+    def __init__(self, element: str):
+        self.p = Gst.parse_launch(
+            f"appsrc name=src format=time caps=video/x-raw,format=RGBA,width={W},height={H},framerate=30/1 ! "
+            f"{element} ! appsink name=sink sync=false emit-signals=false")
+        self.src, self.sink = self.p.get_by_name("src"), self.p.get_by_name("sink")
+        self.messages: list = []
+        self.p.get_bus().enable_sync_message_emission()
+        self.p.get_bus().connect("sync-message", lambda _b, m: self.messages.append(m))
+        self.p.set_state(Gst.State.PLAYING)
+        self.k = 0
+
+    def push(self) -> list:
+        img = np.full((H, W, 4), (self.k * 7) % 256, np.uint8)
+        buf = Gst.Buffer.new_wrapped(img.tobytes())
+        buf.pts = self.k * Gst.SECOND // 30
+        self.k += 1
+        assert self.src.emit("push-buffer", buf) == Gst.FlowReturn.OK
+        sample = self.sink.emit("try-pull-sample", 10 * Gst.SECOND)
+        assert sample is not None, self.errors()
+        return objects(sample.get_buffer())[0]
+
+    def errors(self):
+        return [m.parse_error()[0].message for m in self.messages if m.type == Gst.MessageType.ERROR]
+
+    def warnings(self):
+        return [m.parse_warning()[0].message for m in self.messages if m.type == Gst.MessageType.WARNING]
+
+    def swaps(self):
+        return [m.get_structure() for m in self.messages if m.type == Gst.MessageType.ELEMENT
+                and m.get_structure().get_name() == "obbinfer-model-updated"]
+
+    def close(self):
+        self.src.emit("end-of-stream")
+        self.p.set_state(Gst.State.NULL)
+        assert self.p.get_state(5 * Gst.SECOND)[1] == Gst.State.NULL
+
+
+def wait_for(cond, timeout=30.0):
+    t0 = time.time()
+    while not cond():
+        if time.time() - t0 > timeout:
+            raise TimeoutError
+        time.sleep(0.01)
+
+
+def test_switching_the_model_twice_while_playing_infers_every_frame_once_with_the_model_in_force():
+    f = Feeder("obbinfer name=infer model=obb_toy_models:const_a input-size=64")
+    infer = f.p.get_by_name("infer")
+    updates = []
+    infer.connect("model-updated", lambda _e, status, path: updates.append((status, path)))
+    try:
+        seen = [f.push() for _ in range(5)]
+        for model in ("obb_toy_models:const_b", "no_such_module_xyz:f", "obb_toy_models:const_c"):
+            infer.set_property("model", model)
+            before = len(updates)
+            while len(updates) == before:  # frames keep flowing while the new model loads
+                seen.append(f.push())
+                assert len(seen) < 3000, "the new model never took over"
+            seen += [f.push() for _ in range(3)]
+        swaps = [s.get_value("batch") for s in f.swaps()]
+        assert [s.get_value("model") for s in f.swaps()] == ["obb_toy_models:const_b", "obb_toy_models:const_c"]
+        assert [u[0] for u in updates] == [0, 1, 0]
+        assert any("could not be loaded" in w and "no_such_module_xyz" in w for w in f.warnings())
+        assert not f.errors()
+    finally:
+        f.close()
+    assert infer.batches == len(seen)  # every frame went through once
+    for k, objs in enumerate(seen):
+        model = 0 if k < swaps[0] else 1 if k < swaps[1] else 2
+        # const_a / b / c: one box of class 0 / 1 / 2 at x = 10 / 30 / 50 in the 64-pixel input (scale 64 / 160)
+        assert [(o[1], o[4][0]) for o in objs] == [(model, (10.0 + 20 * model) * 160 / 64)], (k, swaps)
+
+
+def test_per_batch_properties_change_at_the_next_frame_while_playing():
+    f = Feeder("obbinfer name=infer model=obb_toy_models:const_a input-size=64 unique-id=1")
+    infer = f.p.get_by_name("infer")
+    try:
+        first = f.push()
+        infer.set_property("unique-id", 7)
+        infer.set_property("class-names", "alpha,beta,gamma")
+        second = f.push()
+        infer.set_property("conf", 0.95)  # above the box's 0.9: nothing passes
+        third = f.push()
+        infer.set_property("interval", 1)
+        rest = [f.push() for _ in range(4)]
+        infer.set_property("process-mode", 1)  # flagged MUTABLE_READY: applies at the next start, says so
+        assert not f.errors()
+        assert any("process-mode cannot change while the element runs" in w for w in f.warnings())
+    finally:
+        f.close()
+    assert first[0][3] == 1 and first[0][0] == "0"
+    assert second[0][3] == 7 and second[0][0] == "alpha"
+    assert third == [] and rest == [[]] * 4 and infer.inferred == 5  # interval=1: every other batch inferred
+
+
+@pytest.mark.parametrize("model,name", [("obb_toy_models:system_exit", "SystemExit"),
+                                        ("obb_toy_models:keyboard_interrupt", "KeyboardInterrupt")])
+def test_systemexit_and_keyboardinterrupt_from_the_model_stop_the_pipeline_with_an_error(model, name):
+    p = videotest(5, f"obbinfer name=infer model={model} input-size=64")
+    done = []
+    t = threading.Thread(target=lambda: done.append(run(p, timeout_s=30)), daemon=True)
+    t.start()
+    t.join(40)
+    assert done, "the pipeline hung"
+    outcome = done[0]
+    assert not outcome.eos and outcome.stopped and name in outcome.error and outcome.error.startswith("infer:")
+
+
+def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch():
+    script = ("import sys; sys.path.insert(0, %r); import obbmeta.gst; obbmeta.gst.register(); "
+              "from obbmeta.gst._gi import Gst; "
+              "p = Gst.parse_launch('videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width=64,height=48 ! "
+              "obbinfer model=obb_toy_models:toy input-size=64 ! fakesink'); "
+              "p.set_state(Gst.State.PLAYING); "
+              "p.get_bus().timed_pop_filtered(30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR); "
+              "p.set_state(Gst.State.NULL)") % str(HERE)
+    env = dict(os.environ, GST_DEBUG="obbinfer:5", GST_DEBUG_NO_COLOR="1")
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "obbinfer" in r.stderr and "model obb_toy_models:toy loaded on cpu" in r.stderr
+    assert "warm-up on (64, 64)" in r.stderr
+    assert all(f"batch {k}: 1 frames" in r.stderr for k in range(3))
+    assert "model + decode" in r.stderr

@@ -1,0 +1,278 @@
+"""obbmeta.infer.Detector under load and on bad input: threads sharing one detector, bounded buffers, refused frames
+and model files, torch.export shapes, the model's own labels, nvinfer's per-class attributes."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from shapely.geometry import Polygon
+
+from obbmeta import OrientedBoxes, decode
+from obbmeta.infer import ClassFilter, Detector, ModelInputError, ModelLoadError, load_model, model_class_names
+
+sys.path.insert(0, str(Path(__file__).parent / "gst"))
+import obb_toy_models  # noqa: E402
+
+
+class Slow(torch.nn.Module):
+    """The toy detector, pausing between receiving its input and reading it: another thread's preparation would
+    land in that window if inputs were shared."""
+
+    def forward(self, x):
+        time.sleep(0.002)
+        return obb_toy_models.ToyObb()(x)
+
+
+def frames(n, seed, size=(96, 80)):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randint(0, 256, (size[1], size[0], 3), dtype=torch.uint8, generator=g) for _ in range(n)]
+
+
+def rows(dets):
+    return [(d.xywhr.tolist(), d.scores.tolist(), d.labels.tolist()) for d in dets]
+
+
+def test_threads_sharing_one_detector_each_get_the_detections_of_their_own_frames():
+    det = Detector(Slow(), input_size=64, device="cpu")
+    work = [frames(1 + k % 4, seed=k) for k in range(48)]
+    want = [rows(det(f)) for f in work]
+    got: dict[int, list] = {}
+    errors = []
+
+    def worker(ks):
+        try:
+            for k in ks:
+                got[k] = rows(det(work[k]))
+        except Exception as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(range(t, 48, 8),)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and [got[k] for k in range(48)] == want
+
+
+def test_input_buffers_stay_bounded_by_the_largest_batch():
+    det = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    for n in list(range(1, 17)) + list(range(16, 0, -1)):
+        det(frames(n, seed=n))
+    kept = [t for free in det._canvases._free.values() for t in free]
+    assert len(kept) == 1 and kept[0].shape == (16, 3, 64, 64)
+
+
+def test_preprocess_works_outside_inference_mode_after_a_call():
+    det = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    det(frames(2, seed=0))
+    x, lbs = det.preprocess(frames(2, seed=1), "RGB")
+    x.add_(0)  # an ordinary tensor, not an inference tensor
+    assert x.shape == (2, 3, 64, 64) and not x.is_inference() and len(lbs) == 2
+
+
+def test_frames_of_extreme_aspect_ratio_run():
+    det = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    (d,) = det([torch.zeros(1, 4096, 3, dtype=torch.uint8)])
+    (e,) = det([torch.zeros(4096, 1, 3, dtype=torch.uint8)])
+    assert isinstance(d, OrientedBoxes) and isinstance(e, OrientedBoxes)
+
+
+@pytest.mark.parametrize("shape", [(60000, 60000, 3), (0, 64, 3), (64, 20000, 3)])
+def test_implausible_frame_sizes_are_refused_before_any_work(shape):
+    det = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    huge = torch.zeros(1, 1, 3, dtype=torch.uint8).expand(*shape)  # no memory behind it
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=r"frames\[0\] is .*1\.\.16384 pixels per side"):
+        det([huge])
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_only_regular_files_are_read_as_models(tmp_path):
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo), str(tmp_path)):
+        t0 = time.perf_counter()
+        with pytest.raises(ModelLoadError, match="not a regular file"):
+            load_model(path)
+        assert time.perf_counter() - t0 < 1.0
+
+
+@pytest.mark.parametrize("spec", ["..pkg:f", "../../x:y", ".obb_toy_models:toy", "a b:c"])
+def test_relative_or_malformed_module_names_are_named(spec):
+    with pytest.raises(ModelLoadError, match="not an absolute module name"):
+        load_model(spec)
+
+
+def test_a_torch_export_program_fed_another_shape_names_both_shapes(tmp_path):
+    path = tmp_path / "toy.pt2"
+    torch.export.save(torch.export.export(obb_toy_models.toy(), (torch.rand(2, 3, 64, 64),)), str(path))
+    det = Detector(str(path), input_size=64, device="cpu")
+    assert len(det(frames(2, seed=0))) == 2
+    with pytest.raises(ModelInputError, match=r"takes input \(2x3x64x64\) but obbmeta fed \(1, 3, 64, 64\).*dynamic"):
+        det(frames(1, seed=0))
+    wrong = Detector(str(path), input_size=96, device="cpu")
+    with pytest.raises(ModelInputError, match=r"\(2, 3, 96, 96\).*input-size"):
+        wrong(frames(2, seed=0))
+
+
+def test_an_output_on_another_device_is_named():
+    det = Detector(lambda x: torch.empty(x.shape[0], 8, 12, device="meta"), input_size=64, device="cpu")
+    with pytest.raises(ValueError, match="output on meta.*input was on cpu"):
+        det(frames(1, seed=0))
+
+
+def test_the_models_own_class_names_are_the_default_labels():
+    class Named(torch.nn.Module):
+        def __init__(self, **attrs):
+            super().__init__()
+            for k, v in attrs.items():
+                setattr(self, k, v)
+
+    assert model_class_names(Named(class_names=("a", "b"))) == ["a", "b"]
+    assert model_class_names(Named(names={1: "car", 0: "plane"})) == ["plane", "car"]  # Ultralytics' dict
+    assert model_class_names(Named(dataset_meta={"classes": ("ship", "harbor")})) == ["ship", "harbor"]  # mmrotate
+    assert model_class_names(Named(names={0: "a", 2: "c"})) is None and model_class_names(Named()) is None
+    det = Detector("obbmeta.models:aerial_detector", input_size=64, device="cpu")
+    assert det.labels == ["vehicle", "ship", "plane", "storage_tank"]
+    assert Detector("obbmeta.models:aerial_detector", input_size=64, device="cpu", class_names="a,b").labels == \
+        ["a", "b"]
+
+
+def test_a_mistyped_label_path_is_an_error_not_a_label(tmp_path):
+    for value in (str(tmp_path / "typo.txt"), "labels.txt", "./names"):
+        with pytest.raises(FileNotFoundError, match="does not exist"):
+            Detector("obb_toy_models:toy", input_size=64, class_names=value)
+    f = tmp_path / "labels.txt"
+    f.write_text("car;vehicle\n\nperson\n")  # nvinfer's format: a line per class, its first ';' field
+    assert Detector("obb_toy_models:toy", input_size=64, class_names=str(f)).labels == ["car", "person"]
+
+
+def test_batch_size_chunks_the_model_calls_with_the_same_result():
+    calls = []
+
+    def model(x):
+        calls.append(x.shape[0])
+        return obb_toy_models.ToyObb()(x)
+
+    f = frames(7, seed=3)
+    whole = Detector(model, input_size=64, device="cpu")(f)
+    calls.clear()
+    chunked = Detector(model, input_size=64, device="cpu", batch_size=3)(f)
+    assert calls == [3, 3, 1] and rows(chunked) == rows(whole)
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_reduced_precision_runs_under_autocast(precision):
+    seen = []
+
+    class Probe(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 1)
+
+        def forward(self, x):
+            y = self.conv(x)
+            seen.append(y.dtype)
+            return obb_toy_models.ToyObb()(x)
+
+    dets = Detector(Probe(), input_size=64, device="cpu", precision=precision)(frames(2, seed=0))
+    assert seen == [torch.float16 if precision == "fp16" else torch.bfloat16]
+    assert all(d.xywhr.dtype == torch.float32 for d in dets)
+
+
+def test_warm_up_runs_the_model_once_on_the_input_size():
+    shapes = []
+    det = Detector(lambda x: shapes.append(tuple(x.shape)) or obb_toy_models.ToyObb()(x), input_size="96x64",
+                   device="cpu")
+    assert det.warm_up(batch=2) >= 0 and shapes == [(2, 3, 64, 96)]
+
+
+# ---------------------------------------------------------------- nvinfer's class attributes
+
+NC, N = 3, 400
+
+
+def raw_head(seed=0, size=256):
+    """A raw (1, 4+3+1, N) YOLO-OBB head with clustered boxes and random class scores."""
+    g = np.random.default_rng(seed)
+    xy = g.uniform(20, size - 20, (N, 2))
+    xy[N // 2:] = xy[:N // 2] + g.normal(0, 2, (N // 2, 2))  # duplicates for NMS
+    wh = g.uniform(4, 60, (N, 2))
+    scores = g.uniform(0, 1, (N, NC)) * (g.uniform(0, 1, (N, NC)) > 0.5)
+    angle = g.uniform(-math.pi / 2, math.pi / 2, (N, 1))
+    return torch.tensor(np.c_[xy, wh, scores, angle].T[None], dtype=torch.float32)
+
+
+def fixed(head):
+    return lambda x: head.expand(x.shape[0], -1, -1)
+
+
+def gray(size=256):
+    return [torch.full((size, size, 3), 114, dtype=torch.uint8)]
+
+
+def test_per_class_thresholds_apply_before_nms_as_a_decode_per_class_would():
+    head = raw_head()
+    thr = {0: 0.7, 2: 0.2}
+    (got,) = Detector(fixed(head), input_size=256, conf=0.4, iou=0.3, max_det=60, device="cpu",
+                      class_filter=ClassFilter(pre_threshold=thr))(gray())
+    # Reference: each class alone, its candidates above its own threshold only (head scores of other classes zeroed,
+    # so that a box's class is the same as in the joint decode), suppressed, then all classes merged by score.
+    parts = []
+    for c in range(NC):
+        h = head.clone()
+        scores = h[:, 4:4 + NC]
+        best = scores.masked_fill(scores <= torch.tensor([thr.get(k, 0.4) for k in range(NC)]).view(1, NC, 1), 0)
+        h[:, 4:4 + NC] = best
+        (d,) = decode.yolo_obb(h, conf=thr.get(c, 0.4), iou=0.3, max_det=10**6, classes=[c])
+        parts.append(d)
+    ref = OrientedBoxes.cat(parts)
+    ref = ref[torch.argsort(ref.scores, descending=True, stable=True)[:60]]
+    assert sorted(rows([got])[0][1]) == sorted(ref.scores.tolist())
+    assert all((got.scores[got.labels == c] > t).all() for c, t in thr.items())
+
+
+def test_post_filters_against_a_reference_on_shapely_bounds():
+    head = raw_head(seed=1)
+    plain = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, max_det=300, device="cpu")
+    (all_boxes,) = plain(gray())
+    cf = ClassFilter(post_threshold={1: 0.6}, topk={2: 3}, min_size={0: (20.0, 10.0)}, max_size={1: (40.0, 0.0)},
+                     default_roi=(30.0, 40.0), drop=frozenset({5}))
+    (got,) = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, max_det=300, device="cpu", class_filter=cf)(
+        gray())
+    keep, seen = [], {}
+    for i, (box, s, c) in enumerate(zip(all_boxes.xywhr.tolist(), all_boxes.scores.tolist(),
+                                        all_boxes.labels.tolist())):
+        cx, cy, w, h, a = box
+        corners = [(cx + math.cos(a) * dx * w / 2 - math.sin(a) * dy * h / 2,
+                    cy + math.sin(a) * dx * w / 2 + math.cos(a) * dy * h / 2) for dx, dy in
+                   ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+        x1, y1, x2, y2 = Polygon(corners).bounds
+        bw, bh = x2 - max(x1, 0), y2 - max(y1, 0)
+        if (c == 1 and s <= 0.6) or (c == 0 and (bw < 20 or bh < 10)) or (c == 1 and bw > 40):
+            continue
+        if max(y1, 0) < 30 or y2 > 256 - 40:
+            continue
+        if c == 2:
+            if seen.get(2, 0) >= 3:
+                continue
+            seen[2] = seen.get(2, 0) + 1
+        keep.append(i)
+    want = all_boxes[torch.tensor(keep, dtype=torch.int64)]
+    assert rows([got]) == rows([want]) and len(want) < len(all_boxes)
+
+
+def test_per_class_iou_thresholds_run_one_nms_per_threshold():
+    head = raw_head(seed=2)
+    (got,) = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, device="cpu",
+                      class_filter=ClassFilter(iou={1: 0.1}))(gray())
+    (loose,) = decode.yolo_obb(head, conf=0.3, iou=0.5, classes=[0, 2])
+    (tight,) = decode.yolo_obb(head, conf=0.3, iou=0.1, classes=[1])
+    assert sorted(got.scores.tolist()) == sorted(loose.scores.tolist() + tight.scores.tolist())
