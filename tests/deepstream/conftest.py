@@ -9,9 +9,19 @@ or plugin is missing from the install is skipped naming the file.
 """
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
 from . import install
+
+GST_TESTS = Path(__file__).resolve().parents[1] / "gst"
+if str(GST_TESTS) not in sys.path:
+    sys.path.insert(0, str(GST_TESTS))  # pipelines.py (run, buffer_probe) and obb_toy_models (the toy detector)
+# DeepStream 7.x / 8.0 pick the new nvstreammux with this variable (9.x has only the new one); read at plugin load
+os.environ.setdefault("USE_NEW_NVSTREAMMUX", "yes")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -440,3 +440,52 @@ def test_nvmsgconvs_payloads_through_a_real_redis_stream_as_the_redis_adaptor_wr
     assert (first["path"], second["path"]) == ("blob", "event")
     for record in consumer.collect_frames(stored):
         assert_record_is_the_frame(record, frame, exact_bbox=record.path == "blob")
+
+
+# ---------------------------------------------------------------- the nvmsgconv element
+
+NVDS_PAYLOAD_META = 8  # NvDsMetaType: the element's NvDsPayload user meta on the frame
+
+
+def element_payloads(frame) -> list[bytes]:
+    """The payloads the nvmsgconv element attached to a frame meta (NVDS_PAYLOAD_META user metas holding an
+    NvDsPayload), in frame_user_meta_list order."""
+    out = []
+    for um in raw.glist(raw.ptr(frame.address + raw.FRAME["frame_user_meta_list"])):
+        if raw.u32(um + raw.BASE_TYPE) == NVDS_PAYLOAD_META:
+            payload = Payload.from_address(raw.ptr(um + raw.USER["user_meta_data"]))
+            out.append(ctypes.string_at(payload.payload, payload.payloadSize))
+    return out
+
+
+@pytest.mark.parametrize("payload, newapi_, schema", [("blob", 1, 0), ("blob", 1, 1), ("event", 0, 0)])
+def test_the_nvmsgconv_element_publishes_what_the_consumer_reads_back_as_each_frame(ds_gst, tmp_path, payload,
+                                                                                    newapi_, schema):
+    from pipelines import buffer_probe, run
+
+    from .pipelines_ds import NAMES
+
+    install.require_element(ds_gst, "nvmsgconv", "libnvdsgst_msgconv.so")
+    config = tmp_path / "msgconv.txt"
+    config.write_text(CONFIG)
+    p = ds_gst.parse_launch(
+        "videotestsrc num-buffers=20 pattern=ball ! video/x-raw,format=RGBA,width=160,height=120 "
+        f"! obbinfer model=obb_toy_models:toy input-size=96 class-names={NAMES} ! obbmessage payload={payload} "
+        f"! nvmsgconv config={config} msg2p-newapi={newapi_} payload-type={schema} frame-interval=1 "
+        "! fakesink name=out")
+    checked = []
+
+    def check(buf):
+        (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        payloads = element_payloads(frame)
+        if not nvds.read_obbs(frame):
+            return  # no objects: the full schema sends nothing, the event path has no event
+        records = consumer.collect_frames(payloads)
+        assert len(records) == 1
+        assert_record_is_the_frame(records[0], frame, exact_bbox=payload == "blob")
+        checked.append(len(payloads))
+
+    errors = buffer_probe(p.get_by_name("out"), "sink", check)
+    outcome = run(p, timeout_s=60)
+    assert outcome.eos and not errors, (outcome, errors[:1])
+    assert checked  # the toy detector found the ball
