@@ -32,11 +32,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import messages as _wire
 from .._validators import is_int
 from . import _library, layouts
 from .batch import FrameMeta
 
-SCHEMA = "obbmeta.obb-message/1"
+# The blob's schema name and the event signature's layout: one definition, beside the reader on the other side
+SCHEMA = _wire.SCHEMA
 
 # NvDsMetaType is a positional enum and NVDS_CUSTOM_MSG_BLOB moved: DeepStream 8.0 inserted NVDS_OBJ_3D_META before
 # it. Counted in NVIDIA's nvdsmeta.h: 28 in 7.0 (hiennguyen9874/deepstream-sources @1eadf62, nvds_version.h 7.0.0),
@@ -253,9 +255,8 @@ def obb_signature(obb: Any) -> list[float]:
     return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in obb.corners for v in xy]
 
 
-SIGNATURE_BOX = 13  # obb_signature
-SIGNATURE_FIELDS = ("source_id", "frame_num", "class_id", "object_index", "object_count")
-SIGNATURE_SIZE = SIGNATURE_BOX + len(SIGNATURE_FIELDS)  # + 1 with a finite confidence
+SIGNATURE_BOX = _wire.SIGNATURE_BOX  # obb_signature
+SIGNATURE_FIELDS = _wire.SIGNATURE_FIELDS
 
 
 def event_signature(obb: Any, *, source_id: int, frame_num: int, class_id: int, object_index: int,
@@ -265,8 +266,9 @@ def event_signature(obb: Any, *, source_id: int, frame_num: int, class_id: int, 
     ``source_id, frame_num, class_id, object_index, object_count`` (the frame's identity and the object's place
     among its ``object_count`` objects, which the payload has nowhere else), then ``confidence`` when it is finite
     (absent for NaN / inf: the signature is 18 numbers then, 19 otherwise). Every number is exact as a double."""
-    out = obb_signature(obb) + [float(source_id), float(frame_num), float(class_id), float(object_index),
-                                float(object_count)]
+    fields = {"source_id": source_id, "frame_num": frame_num, "class_id": class_id, "object_index": object_index,
+              "object_count": object_count}
+    out = obb_signature(obb) + [float(fields[name]) for name in SIGNATURE_FIELDS]
     return out + [float(confidence)] if math.isfinite(confidence) else out
 
 
