@@ -9,7 +9,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APT_PACKAGES=(python3 python3-venv python3-dev gcc libc6-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good python3-gst-1.0
-  gstreamer1.0-python3-plugin-loader gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 valgrind)
+  gstreamer1.0-python3-plugin-loader gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0 valgrind redis-server)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

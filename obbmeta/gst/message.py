@@ -38,9 +38,11 @@ class ObbMessage(ObbmetaElement):
         "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
     __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
     _specs = {
-        "meta-type": (int, "meta type", "NvDsMetaType of the blob: NVDS_CUSTOM_MSG_BLOB, 28 in DeepStream 7.0, 29 "
-                      "in 8.0 and 9.x (0: $OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, "
-                      "else 29)", 0, 4095, 0, RW),
+        "meta-type": (int, "meta type", "NvDsMetaType of the blob: 0 = NVDS_CUSTOM_MSG_BLOB, what nvmsgconv reads "
+                      "($OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, else 29: 28 in "
+                      "DeepStream 7.0, 29 in 8.0 and 9.x); or that value, or a user meta type >= 8193 "
+                      "(NVDS_START_USER_META) for a reader of your own. Types DeepStream reserves are refused",
+                      0, 0x7FFFFFFF, 0, RW),
         "skip-empty": (bool, "skip empty", "attach no blob to frames without objects", False, RW),
         "payload": (str, "payload", "what to attach per frame: blob (NVDS_CUSTOM_MSG_BLOB JSON, msg2p-newapi=1), "
                     "event (one NVDS_EVENT_MSG_META per object, rotated box in objSignature, msg2p-newapi=0) or "

@@ -10,12 +10,15 @@ Two paths lead out of a DeepStream pipeline (docs/messages.md says which carries
 * **Event messages** (``NvDsEventMsgMeta``, the older path, ``msg2p-newapi=0``): per object, one user meta of type
   ``NVDS_EVENT_MSG_META`` on the frame, as NVIDIA's deepstream-test4 builds it. nvmsgconv's full schema lets one free
   array of numbers through, ``objSignature`` (``"signature"`` in the payload's object): :func:`attach_obb_events`
-  puts the 13 numbers of :func:`obb_signature` there, with C copy / release functions that own every pointer.
+  puts :func:`event_signature` there (the rotated box, the frame's identity, the object's index), with C copy /
+  release functions that own every pointer.
 
-:func:`obb_message` / :func:`obb_message_json` return the same JSON for users who publish messages themselves.
+:func:`obb_message` / :func:`obb_message_json` return the same JSON for users who publish messages themselves;
+:mod:`obbmeta.messages` reads both back on the other side of a broker.
 """
 from __future__ import annotations
 
+import base64
 import ctypes
 import functools
 import json
@@ -29,11 +32,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._validators import int_in_range
+from .. import messages as _wire
+from .._validators import is_int
 from . import _library, layouts
 from .batch import FrameMeta
 
-SCHEMA = "obbmeta.obb-message/1"
+# The blob's schema name and the event signature's layout: one definition, beside the reader on the other side
+SCHEMA = _wire.SCHEMA
 
 # NvDsMetaType is a positional enum and NVDS_CUSTOM_MSG_BLOB moved: DeepStream 8.0 inserted NVDS_OBJ_3D_META before
 # it. Counted in NVIDIA's nvdsmeta.h: 28 in 7.0 (hiennguyen9874/deepstream-sources @1eadf62, nvds_version.h 7.0.0),
@@ -45,6 +50,22 @@ NVDS_CUSTOM_MSG_BLOB_BY_VERSION = {"7.0": 28, "8.0": 29, "9.0": 29, "9.1": 29}
 NVDS_CUSTOM_MSG_BLOB = 29
 META_TYPE_ENV = "OBBMETA_CUSTOM_MSG_BLOB_TYPE"
 INSTALLED_HEADER = Path("/opt/nvidia/deepstream/deepstream/sources/includes/nvdsmeta.h")
+NVDS_START_USER_META = layouts.NVDS_START_USER_META
+NVDS_FORCE32_META = 0x7FFFFFFF
+# The NvDsMetaType members DeepStream reserves below NVDS_START_USER_META, as the 8.0 - 9.1 headers number them
+# (facts of nvdsmeta.h, for error messages): a blob written with one of these types is read by whoever owns the
+# type as its own struct (an NvDsCustomMsgInfo read as an NvDsEventMsgMeta segfaults nvmsgconv).
+RESERVED_META_TYPES = dict(enumerate((
+    "NVDS_BATCH_META", "NVDS_FRAME_META", "NVDS_OBJ_META", "NVDS_DISPLAY_META", "NVDS_CLASSIFIER_META",
+    "NVDS_LABEL_INFO_META", "NVDS_USER_META", "NVDS_PAYLOAD_META", "NVDS_EVENT_MSG_META", "NVDS_OPTICAL_FLOW_META",
+    "NVDS_LATENCY_MEASUREMENT_META", "NVDSINFER_TENSOR_OUTPUT_META", "NVDSINFER_SEGMENTATION_META",
+    "NVDS_CROP_IMAGE_META", "NVDS_TRACKER_PAST_FRAME_META", "NVDS_TRACKER_BATCH_REID_META",
+    "NVDS_TRACKER_OBJ_REID_META", "NVDS_TRACKER_TERMINATED_LIST_META", "NVDS_TRACKER_SHADOW_LIST_META",
+    "NVDS_OBJ_VISIBILITY", "NVDS_OBJ_IMAGE_FOOT_LOCATION", "NVDS_OBJ_WORLD_FOOT_LOCATION",
+    "NVDS_OBJ_IMAGE_CONVEX_HULL", "NVDS_OBJ_3D_META", "NVDS_AUDIO_BATCH_META", "NVDS_AUDIO_FRAME_META",
+    "NVDS_PREPROCESS_FRAME_META", "NVDS_PREPROCESS_BATCH_META", "NVDS_CUSTOM_MSG_BLOB", "NVDS_ROI_META",
+    "NVDS_CUSTOM_MSG_SPARSE4D", "NVDS_FRAME_META_NVDSANALYTICS", "NVDS_OBJ_META_NVDSANALYTICS"), start=1))
+RESERVED_META_TYPES[4095] = "NVDS_RESERVED_META"
 
 
 def meta_type_from_header(text: str, name: str = "NVDS_CUSTOM_MSG_BLOB") -> int | None:
@@ -80,49 +101,142 @@ def _installed_header_type(path: Path) -> int | None:
 
 
 def custom_msg_blob_type() -> int:
-    """The NvDsMetaType used for message blobs: ``$OBBMETA_CUSTOM_MSG_BLOB_TYPE`` when set; else
-    ``NVDS_CUSTOM_MSG_BLOB`` counted in a DeepStream install's ``sources/includes/nvdsmeta.h`` when there is one;
-    else 29 (DeepStream 8.0 - 9.x)."""
+    """The NvDsMetaType used for message blobs: ``$OBBMETA_CUSTOM_MSG_BLOB_TYPE`` when set (28 or 29, the values
+    ``NVDS_CUSTOM_MSG_BLOB`` has had, or a user meta type >= ``NVDS_START_USER_META``); else ``NVDS_CUSTOM_MSG_BLOB``
+    counted in a DeepStream install's ``sources/includes/nvdsmeta.h`` when there is one; else 29 (DeepStream 8.0 -
+    9.x)."""
     value = os.environ.get(META_TYPE_ENV)
     if value is None:
         return _installed_header_type(INSTALLED_HEADER) or NVDS_CUSTOM_MSG_BLOB
+    known = sorted(set(NVDS_CUSTOM_MSG_BLOB_BY_VERSION.values()))
     try:
-        return check_meta_type(int(value))
-    except ValueError as exc:
-        raise ValueError(f"${META_TYPE_ENV} must be an int in 1..4095 (an NvDsMetaType), got {value!r}") from exc
+        kind = int(value)
+    except ValueError:
+        kind = None
+    if kind is None or not (kind in known or NVDS_START_USER_META <= kind <= NVDS_FORCE32_META):
+        blobs = " or ".join(map(str, known))
+        raise ValueError(f"${META_TYPE_ENV} must be NVDS_CUSTOM_MSG_BLOB of your DeepStream ({blobs}) or a user meta "
+                         f"type in {NVDS_START_USER_META}..{NVDS_FORCE32_META} "
+                         f"(NVDS_START_USER_META and above), got {value!r}{_reserved_name(kind)}")
+    return kind
+
+
+def _reserved_name(kind: Any) -> str:
+    if not isinstance(kind, int) or isinstance(kind, bool):
+        return ""
+    if kind in RESERVED_META_TYPES:
+        return f" ({kind} is {RESERVED_META_TYPES[kind]} in DeepStream 8.0 - 9.1, reserved by DeepStream)"
+    if 4096 <= kind < NVDS_START_USER_META:
+        return f" ({kind} is in NVDS_GST_CUSTOM_META's range 4096..{NVDS_START_USER_META - 1}, reserved by DeepStream)"
+    if 0 < kind < NVDS_START_USER_META:
+        return f" ({kind} is below NVDS_START_USER_META, reserved by DeepStream)"
+    return ""
 
 
 def check_meta_type(value: Any) -> int:
-    """An NvDsMetaType for message blobs: an int in 1..4095 (ValueError otherwise)."""
-    return int_in_range("meta_type", value, 1, 4095, "an int in 1..4095 (NVIDIA's NvDsMetaType range)")
+    """An NvDsMetaType for message blobs: :func:`custom_msg_blob_type` (what nvmsgconv reads) or a user meta type in
+    ``NVDS_START_USER_META`` (8193) .. 0x7FFFFFFF, for a reader of your own. Every other value is a type DeepStream
+    reserves (9 is ``NVDS_EVENT_MSG_META``: nvmsgconv would read the blob as an event and crash): ValueError."""
+    blob = custom_msg_blob_type()
+    if is_int(value) and (value == blob or NVDS_START_USER_META <= value <= NVDS_FORCE32_META):
+        return int(value)
+    raise ValueError(f"meta_type must be NVDS_CUSTOM_MSG_BLOB ({blob} here) or a user meta type in "
+                     f"{NVDS_START_USER_META}..{NVDS_FORCE32_META} (NVDS_START_USER_META and above), got "
+                     f"{value!r}{_reserved_name(value)}")
 
 
 # ---------------------------------------------------------------- the JSON
 
-def _object_entry(info: Any, obb: Any) -> dict:
-    cx, cy, w, h, angle = (float(v) for v in obb.xywhr)
-    return {
-        "id": int(info.object_id) if info.tracked else None,
-        "class_id": int(info.class_id),
-        "label": info.label,
-        "confidence": float(info.confidence),
-        "bbox": dict(zip(("left", "top", "width", "height"), (float(v) for v in info.rect))),
+@dataclass(frozen=True)
+class _Object:
+    """One object as the message writers see it (read by one call of read_obbs_arrays)."""
+    index: int
+    object_id: int
+    class_id: int
+    component_id: int
+    confidence: float
+    label: bytes  # obj_label up to its NUL, as stored
+    rect: tuple[float, float, float, float]
+    xywhr: tuple[float, float, float, float, float]
+    corners: tuple[tuple[float, float], ...]
+    source: str
+
+    @property
+    def tracked(self) -> bool:
+        return self.object_id != layouts.UNTRACKED_OBJECT_ID
+
+    def describe(self) -> str:
+        label = self.label.decode("utf-8", "replace")
+        track = f"object_id {self.object_id}" if self.tracked else "untracked"
+        return f"object {self.index} (class_id {self.class_id}, label {label!r}, {track})"
+
+
+def _objects(frame: Any, batch: Any) -> list[_Object]:
+    """The frame's objects in obj_meta_list order; a rotated box or rect_params that is not finite (only another
+    writer can leave one: obbmeta's own writer refuses them) is a ValueError naming the object, since JSON has no
+    NaN or inf and nvmsgconv's json-glib would write an unreadable ``nan``."""
+    from .reader import SOURCES, read_obbs_arrays
+
+    t = read_obbs_arrays(frame, batch)
+    out = []
+    for k in range(len(t["xywhr"])):
+        obj = _Object(
+            index=k, object_id=int(t["object_id"][k]), class_id=int(t["class_id"][k]),
+            component_id=int(t["component_id"][k]), confidence=float(t["confidence"][k]),
+            label=bytes(t["label"][k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t["rect"][k]),
+            xywhr=tuple(float(v) for v in t["xywhr"][k]),
+            corners=tuple((float(x), float(y)) for x, y in t["corners"][k]), source=SOURCES[int(t["source"][k])])
+        numbers = obj.rect + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
+        if not all(math.isfinite(v) for v in numbers):
+            raise ValueError(f"{obj.describe()} of frame (source_id {frame_head(frame).source_id}, frame_num "
+                             f"{frame_head(frame).frame_num}) has a box that is not finite: rect_params "
+                             f"{list(obj.rect)}, rotated box {list(obj.xywhr)} ({obj.source}); a message cannot carry "
+                             "NaN or inf (fix the element that wrote it)")
+        out.append(obj)
+    return out
+
+
+def frame_head(frame: Any) -> layouts.FrameMetaHead:
+    """The NvDsFrameMeta head of a :class:`~obbmeta.nvds.FrameMeta` or an address."""
+    return layouts.FrameMetaHead.from_address(frame.address if isinstance(frame, FrameMeta) else int(frame))
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _object_entry(obj: _Object) -> dict:
+    cx, cy, w, h, angle = obj.xywhr
+    try:
+        label, exact = obj.label.decode("utf-8"), True
+    except UnicodeDecodeError:
+        label, exact = obj.label.decode("utf-8", "replace"), False
+    entry = {
+        "id": obj.object_id if obj.tracked else None,
+        "class_id": obj.class_id,
+        "label": label,
+        "confidence": _finite_or_none(obj.confidence),  # a NaN / inf score upstream: null, the object stays
+        "bbox": dict(zip(("left", "top", "width", "height"), obj.rect)),
         "obb": {"cx": cx, "cy": cy, "w": w, "h": h, "angle_deg": math.degrees(angle), "angle_rad": angle,
-                "corners": [[float(x), float(y)] for x, y in obb.corners]},
-        "obb_source": obb.source,
+                "corners": [[x, y] for x, y in obj.corners]},
+        "obb_source": obj.source,
     }
+    if not exact:  # obj_label bytes that are not UTF-8: "label" shows them with U+FFFD, these are the bytes
+        entry["label_base64"] = base64.b64encode(obj.label).decode("ascii")
+    # The object's classifier results (NvDsClassifierMeta / NvDsLabelInfo) go here as entry["classifications"], a
+    # list, written by the secondary-inference stage; the schema lets objects carry members it does not list.
+    return entry
 
 
 def obb_message(frame: Any, batch: Any = None) -> dict:
-    """The message of one frame as a dict (the schema of docs/messages.md): frame identity and every object in
-    ``obj_meta_list`` order with id (tracking id, or None before a tracker), class, confidence, AABB
-    (``rect_params``, pixels of the batched surface) and the rotated box (cx, cy, w, h, angle in degrees and
-    radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them."""
-    from .reader import read_obbs
-
-    f = frame if isinstance(frame, FrameMeta) else None
-    objects = [_object_entry(info, obb) for info, obb in read_obbs(frame, batch)]
-    head = layouts.FrameMetaHead.from_address(f.address if f is not None else int(frame))
+    """The message of one frame as a dict (schema ``obbmeta/schemas/obb-message-1.json``, docs/messages.md): frame
+    identity and every object in ``obj_meta_list`` order with id (tracking id, or None before a tracker), class,
+    label, confidence (None when not finite), AABB (``rect_params``, pixels of the batched surface) and the rotated
+    box (cx, cy, w, h, angle in degrees and radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them.
+    ``label_base64`` holds the exact ``obj_label`` bytes when they are not UTF-8. A box that is not finite is a
+    ValueError naming the object."""
+    objects = [_object_entry(obj) for obj in _objects(frame, batch)]
+    head = frame_head(frame)
     return {"schema": SCHEMA,
             "frame": {"source_id": int(head.source_id), "frame_num": int(head.frame_num),
                       "batch_id": int(head.batch_id), "pts": int(head.buf_pts)},
@@ -135,10 +249,27 @@ def obb_message_json(frame: Any, batch: Any = None) -> str:
 
 
 def obb_signature(obb: Any) -> list[float]:
-    """The 13 numbers obbmeta puts in ``NvDsEventMsgMeta.objSignature`` (the event-message path):
+    """The rotated box as the first 13 numbers of obbmeta's event signature:
     ``cx, cy, w, h, angle_deg, x0, y0, x1, y1, x2, y2, x3, y3`` (corners as in :class:`obbmeta.nvds.Obb`)."""
     cx, cy, w, h, angle = (float(v) for v in obb.xywhr)
     return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in obb.corners for v in xy]
+
+
+SIGNATURE_BOX = _wire.SIGNATURE_BOX  # obb_signature
+SIGNATURE_FIELDS = _wire.SIGNATURE_FIELDS
+
+
+def event_signature(obb: Any, *, source_id: int, frame_num: int, class_id: int, object_index: int,
+                    object_count: int, confidence: float) -> list[float]:
+    """What obbmeta puts in ``NvDsEventMsgMeta.objSignature`` (nvmsgconv's full schema writes it as the object's
+    ``"signature"``, the one free array of numbers it serialises): :func:`obb_signature` (13 numbers), then
+    ``source_id, frame_num, class_id, object_index, object_count`` (the frame's identity and the object's place
+    among its ``object_count`` objects, which the payload has nowhere else), then ``confidence`` when it is finite
+    (absent for NaN / inf: the signature is 18 numbers then, 19 otherwise). Every number is exact as a double."""
+    fields = {"source_id": source_id, "frame_num": frame_num, "class_id": class_id, "object_index": object_index,
+              "object_count": object_count}
+    out = obb_signature(obb) + [float(fields[name]) for name in SIGNATURE_FIELDS]
+    return out + [float(confidence)] if math.isfinite(confidence) else out
 
 
 # ---------------------------------------------------------------- the C blob writer
@@ -224,8 +355,7 @@ def read_messages(frame: Any, meta_type: int | None = None) -> list[bytes]:
     ``string(message, size)`` of every user meta of ``meta_type`` (default :func:`custom_msg_blob_type`)."""
     _library.load()
     kind = custom_msg_blob_type() if meta_type is None else check_meta_type(meta_type)
-    address = frame.address if isinstance(frame, FrameMeta) else int(frame)
-    head = layouts.FrameMetaHead.from_address(address)
+    head = frame_head(frame)
     out = []
     node = head.frame_user_meta_list
     while node:
@@ -293,14 +423,16 @@ def attach_obb_events(batch: Any, frame: Any, *, event_type: str = "moving", sen
     as NVIDIA's deepstream-test4 fills it, with the rotated box in ``objSignature``. Returns the number attached.
 
     Per object (:func:`obbmeta.nvds.read_obbs` order): ``bbox`` = ``rect_params`` (pixels of the batched surface),
-    ``objSignature`` = :func:`obb_signature` (13 doubles), ``objClassId``, ``confidence``, ``trackingId`` =
-    ``object_id`` (``UNTRACKED_OBJECT_ID`` before a tracker), ``componentId`` = the object's
-    ``unique_component_id`` (nvmsgconv's ``comp-id`` filter), ``objectId`` = the label (None when empty),
-    ``objType`` = ``NVDS_OBJECT_TYPE_UNKNOWN``, ``type`` = ``EVENT_TYPES[event_type]``, ``frameId`` = frame number,
-    ``sensorId`` = source id, ``sensorStr`` = ``sensor``, ``ts`` = ``timestamp`` or :func:`rfc3339_now`. Every
-    pointer is a g_malloc'd copy owned by the meta; copies (tee / queue) and release are done in C."""
+    ``objSignature`` = :func:`event_signature` (the rotated box, the frame's identity, the object's index and count,
+    the confidence when finite), ``objClassId``, ``confidence`` (as stored, NaN included: nvmsgconv's full schema does
+    not write it for these objects, its minimal schema prints it as text), ``trackingId`` = ``object_id``
+    (``UNTRACKED_OBJECT_ID`` before a tracker), ``componentId`` = the object's ``unique_component_id`` (nvmsgconv's
+    ``comp-id`` filter), ``objectId`` = the label (None when empty; bytes that are not UTF-8 replaced by U+FFFD, so
+    nvmsgconv's JSON stays valid), ``objType`` = ``NVDS_OBJECT_TYPE_UNKNOWN``, ``type`` = ``EVENT_TYPES[event_type]``,
+    ``frameId`` = frame number, ``sensorId`` = source id, ``sensorStr`` = ``sensor``, ``ts`` = ``timestamp`` or
+    :func:`rfc3339_now`. Every pointer is a g_malloc'd copy owned by the meta; copies (tee / queue) and release are
+    done in C. A box that is not finite is a ValueError naming the object, before anything is attached."""
     from ._inputs import batch_of, frame_of
-    from .reader import read_obbs
 
     if event_type not in EVENT_TYPES:
         raise ValueError(f"event_type must be one of {', '.join(EVENT_TYPES)}, got {event_type!r}")
@@ -308,21 +440,23 @@ def attach_obb_events(batch: Any, frame: Any, *, event_type: str = "moving", sen
     ts_c = _c_text("timestamp", rfc3339_now() if timestamp is None else timestamp)
     b = batch_of(batch)
     f = frame_of(frame, b)
-    objects = read_obbs(f, b)
-    head = layouts.FrameMetaHead.from_address(f.address)
+    objects = _objects(f, b)
+    head = frame_head(f)
     items = (_EventIn * max(len(objects), 1))()
     keep = []  # the signature arrays and label bytes live until the C call has copied them
-    for item, (info, obb) in zip(items, objects):
-        left, top, width, height = info.rect
-        signature = (c_double * 13)(*obb_signature(obb))
-        label = info.label.encode("utf-8") or None
+    for item, obj in zip(items, objects):
+        left, top, width, height = obj.rect
+        numbers = event_signature(obj, source_id=head.source_id, frame_num=head.frame_num, class_id=obj.class_id,
+                                  object_index=obj.index, object_count=len(objects), confidence=obj.confidence)
+        signature = (c_double * len(numbers))(*numbers)
+        label = obj.label.decode("utf-8", "replace").encode("utf-8") or None
         keep.append((signature, label))
         item.bbox[:] = (top, left, width, height)
-        item.confidence, item.tracking_id = info.confidence, info.object_id
+        item.confidence, item.tracking_id = obj.confidence, obj.object_id
         item.event_type, item.obj_type = EVENT_TYPES[event_type], NVDS_OBJECT_TYPE_UNKNOWN
-        item.obj_class_id, item.component_id = info.class_id, info.component_id
+        item.obj_class_id, item.component_id = obj.class_id, obj.component_id
         item.sensor_id, item.frame_id = head.source_id, head.frame_num
-        item.object_id, item.sig_size = label, 13
+        item.object_id, item.sig_size = label, len(numbers)
         item.signature = ctypes.cast(signature, POINTER(c_double))
     done = _c().obbmeta_msg_attach_events(b.address, f.address, items, len(objects), ts_c, sensor_c)
     if done != len(objects):
@@ -335,8 +469,7 @@ def read_events(frame: Any) -> list[EventMessage]:
     """The ``NVDS_EVENT_MSG_META`` user metas of ``frame`` (``frame_user_meta_list`` order), read as nvmsgconv reads
     them: the head of every ``NvDsEventMsgMeta``, whoever wrote it."""
     _library.load()
-    address = frame.address if isinstance(frame, FrameMeta) else int(frame)
-    head = layouts.FrameMetaHead.from_address(address)
+    head = frame_head(frame)
     text = lambda raw: raw.decode("utf-8", "replace") if raw is not None else None  # noqa: E731
     out = []
     node = head.frame_user_meta_list

@@ -96,24 +96,41 @@ def test_a_bad_meta_type_environment_variable_stops_the_pipeline_with_the_reason
 
 def test_the_meta_type_property_chooses_the_blob_type():
     p = Gst.parse_launch(f"videotestsrc num-buffers=2 ! video/x-raw,format=RGBA,width={W},height={H} "
-                         "! obbinfer model=obb_toy_models:toy input-size=96 ! obbmessage meta-type=4000 "
+                         "! obbinfer model=obb_toy_models:toy input-size=96 ! obbmessage meta-type=8200 "
                          "! fakesink name=out")
     got = []
     errors = buffer_probe(p.get_by_name("out"), "sink", lambda b: got.append(
-        [(len(messages.read_messages(f, 4000)), len(messages.read_messages(f))) for f in
+        [(len(messages.read_messages(f, 8200)), len(messages.read_messages(f))) for f in
          nvds.BatchMeta.from_gst_buffer(b).frames]))
     assert run(p).eos and not errors
     assert got == [[(1, 0)]] * 2
+
+
+@pytest.mark.parametrize("meta_type, named", [(9, "9 is NVDS_EVENT_MSG_META"), (4000, "below NVDS_START_USER_META"),
+                                              (8192, "NVDS_GST_CUSTOM_META")])
+def test_a_meta_type_deepstream_reserves_stops_the_pipeline_naming_it(meta_type, named):
+    p = Gst.parse_launch(f"videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbinfer model=obb_toy_models:toy input-size=96 "
+                         f"! obbmessage name=msg meta-type={meta_type} "
+                         "! fakesink")
+    outcome = run(p, timeout_s=30)
+    assert not outcome.eos and outcome.error.startswith("msg:")
+    assert f"meta-type={meta_type} refused" in outcome.error and named in outcome.error
 
 
 def check_frame_events(frame):
     """The frame's event metas against read_obbs of the same frame (as multisets); returns the number of objects."""
     events = messages.read_events(frame)
     objects = nvds.read_obbs(frame)
-    got = sorted((e.class_id, e.object_id, e.bbox, e.signature, e.frame_id) for e in events)
-    want = sorted((info.class_id, info.label or None, tuple(info.rect), tuple(messages.obb_signature(obb)),
-                   frame.frame_num) for info, obb in objects)
+    n = len(objects)
+    # signature: the box, source, frame, class, the object's index when written, the count, the confidence. A copy
+    # made by NVIDIA's batch copy lists the objects in reverse, so the indices are compared as a set
+    got = sorted((e.class_id, e.object_id, e.bbox, e.signature[:16] + e.signature[17:], e.frame_id) for e in events)
+    want = sorted((info.class_id, info.label or None, tuple(info.rect),
+                   tuple(messages.obb_signature(obb) + [frame.source_id, frame.frame_num, info.class_id, n,
+                                                        info.confidence]), frame.frame_num) for info, obb in objects)
     assert got == want
+    assert sorted(e.signature[16] for e in events) == list(range(n))
     return len(objects)
 
 

@@ -2,6 +2,7 @@
 read_obbs, copies and releases balance, and bad input is refused with a clear error."""
 from __future__ import annotations
 
+import base64
 import ctypes
 import json
 import math
@@ -60,21 +61,43 @@ def test_obb_signature_is_centre_size_degrees_then_the_corners(frame_with_boxes)
     assert [tuple(sig[5 + 2 * k: 7 + 2 * k]) for k in range(4)] == list(obb.corners)
 
 
-@pytest.mark.parametrize("meta_type", [0, 4096, -1, True, 3.0])
-def test_a_meta_type_outside_nvidias_range_is_refused(frame_with_boxes, meta_type):
+@pytest.mark.parametrize("meta_type, named", [
+    (9, "9 is NVDS_EVENT_MSG_META"),        # nvmsgconv would read the blob as an NvDsEventMsgMeta and crash
+    (8, "8 is NVDS_PAYLOAD_META"), (3, "3 is NVDS_OBJ_META"), (28, "28 is NVDS_PREPROCESS_BATCH_META"),
+    (30, "30 is NVDS_ROI_META"), (33, "33 is NVDS_OBJ_META_NVDSANALYTICS"), (4095, "NVDS_RESERVED_META"),
+    (4096, "NVDS_GST_CUSTOM_META's range"), (8192, "NVDS_GST_CUSTOM_META's range"), (100, "below NVDS_START_USER_META"),
+    (0, "got 0"), (-1, "got -1"), (2**31, "got 2147483648"), (True, "got True"), (29.0, "got 29.0"), ("29", "got '29'"),
+])
+def test_every_meta_type_deepstream_reserves_is_refused_naming_it(frame_with_boxes, meta_type, named):
     batch, frame = frame_with_boxes
-    with pytest.raises(ValueError, match="meta_type must be an int in 1..4095"):
+    with pytest.raises(ValueError, match=r"meta_type must be NVDS_CUSTOM_MSG_BLOB \(29 here\) or a user meta type "
+                                         r"in 8193\.\.2147483647") as err:
         messages.attach_message(batch, frame, "{}", meta_type=meta_type)
+    assert named in str(err.value)
+    assert not frame._head.frame_user_meta_list  # nothing attached
+
+
+@pytest.mark.parametrize("meta_type", [29, 8193, 2**31 - 1])
+def test_the_blob_type_and_user_meta_types_are_accepted(frame_with_boxes, meta_type):
+    batch, frame = frame_with_boxes
+    messages.attach_message(batch, frame, b"m", meta_type=meta_type)
+    assert messages.read_messages(frame, meta_type) == [b"m"]
 
 
 def test_the_environment_variable_overrides_the_type_and_is_checked(monkeypatch, frame_with_boxes):
     batch, frame = frame_with_boxes
-    monkeypatch.setenv(messages.META_TYPE_ENV, "31")
+    monkeypatch.setenv(messages.META_TYPE_ENV, "28")  # DeepStream 7.0's NVDS_CUSTOM_MSG_BLOB
     messages.attach_message(batch, frame, b"raw")
-    assert messages.read_messages(frame, 31) == [b"raw"] and messages.read_messages(frame) == [b"raw"]
-    monkeypatch.setenv(messages.META_TYPE_ENV, "x")
-    with pytest.raises(ValueError, match=messages.META_TYPE_ENV):
-        messages.custom_msg_blob_type()
+    assert messages.read_messages(frame, 28) == [b"raw"] and messages.read_messages(frame) == [b"raw"]
+    with pytest.raises(ValueError, match=r"NVDS_CUSTOM_MSG_BLOB \(28 here\)"):
+        messages.attach_message(batch, frame, b"raw", meta_type=29)  # 29 is not the blob type of that install
+    monkeypatch.setenv(messages.META_TYPE_ENV, "8200")
+    assert messages.custom_msg_blob_type() == 8200
+    for bad, named in (("x", "got 'x'"), ("9", "9 is NVDS_EVENT_MSG_META"), ("31", "31 is NVDS_CUSTOM_MSG_SPARSE4D")):
+        monkeypatch.setenv(messages.META_TYPE_ENV, bad)
+        with pytest.raises(ValueError, match=messages.META_TYPE_ENV) as err:
+            messages.custom_msg_blob_type()
+        assert named in str(err.value) and "28 or 29" in str(err.value)
 
 
 def test_a_message_that_is_not_text_is_refused(frame_with_boxes):
@@ -122,9 +145,11 @@ def test_every_object_gets_an_event_msg_meta_with_the_rotated_box_in_objsignatur
     assert messages.attach_obb_events(batch, frame, sensor="cam-7", timestamp="2026-01-02T03:04:05.678Z") == 2
     got = raw_events(frame)
     assert len(got) == 2
-    for (info, obb), ev in zip(nvds.read_obbs(frame), reversed(got)):  # frame_user_meta_list is prepended to
+    for k, ((info, obb), ev) in enumerate(zip(nvds.read_obbs(frame), reversed(got))):  # the list is prepended to
         sig = ev["signature"]
-        assert len(sig) == 13 and sig == pytest.approx(messages.obb_signature(obb), abs=0)
+        assert len(sig) == 19 and sig[:13] == pytest.approx(messages.obb_signature(obb), abs=0)
+        # source_id, frame_num, class_id, the object's index and the frame's object count, the confidence
+        assert sig[13:] == [frame.source_id, frame.frame_num, info.class_id, k, 2, info.confidence]
         corners = [sig[5 + 2 * k: 7 + 2 * k] for k in range(4)]
         assert Polygon(corners).area == pytest.approx(sig[2] * sig[3], rel=1e-4)
         assert ev["bbox"] == pytest.approx(info.rect, abs=0)  # rect_params, pixels of the batched surface
@@ -226,3 +251,69 @@ def test_an_installed_header_chooses_the_type_unless_the_environment_variable_is
     monkeypatch.delenv(messages.META_TYPE_ENV)
     monkeypatch.setattr(messages, "INSTALLED_HEADER", tmp_path / "absent.h")
     assert messages.custom_msg_blob_type() == messages.NVDS_CUSTOM_MSG_BLOB == 29
+
+
+# ---------------------------------------------------------------- what another writer upstream may leave
+
+def object_field(frame, k: int, name: str) -> int:
+    """The address of a member of the frame's k-th object (obj_meta_list order), at the offsets of raw.py for the
+    layout of the loaded library."""
+    from . import raw
+
+    obj = raw.objects_of(frame.address)[k]
+    big = raw.pool_element_size(raw.ptr(frame.address + raw.BASE_BATCH), "obj_pool") == raw.OBJ_SIZE
+    return obj + (raw.OBJ if big else raw.OBJ_DS8)[name]
+
+
+def strict(text: str):
+    def refuse(name):
+        raise ValueError(name)
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_confidence_that_is_not_finite_is_null_in_the_blob_and_left_out_of_the_event_signature(
+        frame_with_boxes, bad):
+    batch, frame = frame_with_boxes
+    ctypes.c_float.from_address(object_field(frame, 1, "confidence")).value = bad
+    doc = strict(messages.attach_obb_message(batch, frame))
+    assert [o["confidence"] for o in doc["objects"]] == [nvds.read_obbs(frame)[0][0].confidence, None]
+    assert len(doc["objects"]) == 2  # the object stays, with its box
+    messages.attach_obb_events(batch, frame)
+    events = list(reversed(messages.read_events(frame)))
+    assert [len(e.signature) for e in events] == [19, 18]
+    assert events[1].signature[13:] == (frame.source_id, frame.frame_num, events[1].class_id, 1, 2)
+    assert events[1].confidence == bad or (math.isnan(bad) and math.isnan(events[1].confidence))
+
+
+@pytest.mark.parametrize("member, value", [("rect_left", math.nan), ("rect_width", math.inf)])
+def test_a_box_that_is_not_finite_is_refused_naming_the_object_before_anything_is_attached(
+        frame_with_boxes, member, value):
+    batch, frame = frame_with_boxes
+    (info, _), _ = nvds.read_obbs(frame)
+    ctypes.c_float.from_address(object_field(frame, 0, member)).value = value
+    for write in (messages.attach_obb_message, messages.attach_obb_events):
+        with pytest.raises(ValueError, match=rf"object 0 \(class_id {info.class_id}, label '{info.label}', "
+                                             r"untracked\) of frame \(source_id 0, frame_num 0\) has a box that is "
+                                             r"not finite: rect_params \[.*(nan|inf)"):
+            write(batch, frame)
+    assert not frame._head.frame_user_meta_list
+
+
+def test_label_bytes_that_are_not_utf8_are_kept_in_label_base64_and_replaced_in_the_event(frame_with_boxes):
+    batch, frame = frame_with_boxes
+    label = "plané".encode("latin-1") + b"\x80"  # ISO-8859-1 bytes: not UTF-8
+    ctypes.memmove(object_field(frame, 0, "obj_label"), label + b"\0", len(label) + 1)
+    entry = strict(messages.attach_obb_message(batch, frame))["objects"][0]
+    assert entry["label"] == label.decode("utf-8", "replace") == "plan\ufffd"  # U+FFFD for the broken sequence
+    assert base64.b64decode(entry["label_base64"]) == label
+    assert "label_base64" not in strict(messages.obb_message_json(frame))["objects"][1]  # UTF-8 "船": as it is
+    messages.attach_obb_events(batch, frame)
+    assert messages.read_events(frame)[-1].object_id == "plan\ufffd"
+
+
+def test_the_blob_has_the_documented_members_only(frame_with_boxes):
+    _, frame = frame_with_boxes
+    doc = messages.obb_message(frame)
+    assert set(doc) == {"schema", "frame", "objects"}
+    assert set(doc["objects"][0]) == {"id", "class_id", "label", "confidence", "bbox", "obb", "obb_source"}
