@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from ._element import ObbmetaElement, batch_meta_for, one_of
-from ._frames import PACKED_FORMATS, PLANAR_FORMATS, mapped_frames, templates
+from ._frames import mapped_frames, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -62,7 +62,7 @@ class ObbInfer(ObbmetaElement):
         "Runs a PyTorch oriented-box detector on every frame of the batch and writes NvDsObjectMeta (the tight "
         "axis-aligned box) plus an OBB user meta (angle, polygon): nvinfer for oriented detectors",
         "obbmeta")
-    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
     _specs = {
         "model": (str, "model", "'package.module:callable' (called with no arguments; returns a torch module or any "
                   "callable), a TorchScript file, or a torch.export file (.pt2)", "", RW),

@@ -118,13 +118,6 @@ def test_mode_meta_plans_nvdsosd_lines_for_every_frame_of_the_batch():
         assert n_objs > 0 and n_objs * 2 <= n_lines <= n_objs * 4  # up to 4 edges per box, clipped to the frame
 
 
-def test_mode_draw_refuses_planar_frames_at_negotiation():
-    p = Gst.parse_launch("videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=64,height=48 "
-                         "! obboverlay name=o mode=draw ! fakesink")
-    outcome = run(p, timeout_s=30)
-    assert outcome.stopped and outcome.error and "mode=draw paints packed RGB frames" in outcome.error
-
-
 def test_obboverlay_without_metadata_passes_buffers_through():
     p = Gst.parse_launch("videotestsrc num-buffers=5 ! video/x-raw,format=RGBA,width=64,height=48 "
                          "! obboverlay mode=draw ! fakesink")
