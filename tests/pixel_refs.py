@@ -47,70 +47,102 @@ def up(c, sy, sx, h, w):
 
 # ---------------------------------------------------------------- random frames with their reference RGB
 
-def frame_and_reference(name, h, w, rng):
-    """The planes of a random ``name`` frame (numpy, as obbmeta.pixels documents them) and its RGB (3, H, W)."""
-    base, matrix, full = describe(name)
-    u8 = lambda *shape: rng.integers(0, 256, shape, dtype=np.uint8)  # noqa: E731
-    if name in ("RGBA", "BGRA", "ARGB", "ABGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGB", "BGR"):
-        img = u8(h, w, len(name))
-        return img, np.stack([img[..., name.index(c)] for c in "RGB"]) / 255
+RGB8 = ("RGBA", "BGRA", "ARGB", "ABGR", "RGBx", "BGRx", "xRGB", "xBGR", "RGB", "BGR")
+
+
+def plane_shapes(name, h, w):
+    """[(rows, cols, comps, numpy dtype)] of each plane of a ``name`` frame, in memory order."""
+    base = describe(name)[0]
+    if name in RGB8:
+        return [(h, w, len(name), np.uint8)]
     if name in ("R8_G8_B8", "B8_G8_R8"):
-        planes = tuple(u8(h, w, 1) for _ in range(3))
-        order = name[0] + name[3] + name[6]
-        return planes, np.stack([planes[order.index(c)][..., 0] for c in "RGB"]) / 255
+        return [(h, w, 1, np.uint8)] * 3
     if name.startswith(("RGBA_10", "BGRA_10")):
-        words = rng.integers(0, 2 ** 32, (h, w), dtype=np.uint64).astype(np.uint32)
-        low, mid, high = words & 1023, (words >> 10) & 1023, (words >> 20) & 1023
-        rgb = (low, mid, high) if name.startswith("RGBA") else (high, mid, low)
-        return words.view(np.uint8).reshape(h, w, 4), np.stack(rgb) / 1023
+        return [(h, w, 4, np.uint8)]  # the bytes of little-endian 32-bit words
     if name == "BGRA64_LE":
-        img = rng.integers(0, 2 ** 16, (h, w, 4), dtype=np.uint16)
-        return img, np.stack([img[..., 2], img[..., 1], img[..., 0]]) / 65535
+        return [(h, w, 4, np.uint16)]
     if name.startswith("GRAY"):
-        if name == "GRAY16_LE":
-            y = rng.integers(0, 2 ** 16, (h, w, 1), dtype=np.uint16)
-            return (y,), np.repeat(y[None, ..., 0] / 65535, 3, 0)
-        y = u8(h, w, 1)
-        v = y[..., 0] / 255 if full else np.clip((y[..., 0] - 16.0) / 219, 0, 1)
-        return (y,), np.repeat(v[None], 3, 0)
+        return [(h, w, 1, np.uint16 if name == "GRAY16_LE" else np.uint8)]
+    if base in PLANAR:
+        sx, sy, _ = PLANAR[base]
+        return [(h, w, 1, np.uint8)] + [(-(-h // sy), -(-w // sx), 1, np.uint8)] * 2
+    if base in SEMI:
+        sx, sy, _ = SEMI[base]
+        dtype = np.uint16 if base == "NV12_10LE" else np.uint8
+        return [(h, w, 1, dtype), (-(-h // sy), -(-w // sx), 2, dtype)]
+    if base in PACKED_422:
+        return [(h, w, 2, np.uint8)]
+    if base == "UYVP":
+        return [(h, w // 2, 5, np.uint8)]  # five bytes per pixel pair
+    raise AssertionError(f"no layout for {name}")
+
+
+def random_planes(name, h, w, rng):
+    """A random ``name`` frame in the form obbmeta.pixels documents (one array for packed formats, else a tuple)."""
+    planes = []
+    for rows, cols, comps, dtype in plane_shapes(name, h, w):
+        if name.startswith("NV12_10LE"):  # 10-bit codes in the high bits of 16 (P010)
+            planes.append(rng.integers(0, 1024, (rows, cols, comps), dtype=np.uint16) << 6)
+        else:
+            planes.append(rng.integers(0, np.iinfo(dtype).max + 1, (rows, cols, comps), dtype=dtype))
+    packed = name in RGB8 or name.startswith(("RGBA_10", "BGRA_10", "BGRA64")) or describe(name)[0] in (
+        PACKED_422 + ("UYVP",))
+    return planes[0] if packed else tuple(planes)
+
+
+def reference_rgb(name, frame):
+    """The RGB (3, H, W) in [0, 1] that a ``name`` frame (numpy planes) is."""
+    base, matrix, full = describe(name)
+    planes = [frame] if isinstance(frame, np.ndarray) else list(frame)
+    planes = [p if p.ndim == 3 else p[..., None] for p in planes]
+    h, w = planes[0].shape[:2]
+    if name in RGB8:
+        return np.stack([planes[0][..., name.index(c)] for c in "RGB"]) / 255
+    if name in ("R8_G8_B8", "B8_G8_R8"):
+        order = name[0] + name[3] + name[6]
+        return np.stack([planes[order.index(c)][..., 0] for c in "RGB"]) / 255
+    if name.startswith(("RGBA_10", "BGRA_10")):
+        words = np.ascontiguousarray(planes[0]).view("<u4")[..., 0].astype(np.int64)
+        low, mid, high = words & 1023, (words >> 10) & 1023, (words >> 20) & 1023
+        return np.stack((low, mid, high) if name.startswith("RGBA") else (high, mid, low)) / 1023
+    if name == "BGRA64_LE":
+        return np.stack([planes[0][..., 2], planes[0][..., 1], planes[0][..., 0]]) / 65535
+    if name.startswith("GRAY"):
+        y = planes[0][..., 0] * 1.0
+        v = y / 65535 if name == "GRAY16_LE" else y / 255 if full else np.clip((y - 16) / 219, 0, 1)
+        return np.repeat(v[None], 3, 0)
     if base in PLANAR:
         sx, sy, order = PLANAR[base]
-        ch, cw = -(-h // sy), -(-w // sx)
-        y, c1, c2 = u8(h, w, 1), u8(ch, cw, 1), u8(ch, cw, 1)
-        cb, cr = (c1, c2) if order == "UV" else (c2, c1)
-        ref = ycbcr_to_rgb(y[..., 0] * 1.0, up(cb[..., 0], sy, sx, h, w) * 1.0, up(cr[..., 0], sy, sx, h, w) * 1.0,
-                           matrix, full, 8)
-        return (y, c1, c2), ref
+        cb, cr = (planes[1], planes[2]) if order == "UV" else (planes[2], planes[1])
+        return ycbcr_to_rgb(planes[0][..., 0] * 1.0, up(cb[..., 0], sy, sx, h, w) * 1.0,
+                            up(cr[..., 0], sy, sx, h, w) * 1.0, matrix, full, 8)
     if base in SEMI:
         sx, sy, order = SEMI[base]
-        ch, cw = -(-h // sy), -(-w // sx)
-        if base == "NV12_10LE":  # 10-bit codes in the high bits of 16 (P010)
-            codes = [rng.integers(0, 1024, s, dtype=np.uint16) for s in ((h, w, 1), (ch, cw, 2))]
-            y, uv = (c << 6 for c in codes)
-            yc, uvc, bits = codes[0], codes[1], 10
-        else:
-            y, uv = u8(h, w, 1), u8(ch, cw, 2)
-            yc, uvc, bits = y, uv, 8
-        cb, cr = (uvc[..., 0], uvc[..., 1]) if order == "UV" else (uvc[..., 1], uvc[..., 0])
-        ref = ycbcr_to_rgb(yc[..., 0] * 1.0, up(cb, sy, sx, h, w) * 1.0, up(cr, sy, sx, h, w) * 1.0, matrix, full,
-                           bits)
-        return (y, uv), ref
+        y, uv, bits = planes[0][..., 0], planes[1], 8
+        if base == "NV12_10LE":
+            y, uv, bits = y >> 6, uv >> 6, 10
+        cb, cr = (uv[..., 0], uv[..., 1]) if order == "UV" else (uv[..., 1], uv[..., 0])
+        return ycbcr_to_rgb(y * 1.0, up(cb, sy, sx, h, w) * 1.0, up(cr, sy, sx, h, w) * 1.0, matrix, full, bits)
     if base in PACKED_422:
-        img = u8(h, w, 2)
-        group = img.reshape(h, w // 2, 4)
+        group = planes[0].reshape(h, w // 2, 4)
         pick = {c: group[..., base.index(c)] for c in "UV"}
         ys = group[..., [i for i, c in enumerate(base) if c == "Y"]].reshape(h, w)
-        ref = ycbcr_to_rgb(ys * 1.0, np.repeat(pick["U"], 2, 1) * 1.0, np.repeat(pick["V"], 2, 1) * 1.0, matrix,
-                           full, 8)
-        return img, ref
+        return ycbcr_to_rgb(ys * 1.0, np.repeat(pick["U"], 2, 1) * 1.0, np.repeat(pick["V"], 2, 1) * 1.0, matrix,
+                            full, 8)
     if base == "UYVP":  # U0 Y0 V0 Y1, 10 bits each, packed most significant bit first into five bytes
-        img = u8(h, w // 2, 5)
-        bits = np.unpackbits(img, axis=-1).reshape(h, w // 2, 4, 10)
+        pairs = planes[0].shape[1]
+        bits = np.unpackbits(planes[0], axis=-1).reshape(h, pairs, 4, 10)
         codes = (bits * (1 << np.arange(9, -1, -1))).sum(-1)
         u, y0, v, y1 = (codes[..., k] * 1.0 for k in range(4))
-        ys = np.stack([y0, y1], -1).reshape(h, w)
-        return img, ycbcr_to_rgb(ys, np.repeat(u, 2, 1), np.repeat(v, 2, 1), matrix, full, 10)
+        ys = np.stack([y0, y1], -1).reshape(h, 2 * pairs)
+        return ycbcr_to_rgb(ys, np.repeat(u, 2, 1), np.repeat(v, 2, 1), matrix, full, 10)
     raise AssertionError(f"no reference for {name}")
+
+
+def frame_and_reference(name, h, w, rng):
+    """The planes of a random ``name`` frame (numpy, as obbmeta.pixels documents them) and its RGB (3, H, W)."""
+    frame = random_planes(name, h, w, rng)
+    return frame, reference_rgb(name, frame)
 
 
 def pitched(array, device, pad=5):
