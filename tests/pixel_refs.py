@@ -139,6 +139,18 @@ def reference_rgb(name, frame):
     raise AssertionError(f"no reference for {name}")
 
 
+def planes_from_bytes(raw, name, width, height, offsets, strides):
+    """The planes of a ``name`` frame held in ``raw`` (uint8 numpy) at the given plane offsets and strides (bytes),
+    as copies in the form obbmeta.pixels documents."""
+    out = []
+    for k, (rows, cols, comps, dtype) in enumerate(plane_shapes(name, height, width)):
+        row_bytes = cols * comps * np.dtype(dtype).itemsize
+        lines = [raw[offsets[k] + r * strides[k]: offsets[k] + r * strides[k] + row_bytes] for r in range(rows)]
+        out.append(np.stack(lines).view(dtype).reshape(rows, cols, comps))
+    packed = len(out) == 1 and not name.startswith(("GRAY", "R8", "B8"))
+    return out[0] if packed else tuple(out)
+
+
 def frame_and_reference(name, h, w, rng):
     """The planes of a random ``name`` frame (numpy, as obbmeta.pixels documents them) and its RGB (3, H, W)."""
     frame = random_planes(name, h, w, rng)

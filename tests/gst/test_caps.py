@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from pipelines import buffer_probe, run
-from pixel_refs import describe, plane_shapes, reference_rgb
+from pixel_refs import describe, planes_from_bytes, reference_rgb
 
 from obbmeta import nvds, pixels
 from obbmeta.gst._frames import DRAW_FORMATS, READ_FORMATS
@@ -46,13 +46,7 @@ def planes_of(buf, caps, name):
     ok, mapinfo = buf.map(Gst.MapFlags.READ)
     raw = np.frombuffer(mapinfo.data, np.uint8).copy()
     buf.unmap(mapinfo)
-    out = []
-    for k, (rows, cols, comps, dtype) in enumerate(plane_shapes(name, info.height, info.width)):
-        row_bytes = cols * comps * np.dtype(dtype).itemsize
-        lines = [raw[info.offset[k] + r * info.stride[k]: info.offset[k] + r * info.stride[k] + row_bytes]
-                 for r in range(rows)]
-        out.append(np.stack(lines).view(dtype).reshape(rows, cols, comps))
-    return out[0] if len(out) == 1 and not name.startswith(("GRAY", "R8", "B8")) else tuple(out)
+    return planes_from_bytes(raw, name, info.width, info.height, list(info.offset), list(info.stride))
 
 
 class Recording(Detector):
