@@ -239,3 +239,13 @@ def test_planes_on_two_devices_are_refused():
     y, uv = nv12()
     with pytest.raises(ValueError, match="must share a device"):
         to_rgb((y, uv.cuda()), "NV12")
+
+
+def test_docs_list_every_colour_format_and_every_refusal():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "frames.md").read_text()
+    for value, fmt in pixels.BY_NVBUF_ID.items():
+        assert f"| {value} | `{fmt.name}` | {fmt.caps} |" in text, fmt.name
+    for name in pixels.UNREAD:
+        assert f"{pixels.NVBUF_COLOR_FORMATS.index(name)} `{name}`" in text, name
