@@ -58,6 +58,36 @@ def read(address: int, size: int) -> bytes | None:
     return data if len(data) == size else None
 
 
+def mapped(ranges: list[tuple[int, int]], write: bool = False) -> list[bool] | None:
+    """For each ``(address, size)``: whether all its bytes lie in memory this process has mapped readable (and
+    writable, with ``write``), from one read of ``/proc/self/maps``; None where that file cannot be read."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    spans = []  # (start, end, ok) in address order, as the kernel lists them
+    for line in lines:
+        head = line.split(b" ", 2)
+        lo, _, hi = head[0].partition(b"-")
+        perms = head[1] if len(head) > 1 else b""
+        spans.append((int(lo, 16), int(hi, 16), perms[:1] == b"r" and (not write or perms[1:2] == b"w")))
+    out = []
+    for address, size in ranges:
+        pos, end, ok = address, address + size, size >= 0 and 0 < address < ADDRESS_LIMIT - max(size, 0)
+        for lo, hi, usable in spans if ok and size else ():
+            if hi <= pos:
+                continue
+            if lo > pos or not usable:
+                ok = False
+                break
+            pos = hi
+            if pos >= end:
+                break
+        out.append(ok and pos >= end)
+    return out
+
+
 def struct_at(name: str, address: int, ctype: type) -> ctypes.Structure:
     """A copy of the ``ctype`` struct at ``address``; ValueError naming ``name`` when it is not readable memory."""
     data = read(address, ctypes.sizeof(ctype))

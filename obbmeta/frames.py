@@ -1,39 +1,48 @@
 """NVMM frames as PyTorch tensors, zero-copy: a mapped ``memory:NVMM`` Gst.Buffer is NVIDIA's ``NvBufSurface`` (one
-batched buffer of ``numFilled`` frames after nvstreammux), and each frame's pixels become a tensor view of the
-surface's own memory (a CUDA tensor for device memory, a CPU tensor for system / pinned memory).
+batched buffer of ``numFilled`` frames after nvstreammux), and each frame's pixels become tensor views of the
+surface's own memory (CUDA tensors for device memory, CPU tensors for system / pinned memory).
 
 ::
 
     with obbmeta.frames.map_surface(hash(gst_buffer)) as surface:     # a Gst.Buffer, or its address (pyds)
         for s in surface.surfaces:                                    # surfaceList[0 .. numFilled-1]
-            rgba = s.tensors()                                        # (H, W, 4) uint8 view, rows pitched
+            s.format_name                                             # "RGBA", "NV12_709", "YUV420", ...
+            rgba = s.tensors()                                        # packed: (H, W, 4) uint8 view, rows pitched
             luma, chroma = s.tensors()                                # NV12: (H, W, 1) and (H/2, W/2, 2)
+            rgb = obbmeta.pixels.to_rgb(s.tensors(), s.format_name)   # any format -> (3, H, W) float RGB
 
-The views alias the buffer's memory: they are valid while the buffer is mapped (inside the ``with``) and alive;
-``.clone()`` what you keep. ``frame_meta.batch_id`` indexes ``surfaces``.
+Every ``NvBufSurfaceColorFormat`` of :mod:`obbmeta.pixels`' table is read (its planes, as that table lays them
+out); the others are refused naming the format and the reason. The views alias the buffer's memory: they are valid
+while the buffer is mapped (inside the ``with``) and alive; ``.clone()`` what you keep. ``frame_meta.batch_id``
+indexes ``surfaces``; a batch with ``numFilled`` 0 has no surfaces.
 
 Two C layouts exist (facts from NVIDIA's headers, written here in our own words): DeepStream 5.0-7.1
 (``sizeof(NvBufSurface)`` 64, ``NvBufSurfaceParams`` 384 bytes) and DeepStream 8.0 and later (72 and 416: 8.0 added
 ``isImportedBuf``, ``cudaBuffer`` and two mapped-address pointers). Nothing inside the struct names its version, so
 the layout is chosen by the mapped size (a producer wraps exactly ``sizeof(NvBufSurface)``) and every field read is
-checked for plausibility; a buffer that matches neither layout is refused rather than guessed at. No GStreamer
-Python bindings are needed (the map goes through ``libgstreamer-1.0`` with ctypes); torch is imported when a view
-is made.
+checked: the structs are copied through :mod:`obbmeta._pointers` (a forged ``surfaceList`` raises instead of
+crashing), sizes must be plausible, every plane must fit its format and ``dataSize`` without overlapping another,
+system-memory planes must lie in memory this process has mapped, and CUDA planes inside one CUDA allocation on the
+surface's ``gpuId`` (asked of the CUDA driver before a tensor is made). A buffer that matches neither layout is
+refused rather than guessed at. No GStreamer Python bindings are needed (the map goes through ``libgstreamer-1.0``
+with ctypes); torch is imported when a view is made.
 """
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import ctypes.util
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
+from . import _pointers, pixels
 from ._pointers import gst_buffer_address
 
 MAX_PLANES = 4
 MAX_BATCH = 4096          # plausibility bound for batchSize (nvstreammux batches are far smaller)
-MAX_SIDE = 1 << 16        # plausibility bound for a surface side in pixels
+MAX_SIDE = pixels.MAX_SIDE
 
 # NvBufSurfaceMemType (append-only enum; CUDA_ARRAY only in DeepStream 9).
 MEM_DEFAULT, MEM_CUDA_PINNED, MEM_CUDA_DEVICE, MEM_CUDA_UNIFIED = 0, 1, 2, 3
@@ -45,12 +54,6 @@ CUDA_MEMORY = (MEM_DEFAULT, MEM_CUDA_DEVICE, MEM_CUDA_UNIFIED)
 HOST_MEMORY = (MEM_CUDA_PINNED, MEM_SYSTEM)
 
 LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR = 0, 1
-
-# NvBufSurfaceColorFormat values (the same in every DeepStream release) -> GStreamer format name, channels.
-COLOR_FORMATS = {1: ("GRAY8", 1), 6: ("NV12", 1), 7: ("NV12_ER", 1), 19: ("RGBA", 4), 20: ("BGRA", 4),
-                 21: ("ARGB", 4), 22: ("ABGR", 4), 23: ("RGBx", 4), 24: ("BGRx", 4), 25: ("xRGB", 4),
-                 26: ("xBGR", 4), 27: ("RGB", 3), 28: ("BGR", 3)}
-FORMAT_IDS = {name: k for k, (name, _) in COLOR_FORMATS.items()}
 
 
 class SurfaceLayoutError(ValueError):
@@ -138,7 +141,8 @@ assert sorted(LAYOUT_BY_SIZE) == [64, 72] and ctypes.sizeof(SurfaceParams7) == 3
 # ---------------------------------------------------------------- parsed surfaces
 
 @dataclass(frozen=True)
-class Plane:
+class SurfacePlane:
+    """One plane as the surface's ``planeParams`` describe it (``width`` in the plane's own samples)."""
     width: int
     height: int
     pitch: int
@@ -157,34 +161,40 @@ class FrameSurface:
     format_name: str
     data_ptr: int
     data_size: int
-    planes: tuple[Plane, ...]
+    planes: tuple[SurfacePlane, ...]
     mem_type: int
     gpu_id: int
+
+    @property
+    def pixel_format(self) -> pixels.PixelFormat:
+        """The frame's entry of :data:`obbmeta.pixels.FORMATS`."""
+        return pixels.FORMATS[self.format_name]
 
     @property
     def is_cuda(self) -> bool:
         return self.mem_type in CUDA_MEMORY
 
     def tensors(self) -> Any:
-        """Zero-copy views: (H, W, C) uint8 for packed RGB formats; ``(luma (H, W, 1), chroma (H/2, W/2, 2))`` for
-        NV12; ``(luma,)`` for GRAY8. Rows keep the surface's pitch (``stride(0) == pitch``)."""
-        if self.format_name in ("NV12", "NV12_ER"):
-            y, uv = self.planes[0], self.planes[1]
-            return (self._view(y.offset, y.height, y.width, 1, y.pitch),
-                    self._view(uv.offset, uv.height, uv.width, 2, uv.pitch))
-        if self.format_name == "GRAY8":
-            p = self.planes[0]
-            return (self._view(p.offset, p.height, p.width, 1, p.pitch),)
-        channels = COLOR_FORMATS[self.color_format][1]
-        return self._view(self.planes[0].offset, self.height, self.width, channels, self.pitch)
+        """Zero-copy views in the form :func:`obbmeta.pixels.to_rgb` takes: one (H, W, C) tensor for packed formats
+        (RGBA (H, W, 4), UYVY (H, W, 2), ...), the tuple of planes for planar ones (NV12 ``(luma (H, W, 1),
+        chroma (H/2, W/2, 2))``, I420 three planes, GRAY8 ``(luma,)``); uint16 for 16-bit samples. Rows keep the
+        surface's pitch (``stride(0) == pitch`` in bytes / sample size)."""
+        fmt = self.pixel_format
+        views = tuple(self._view(k, spec) for k, spec in enumerate(fmt.planes))
+        return views[0] if fmt.packed else views
 
-    def _view(self, offset: int, rows: int, cols: int, channels: int, pitch: int) -> Any:
-        nbytes = pitch * (rows - 1) + cols * channels
-        if offset + nbytes > self.data_size:
-            raise SurfaceLayoutError(f"surface {self.index}: a {rows}x{cols}x{channels} plane at offset {offset} "
-                                     f"with pitch {pitch} needs {offset + nbytes} bytes, dataSize is {self.data_size}")
-        return _tensor_view(self.data_ptr + offset, (rows, cols, channels), (pitch, channels, 1), nbytes,
-                            self.mem_type, self.gpu_id)
+    def _view(self, k: int, spec: pixels.Plane) -> Any:
+        plane = self.planes[k]
+        cols = _plane_cols(self.pixel_format, spec, plane, self.width)
+        group = spec.comps * spec.depth
+        nbytes = plane.pitch * (plane.height - 1) + cols * group
+        view = _tensor_view(self.data_ptr + plane.offset, (plane.height, cols, group), (plane.pitch, group, 1),
+                            nbytes, self.mem_type, self.gpu_id, f"surface {self.index} plane {k}")
+        if spec.depth == 2:  # 16-bit samples (little-endian, as the formats define them)
+            import torch
+
+            view = view.view(torch.uint16)
+        return view
 
 
 @dataclass(frozen=True)
@@ -204,52 +214,122 @@ class BatchedSurface:
         return names.pop() if len(names) == 1 else ",".join(sorted(names)) if names else ""
 
 
-def read_surface(address: int, size: int) -> BatchedSurface:
+def read_surface(address: int, size: int, write: bool = False) -> BatchedSurface:
     """Parse the ``NvBufSurface`` at ``address``; ``size`` is the mapped size (``GstMapInfo.size``), which picks the
-    layout. Raises :class:`SurfaceLayoutError` for an unknown size or implausible contents."""
+    layout; ``write``: the frames will be written (system-memory planes must then be writable). Raises
+    :class:`SurfaceLayoutError` for an unknown size, unreadable memory or implausible contents."""
     if not isinstance(address, int) or isinstance(address, bool) or address <= 0:
         raise ValueError(f"address must be a positive int (an NvBufSurface*), got {address!r}")
     layout = LAYOUT_BY_SIZE.get(size)
     if layout is None:
         raise SurfaceLayoutError(f"a mapped NVMM buffer of {size} bytes is no NvBufSurface obbmeta knows (64 bytes: "
                                  "DeepStream 5.0-7.1, 72 bytes: DeepStream 8.0+); refusing to guess")
-    s = layout.surface.from_address(address)
     where = f"NvBufSurface ({layout.name} layout)"
+    s = _copy(where, address, layout.surface)
     if not 0 < s.batchSize <= MAX_BATCH or s.numFilled > s.batchSize:
         raise SurfaceLayoutError(f"{where}: implausible batchSize {s.batchSize} / numFilled {s.numFilled}")
     if s.memType not in MEM_TYPES:
         raise SurfaceLayoutError(f"{where}: unknown memType {s.memType}")
-    if s.numFilled and not s.surfaceList:
-        raise SurfaceLayoutError(f"{where}: surfaceList is NULL")
-    frames = tuple(_frame(s.surfaceList[i], i, s.memType, s.gpuId, where) for i in range(s.numFilled))
+    frames: tuple[FrameSurface, ...] = ()
+    if s.numFilled:
+        if not s.surfaceList:
+            raise SurfaceLayoutError(f"{where}: surfaceList is NULL")
+        table = _copy(f"{where} surfaceList", ctypes.cast(s.surfaceList, ctypes.c_void_p).value,
+                      layout.params * s.numFilled)
+        frames = tuple(_frame(table[i], i, s.memType, s.gpuId, where) for i in range(s.numFilled))
+    if s.memType in HOST_MEMORY:
+        _check_host_planes(frames, write, where)
     return BatchedSurface(address, layout.name, int(s.gpuId), int(s.batchSize), int(s.numFilled), int(s.memType),
                           frames)
 
 
+def _copy(where: str, address: int, ctype: type) -> Any:
+    try:
+        return _pointers.struct_at(where, address, ctype)
+    except ValueError as exc:
+        raise SurfaceLayoutError(str(exc)) from None
+
+
+def _plane_cols(fmt: pixels.PixelFormat, spec: pixels.Plane, plane: SurfacePlane, width: int) -> int:
+    """Columns of the plane's view: planeParams' width for whole samples; for packed 4:2:2 (where producers report
+    pixels or pixel pairs) what the frame width needs."""
+    return plane.width if fmt.packing == "planes" else spec.shape(width, 1)[1]
+
+
 def _frame(p: Any, index: int, mem_type: int, gpu_id: int, where: str) -> FrameSurface:
     where = f"{where} surfaceList[{index}]"
-    if not (0 < p.width <= MAX_SIDE and 0 < p.height <= MAX_SIDE):
-        raise SurfaceLayoutError(f"{where}: implausible size {p.width}x{p.height}")
-    if p.colorFormat not in COLOR_FORMATS:
-        raise SurfaceLayoutError(f"{where}: colour format {p.colorFormat} is not one obbmeta reads (supported: "
-                                 + ", ".join(n for n, _ in COLOR_FORMATS.values()) + "); convert with nvvideoconvert")
+    try:
+        fmt = pixels.from_nvbuf(int(p.colorFormat))
+        pixels.check_size(int(p.width), int(p.height), "surface")
+    except ValueError as exc:
+        raise SurfaceLayoutError(f"{where}: {exc}") from None
     if p.layout != LAYOUT_PITCH:
         raise SurfaceLayoutError(f"{where}: layout {p.layout} (block linear) cannot be viewed as a tensor; use "
                                  "pitch-linear surfaces (nvvideoconvert's default on dGPU)")
-    name, channels = COLOR_FORMATS[p.colorFormat]
-    pp = p.planeParams
-    want_planes = 2 if name.startswith("NV12") else 1
-    if not want_planes <= pp.num_planes <= MAX_PLANES:
-        raise SurfaceLayoutError(f"{where}: {name} needs {want_planes} planes, planeParams says {pp.num_planes}")
-    planes = tuple(Plane(pp.width[k], pp.height[k], pp.pitch[k], pp.offset[k], pp.bytesPerPix[k])
-                   for k in range(pp.num_planes))
-    if p.pitch < p.width * channels or planes[0].pitch != p.pitch:
-        raise SurfaceLayoutError(f"{where}: pitch {p.pitch} (plane 0: {planes[0].pitch}) is too small for "
-                                 f"{p.width} {name} pixels")
     if not p.dataPtr:
         raise SurfaceLayoutError(f"{where}: dataPtr is NULL")
-    return FrameSurface(index, int(p.width), int(p.height), int(p.pitch), int(p.colorFormat), name, int(p.dataPtr),
-                        int(p.dataSize), planes, int(mem_type), int(gpu_id))
+    pp = p.planeParams
+    if pp.num_planes != len(fmt.planes):
+        raise SurfaceLayoutError(f"{where}: {fmt.name} has {len(fmt.planes)} plane(s), planeParams says "
+                                 f"{pp.num_planes}")
+    w, h = int(p.width), int(p.height)
+    planes, spans = [], []
+    for k, spec in enumerate(fmt.planes):
+        plane = SurfacePlane(int(pp.width[k]), int(pp.height[k]), int(pp.pitch[k]), int(pp.offset[k]),
+                             int(pp.bytesPerPix[k]))
+        name = f"{where}: plane {k} ({spec.channels} of {fmt.name} {w}x{h})"
+        rows = {h} if k == 0 else {h // spec.sub_y, -(-h // spec.sub_y)} - {0}
+        if fmt.packing == "planes":
+            cols = {w} if k == 0 else {w // spec.sub_x, -(-w // spec.sub_x)} - {0}
+        else:
+            cols = {w, -(-w // 2)}
+        if plane.height not in rows or plane.width not in cols:
+            raise SurfaceLayoutError(f"{name} is {plane.width}x{plane.height}; it must be "
+                                     f"{' or '.join(map(str, sorted(cols)))} wide and "
+                                     f"{' or '.join(map(str, sorted(rows)))} high")
+        group = spec.comps * spec.depth
+        if fmt.packing == "planes" and plane.bytes_per_pixel != group:
+            raise SurfaceLayoutError(f"{name} has bytesPerPix {plane.bytes_per_pixel}, the format has {group}")
+        row_bytes = _plane_cols(fmt, spec, plane, w) * group
+        if plane.pitch < row_bytes:
+            raise SurfaceLayoutError(f"{name}: pitch {plane.pitch} is less than its {row_bytes}-byte rows")
+        if spec.depth > 1 and (plane.pitch % spec.depth or (p.dataPtr + plane.offset) % spec.depth):
+            raise SurfaceLayoutError(f"{name}: pitch {plane.pitch} / address 0x{p.dataPtr + plane.offset:x} are not "
+                                     f"multiples of its {spec.depth}-byte samples")
+        end = plane.offset + plane.pitch * (plane.height - 1) + row_bytes
+        if end > p.dataSize:
+            raise SurfaceLayoutError(f"{name} at offset {plane.offset} with pitch {plane.pitch} needs {end} bytes, "
+                                     f"dataSize is {p.dataSize}")
+        planes.append(plane)
+        spans.append((plane.offset, end, k))
+    spans.sort()
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if start < end:
+            raise SurfaceLayoutError(f"{where}: planes {min(a, b)} and {max(a, b)} of {fmt.name} overlap")
+    if p.pitch != planes[0].pitch:
+        raise SurfaceLayoutError(f"{where}: pitch {p.pitch} differs from plane 0's pitch {planes[0].pitch}")
+    return FrameSurface(index, w, h, int(p.pitch), int(p.colorFormat), fmt.name, int(p.dataPtr), int(p.dataSize),
+                        tuple(planes), int(mem_type), int(gpu_id))
+
+
+def _check_host_planes(frames: tuple[FrameSurface, ...], write: bool, where: str) -> None:
+    """System / pinned memory: every plane's bytes must be memory this process has mapped (readable, and writable
+    when the frames will be written), or reading them would crash the process."""
+    ranges, names = [], []
+    for s in frames:
+        for k, (spec, plane) in enumerate(zip(s.pixel_format.planes, s.planes)):
+            cols = _plane_cols(s.pixel_format, spec, plane, s.width)
+            nbytes = plane.pitch * (plane.height - 1) + cols * spec.comps * spec.depth
+            ranges.append((s.data_ptr + plane.offset, nbytes))
+            names.append(f"{where} surfaceList[{s.index}] plane {k}")
+    ok = _pointers.mapped(ranges, write)
+    if ok is None:  # no /proc/self/maps: at least the first and last byte of each plane must be readable
+        ok = [_pointers.read(a, 1) is not None and _pointers.read(a + n - 1, 1) is not None for a, n in ranges]
+    for (address, nbytes), name, good in zip(ranges, names, ok):
+        if not good:
+            access = "writable" if write else "readable"
+            raise SurfaceLayoutError(f"{name}: its {nbytes} bytes at 0x{address:x} are not memory this process has "
+                                     f"mapped {access} (memType {MEM_TYPES[frames[0].mem_type]} says they are)")
 
 
 # ---------------------------------------------------------------- tensor views
@@ -262,16 +342,75 @@ class _CudaArray:
                                          "version": 3}
 
 
-def _tensor_view(ptr: int, shape: tuple, strides: tuple, nbytes: int, mem_type: int, gpu_id: int) -> Any:
+def _tensor_view(ptr: int, shape: tuple, strides: tuple, nbytes: int, mem_type: int, gpu_id: int, what: str) -> Any:
     import torch
 
     if mem_type in CUDA_MEMORY:
+        if not torch.cuda.is_available():
+            raise SurfaceLayoutError(f"{what} is CUDA memory (memType {MEM_TYPES[mem_type]}), but this torch "
+                                     f"({torch.__version__}) sees no CUDA device: install a CUDA build of torch, or "
+                                     "convert to system memory (nvvideoconvert ! video/x-raw)")
+        if gpu_id >= torch.cuda.device_count():
+            raise SurfaceLayoutError(f"{what}: the surface's gpuId is {gpu_id}, torch sees "
+                                     f"{torch.cuda.device_count()} CUDA device(s)")
+        _check_cuda_range(ptr, nbytes, gpu_id, what)
         return torch.as_tensor(_CudaArray(ptr, shape, strides), device=f"cuda:{gpu_id}")
-    if mem_type in HOST_MEMORY:
+    if mem_type in HOST_MEMORY:  # checked to be mapped memory by read_surface
         flat = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), dtype=torch.uint8)
         return flat.as_strided(shape, strides)
     raise SurfaceLayoutError(f"memType {MEM_TYPES.get(mem_type, mem_type)} (Jetson surface arrays / handles, CUDA "
                              "arrays) has no linear address to view; convert to CUDA device memory with nvvideoconvert")
+
+
+# CUDA driver API values (cuda.h): CUpointer_attribute MEMORY_TYPE 2, IS_MANAGED 8, DEVICE_ORDINAL 9;
+# CUmemorytype DEVICE 2, UNIFIED 4.
+_CU_MEMORY_TYPE, _CU_IS_MANAGED, _CU_DEVICE_ORDINAL = 2, 8, 9
+_CU_DEVICE_MEMORY = (2, 4)
+_driver_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _cuda_driver() -> ctypes.CDLL | None:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    lib.cuInit.argtypes = [ctypes.c_uint]
+    lib.cuPointerGetAttributes.argtypes = [ctypes.c_uint, ctypes.POINTER(ctypes.c_int),
+                                           ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64]
+    lib.cuMemGetAddressRange_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t),
+                                            ctypes.c_uint64]
+    for fn in (lib.cuInit, lib.cuPointerGetAttributes, lib.cuMemGetAddressRange_v2):
+        fn.restype = ctypes.c_int
+    return lib if lib.cuInit(0) == 0 else None
+
+
+def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
+    """[ptr, ptr + nbytes) must be CUDA device (or managed) memory of GPU ``gpu_id``, inside one allocation: a
+    forged pointer handed to a kernel would corrupt the CUDA context for the whole process."""
+    import torch
+
+    lib = _cuda_driver()
+    if lib is None:
+        raise SurfaceLayoutError(f"{what} is CUDA memory, but the CUDA driver (libcuda.so.1) could not be loaded to "
+                                 "check its pointer")
+    values = (ctypes.c_uint64 * 3)()
+    attrs = (ctypes.c_int * 3)(_CU_MEMORY_TYPE, _CU_IS_MANAGED, _CU_DEVICE_ORDINAL)
+    data = (ctypes.c_void_p * 3)(*(ctypes.addressof(values) + 8 * i for i in range(3)))
+    base, size = ctypes.c_uint64(), ctypes.c_size_t()
+    with _driver_lock, torch.cuda.device(gpu_id):  # the GPU's primary context current on this thread
+        rc = lib.cuPointerGetAttributes(3, attrs, data, ptr)
+        rc_range = lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr)
+    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values)
+    if rc != 0 or not (mem_type in _CU_DEVICE_MEMORY or managed):
+        raise SurfaceLayoutError(f"{what}: dataPtr 0x{ptr:x} is not CUDA device memory (driver: result {rc}, memory "
+                                 f"type {mem_type})")
+    if ordinal != gpu_id:
+        raise SurfaceLayoutError(f"{what}: dataPtr 0x{ptr:x} is memory of GPU {ordinal}, the surface says gpuId "
+                                 f"{gpu_id}")
+    if rc_range != 0 or not base.value <= ptr or ptr + nbytes > base.value + size.value:
+        raise SurfaceLayoutError(f"{what}: its {nbytes} bytes at 0x{ptr:x} are not inside one CUDA allocation "
+                                 f"(driver: result {rc_range}, allocation 0x{base.value:x} + {size.value})")
 
 
 # ---------------------------------------------------------------- mapping a GstBuffer
@@ -321,5 +460,5 @@ def map_surface(buf: Any, write: bool = False) -> Iterator[BatchedSurface]:
     with map_buffer(buf, write) as (address, size):
         if not address:
             raise SurfaceLayoutError("the buffer mapped to no memory")
-        yield read_surface(address, size)
+        yield read_surface(address, size, write)
 

@@ -1,51 +1,71 @@
-"""System-memory NvBufSurfaces built by hand in either C layout, for the CPU tests of obbmeta.frames and of the
-elements' NVMM path (on the GPU machine the same tests use NVIDIA's own NvBufSurfaceCreate). The struct definitions
-used to build them are obbmeta.frames' own; the tests check what a view reads against the numpy pixels written
-here, and the layouts' sizes and offsets against the numbers in NVIDIA's headers (tests/test_frames.py)."""
+"""NvBufSurfaces for the tests of obbmeta.frames and of the elements' NVMM path: built by hand in system memory in
+either C layout (CPU tests), or allocated by NVIDIA's own NvBufSurfaceCreate in CUDA memory (GPU machine).
+
+A frame is given in the tensor form obbmeta.pixels documents for its format: one array for packed formats, the tuple
+of plane arrays for planar ones ((H, W, 1) / (H, W) luma, (H/2, W/2, 2) NV12 chroma, uint16 for 16-bit samples).
+For NV12 a bare (H, W) luma array is accepted too (its chroma is made from it). The tests check what a view reads
+against the numpy pixels written here, and the layouts' sizes and offsets against the numbers in NVIDIA's headers
+(tests/test_frames.py)."""
 from __future__ import annotations
 
 import ctypes
 
 import numpy as np
 
-from obbmeta import frames
+from obbmeta import frames, pixels
 
 ROW_ALIGN = 512  # NVIDIA's allocator pads rows (seen: 64 RGBA pixels -> pitch 512)
+
+
+def frame_planes(image, fmt: pixels.PixelFormat) -> list[np.ndarray]:
+    """The planes of one frame as (rows, cols, comps) arrays."""
+    if isinstance(image, tuple):
+        planes = list(image)
+    elif fmt.caps == "NV12" and image.ndim == 2:  # luma only: chroma made from it
+        planes = [image, np.stack([image[::2, ::2], 255 - image[::2, ::2]], -1).astype(np.uint8)]
+    else:
+        planes = [image]
+    return [p if p.ndim == 3 else p[..., None] for p in planes]
+
+
+def plane_params(fmt: pixels.PixelFormat, k: int, array: np.ndarray, width: int) -> tuple[int, int]:
+    """(planeParams width, bytesPerPix) as obbmeta's table reads them (packed 4:2:2: pixels, 2 bytes)."""
+    spec = fmt.planes[k]
+    if fmt.packing == "planes":
+        return array.shape[1], spec.comps * spec.depth
+    return width, 2
 
 
 class HostSurface:
     """A batch of frames in system memory described by a real-layout NvBufSurface (kept alive by this object)."""
 
-    def __init__(self, images: list[np.ndarray], fmt: str = "RGBA", layout: frames.Layout = frames.LAYOUTS[0],
+    def __init__(self, images: list, fmt: str = "RGBA", layout: frames.Layout = frames.LAYOUTS[0],
                  num_filled: int | None = None, mem_type: int = frames.MEM_SYSTEM, pitch_align: int = ROW_ALIGN):
         self.layout = layout
+        self.format = pixels.FORMATS[fmt]
         self.pixels: list[np.ndarray] = []
-        params = (layout.params * len(images))()
+        params = (layout.params * max(len(images), 1))()
         for i, img in enumerate(images):
             p = params[i]
-            h, w = img.shape[:2]
-            if fmt == "NV12":  # img is (H, W) luma; chroma is made from it
-                y = img
-                uv = np.stack([y[::2, ::2], 255 - y[::2, ::2]], -1).astype(np.uint8)
-                planes = [(y[..., None], 1), (uv, 2)]
-            else:
-                planes = [(img if img.ndim == 3 else img[..., None], img.shape[2] if img.ndim == 3 else 1)]
-            pitches = [-(-pl.shape[1] * bpp // pitch_align) * pitch_align for pl, bpp in planes]
-            sizes = [pitch * pl.shape[0] for (pl, _), pitch in zip(planes, pitches)]
-            store = np.zeros(sum(sizes), dtype=np.uint8)
+            planes = frame_planes(img, self.format)
+            h = planes[0].shape[0]
+            w = planes[0].shape[1] * self.format.planes[0].sub_x
+            raw = [pl.view(np.uint8).reshape(pl.shape[0], -1) for pl in planes]
+            pitches = [-(-r.shape[1] // pitch_align) * pitch_align for r in raw]
+            sizes = [pitch * r.shape[0] for r, pitch in zip(raw, pitches)]
+            store = np.zeros(sum(sizes) + 64, dtype=np.uint8)  # 64: room to forge a plane a little beyond
             offset = 0
             pp = p.planeParams
             pp.num_planes = len(planes)
-            for k, ((pl, bpp), pitch, size) in enumerate(zip(planes, pitches, sizes)):
-                rows = store[offset:offset + size].reshape(pl.shape[0], pitch)
-                rows[:, : pl.shape[1] * bpp] = pl.reshape(pl.shape[0], -1)
-                pp.width[k], pp.height[k], pp.pitch[k] = pl.shape[1], pl.shape[0], pitch
-                pp.offset[k], pp.psize[k], pp.bytesPerPix[k] = offset, size, bpp
+            for k, (r, pitch, size) in enumerate(zip(raw, pitches, sizes)):
+                store[offset:offset + size].reshape(r.shape[0], pitch)[:, : r.shape[1]] = r
+                pp.width[k], pp.bytesPerPix[k] = plane_params(self.format, k, planes[k], w)
+                pp.height[k], pp.pitch[k], pp.offset[k], pp.psize[k] = r.shape[0], pitch, offset, size
                 offset += size
             p.width, p.height, p.pitch = w, h, pitches[0]
-            p.colorFormat = frames.FORMAT_IDS[fmt]
+            p.colorFormat = self.format.nvbuf_id
             p.layout = frames.LAYOUT_PITCH
-            p.dataSize = store.nbytes
+            p.dataSize = offset
             p.dataPtr = store.ctypes.data
             self.pixels.append(store)
         self.params = params
@@ -68,10 +88,13 @@ class HostSurface:
         return ctypes.string_at(self.address, self.size)
 
     def plane(self, index: int, k: int = 0) -> np.ndarray:
-        """(rows, cols, bpp) view of plane k of frame `index` in this object's own memory (for checks)."""
+        """Plane k of frame `index` in this object's own memory, in its tensor form (for checks)."""
         pp = self.params[index].planeParams
+        spec = self.format.planes[k]
+        cols = spec.shape(self.params[index].width, 1)[1]
         raw = self.pixels[index][pp.offset[k]: pp.offset[k] + pp.psize[k]].reshape(pp.height[k], pp.pitch[k])
-        return raw[:, : pp.width[k] * pp.bytesPerPix[k]].reshape(pp.height[k], pp.width[k], pp.bytesPerPix[k])
+        rows = raw[:, : cols * spec.comps * spec.depth]
+        return rows.view(np.uint16 if spec.depth == 2 else np.uint8).reshape(pp.height[k], cols, spec.comps)
 
 
 def nvbufsurface_library():
@@ -97,18 +120,21 @@ def nvbufsurface_library():
 class CudaSurface:
     """The same batch as HostSurface, but allocated by NVIDIA's NvBufSurfaceCreate in CUDA device memory (layout of
     the loaded library: DeepStream 8.0+ for the 9.x wheel). Pixels go in and come back out only through NVIDIA's API
-    (NvBufSurfaceCopy to / from a pinned staging batch read with numpy), so checks never trust obbmeta's views."""
+    (NvBufSurfaceCopy to / from a pinned staging batch read with numpy, at the pitches and offsets NVIDIA chose), so
+    checks never trust obbmeta's views."""
 
     layout = frames.LAYOUTS[0]
 
-    def __init__(self, images: list[np.ndarray], fmt: str = "RGBA", mem_type: int = frames.MEM_CUDA_DEVICE):
+    def __init__(self, images: list, fmt: str = "RGBA", mem_type: int = frames.MEM_CUDA_DEVICE):
         self.lib = lib = nvbufsurface_library()
         if lib is None:
             raise RuntimeError("NVIDIA's libnvbufsurface.so could not be loaded")
-        h, w = images[0].shape[:2]
+        self.format = pixels.FORMATS[fmt]
+        planes = [frame_planes(img, self.format) for img in images]
+        h, w = planes[0][0].shape[0], planes[0][0].shape[1] * self.format.planes[0].sub_x
         params = self.layout.create_params()
         params.gpuId, params.width, params.height = 0, w, h
-        params.colorFormat, params.layout = frames.FORMAT_IDS[fmt], frames.LAYOUT_PITCH
+        params.colorFormat, params.layout = self.format.nvbuf_id, frames.LAYOUT_PITCH
         self.dev, self.staging = ctypes.c_void_p(), ctypes.c_void_p()
         for out, mem in ((self.dev, mem_type), (self.staging, frames.MEM_CUDA_PINNED)):
             params.memType = mem
@@ -117,13 +143,9 @@ class CudaSurface:
                 raise RuntimeError(f"NvBufSurfaceCreate({fmt}, memType {mem}) returned {rc}")
             self.layout.surface.from_address(out.value).numFilled = len(images)
         self.struct = self.layout.surface.from_address(self.dev.value)
-        self.fmt = fmt
-        for i, img in enumerate(images):
-            if fmt == "NV12":
-                self.plane(i, 0, copy=False)[...] = img[..., None]
-                self.plane(i, 1, copy=False)[...] = np.stack([img[::2, ::2], 255 - img[::2, ::2]], -1)
-            else:
-                self.plane(i, 0, copy=False)[...] = img if img.ndim == 3 else img[..., None]
+        for i, frame in enumerate(planes):
+            for k, plane in enumerate(frame):
+                self.plane(i, k, copy=False)[...] = plane
         assert lib.NvBufSurfaceCopy(self.staging, self.dev) == 0
 
     @property
@@ -142,15 +164,17 @@ class CudaSurface:
         return ctypes.string_at(self.address, self.size)
 
     def plane(self, index: int, k: int = 0, copy: bool = True) -> np.ndarray:
-        """Plane k of frame `index` as NVIDIA's copy brings it to pinned memory (copy=False: the staging memory
-        itself, to fill before the copy to the device)."""
+        """Plane k of frame `index` as NVIDIA's copy brings it to pinned memory, in its tensor form (copy=False: the
+        staging memory itself, to fill before the copy to the device)."""
         if copy:
             assert self.lib.NvBufSurfaceCopy(self.dev, self.staging) == 0
         p = self.layout.surface.from_address(self.staging.value).surfaceList[index]
         pp = p.planeParams
-        rows, cols, bpp, pitch = pp.height[k], pp.width[k], pp.bytesPerPix[k], pp.pitch[k]
+        spec = self.format.planes[k]
+        rows, pitch, cols = pp.height[k], pp.pitch[k], spec.shape(p.width, 1)[1]
         raw = (ctypes.c_uint8 * (pitch * rows)).from_address(p.dataPtr + pp.offset[k])
-        view = np.frombuffer(raw, np.uint8).reshape(rows, pitch)[:, : cols * bpp].reshape(rows, cols, bpp)
+        view = np.frombuffer(raw, np.uint8).reshape(rows, pitch)[:, : cols * spec.comps * spec.depth]
+        view = view.view(np.uint16 if spec.depth == 2 else np.uint8).reshape(rows, cols, spec.comps)
         return view.copy() if copy else view
 
     def memset(self, value: int) -> None:

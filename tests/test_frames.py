@@ -1,15 +1,18 @@
-"""obbmeta.frames on system-memory NvBufSurfaces (the CPU side of the NVMM path; tests/gpu/ runs the CUDA side
-against NVIDIA's own libnvbufsurface)."""
+"""obbmeta.frames on system-memory NvBufSurfaces of every colour format (the CPU side of the NVMM path), forged
+surfaces that must raise instead of crashing, and the CUDA side against NVIDIA's own libnvbufsurface (GPU machine:
+tests/gpu/nvmm.sh)."""
 from __future__ import annotations
 
 import ctypes
+import mmap
 
 import numpy as np
 import pytest
 import torch
+from pixel_refs import frame_and_reference, levels
 from surfaces import HostSurface
 
-from obbmeta import frames
+from obbmeta import frames, pixels
 
 RNG = np.random.default_rng(7)
 
@@ -69,6 +72,135 @@ def test_only_filled_surfaces_are_frames():
     assert len(frames.read_surface(s.address, s.size).surfaces) == 2
 
 
+def test_an_empty_batch_has_no_surfaces():
+    s = HostSurface(images(4), num_filled=0)
+    batch = frames.read_surface(s.address, s.size)
+    assert (batch.batch_size, batch.num_filled, batch.surfaces) == (4, 0, ())
+
+
+# Every colour format the table reads, from a real-layout surface (ids as NVIDIA's header numbers them).
+NVBUF_FORMATS = sorted(pixels.BY_NVBUF_ID.values(), key=lambda f: f.nvbuf_id)
+
+
+@pytest.mark.parametrize("layout", frames.LAYOUTS, ids=lambda lay: lay.name)
+@pytest.mark.parametrize("fmt", NVBUF_FORMATS, ids=lambda f: f"{f.nvbuf_id}-{f.name}")
+def test_every_colour_format_is_read_from_a_surface_into_the_reference_rgb(fmt, layout):
+    h, w = 7, 10  # odd height: chroma planes of 4:2:0 have ceil(7 / 2) rows
+    made = [frame_and_reference(fmt.name, h, w, RNG) for _ in range(2)]
+    s = HostSurface([planes for planes, _ in made], fmt.name, layout, pitch_align=64)
+    batch = frames.read_surface(s.address, s.size)
+    for i, (surf, (_, ref)) in enumerate(zip(batch.surfaces, made)):
+        assert (surf.color_format, surf.format_name, surf.width, surf.height) == (fmt.nvbuf_id, fmt.name, w, h)
+        views = surf.tensors()
+        views = (views,) if fmt.packed else views
+        for k, view in enumerate(views):
+            assert view.stride(0) * view.element_size() == s.params[i].planeParams.pitch[k]
+            assert np.array_equal(view.numpy(), s.plane(i, k))
+        assert levels(pixels.to_rgb(surf.tensors(), surf.format_name), ref) <= 0.5
+
+
+def nv12_surface():
+    return HostSurface([RNG.integers(0, 256, (16, 20), dtype=np.uint8)], "NV12")
+
+
+@pytest.mark.parametrize("plane,field,value,match", [
+    (1, "height", 0, r"plane 1 \(UV of NV12 20x16\) is 10x0; it must be 10 wide and 8 high"),
+    (1, "width", 3, "is 3x8; it must be 10 wide"),
+    (0, "width", 28, r"plane 0 \(Y of NV12 20x16\) is 28x16; it must be 20 wide"),
+    (1, "bytesPerPix", 3, "bytesPerPix 3, the format has 2"),
+    (1, "pitch", 12, "pitch 12 is less than its 20-byte rows"),
+    (1, "offset", 0, "planes 0 and 1 of NV12 overlap"),
+    (1, "offset", 10 ** 6, "needs 1003604 bytes, dataSize is"),
+])
+def test_forged_plane_parameters_are_refused(plane, field, value, match):
+    s = nv12_surface()
+    getattr(s.params[0].planeParams, field)[plane] = value
+    with pytest.raises(frames.SurfaceLayoutError, match=match):
+        frames.read_surface(s.address, s.size)
+
+
+def test_a_plane_count_that_is_not_the_formats_is_refused():
+    s = nv12_surface()
+    s.params[0].planeParams.num_planes = 1
+    with pytest.raises(frames.SurfaceLayoutError, match=r"NV12 has 2 plane\(s\), planeParams says 1"):
+        frames.read_surface(s.address, s.size)
+
+
+def test_16_bit_planes_need_even_pitches():
+    planes, _ = frame_and_reference("NV12_10LE", 8, 10, RNG)
+    s = HostSurface([planes], "NV12_10LE", pitch_align=64)
+    s.params[0].planeParams.pitch[1] = 41
+    with pytest.raises(frames.SurfaceLayoutError, match="pitch 41 .* not multiples of its 2-byte samples"):
+        frames.read_surface(s.address, s.size)
+
+
+@pytest.mark.parametrize("pointer", [0x10, 0xFFFF800000000000, 2 ** 63 + 8])
+def test_a_forged_surface_list_raises_instead_of_crashing(pointer):
+    s = HostSurface(images(2))
+    s.struct.surfaceList = ctypes.cast(ctypes.c_void_p(pointer), type(s.struct.surfaceList))
+    with pytest.raises(frames.SurfaceLayoutError, match="does not point to readable memory"):
+        frames.read_surface(s.address, s.size)
+
+
+def test_a_forged_surface_address_raises_instead_of_crashing():
+    with pytest.raises(frames.SurfaceLayoutError, match="does not point to readable memory"):
+        frames.read_surface(0x10, 72)
+
+
+def unmapped_address() -> int:
+    """The start of a gap between two mappings of this process (read from /proc/self/maps)."""
+    spans = [tuple(int(x, 16) for x in line.split()[0].split("-")) for line in open("/proc/self/maps")]
+    return next(hi for (_, hi), (lo, _) in zip(spans, spans[1:]) if lo - hi >= 1 << 20)
+
+
+@pytest.mark.parametrize("pointer", [0x10, "gap", 2 ** 62])
+def test_a_forged_data_pointer_raises_instead_of_crashing(pointer):
+    s = HostSurface(images(2))
+    s.params[1].dataPtr = unmapped_address() if pointer == "gap" else pointer
+    with pytest.raises(frames.SurfaceLayoutError, match=r"surfaceList\[1\] plane 0: its .* bytes at .* are not memory "
+                       "this process has mapped readable"):
+        frames.read_surface(s.address, s.size)
+
+
+class GuardedPages:
+    """Two anonymous pages; the second made inaccessible, the first read-only if asked (libc mprotect)."""
+
+    def __init__(self, first_readonly: bool = False):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        self.page = mmap.PAGESIZE
+        self.map = mmap.mmap(-1, 2 * self.page)
+        self.address = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
+        assert libc.mprotect(self.address + self.page, self.page, 0) == 0  # PROT_NONE
+        if first_readonly:
+            assert libc.mprotect(self.address, self.page, 1) == 0  # PROT_READ
+
+
+def test_planes_reaching_into_inaccessible_memory_are_refused():
+    pages = GuardedPages()
+    s = HostSurface([RNG.integers(0, 256, (40, 40, 4), dtype=np.uint8)], pitch_align=160)  # 6400 bytes > a page
+    s.params[0].dataPtr = pages.address
+    with pytest.raises(frames.SurfaceLayoutError, match="not memory this process has mapped readable"):
+        frames.read_surface(s.address, s.size)
+
+
+def test_frames_to_be_written_must_be_writable_memory():
+    pages = GuardedPages(first_readonly=True)
+    s = HostSurface([RNG.integers(0, 256, (8, 8, 4), dtype=np.uint8)], pitch_align=32)  # 256 bytes: in the page
+    s.params[0].dataPtr = pages.address
+    assert frames.read_surface(s.address, s.size).surfaces[0].tensors().shape == (8, 8, 4)  # readable
+    with pytest.raises(frames.SurfaceLayoutError, match="not memory this process has mapped writable"):
+        frames.read_surface(s.address, s.size, write=True)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a torch without CUDA")
+def test_cuda_memory_on_a_torch_without_cuda_is_refused():
+    s = HostSurface(images(1), mem_type=frames.MEM_CUDA_DEVICE)
+    surface = frames.read_surface(s.address, s.size).surfaces[0]
+    with pytest.raises(frames.SurfaceLayoutError, match="is CUDA memory .* but this torch .* sees no CUDA device"):
+        surface.tensors()
+
+
 @pytest.mark.parametrize("size", [0, 48, 63, 65, 71, 73, 80, 104])
 def test_a_mapped_size_of_neither_layout_is_refused(size):
     s = HostSurface(images(1))
@@ -95,8 +227,10 @@ def test_implausible_headers_are_refused(field, value, match):
 
 
 @pytest.mark.parametrize("field,value,match", [
-    ("width", 0, "implausible size"), ("colorFormat", 2, "colour format 2"), ("layout", 1, "block linear"),
-    ("pitch", 8, "pitch"), ("dataPtr", None, "NULL"),
+    ("width", 0, "surface width must be an int in 1..16384"), ("width", 60000, "got 60000"),
+    ("colorFormat", 30, r"colour format 30 \(NVBUF_COLOR_FORMAT_NV12_12LE\) is not read by obbmeta: 12-bit"),
+    ("colorFormat", 500, "colour format 500 is no NvBufSurfaceColorFormat"), ("layout", 1, "block linear"),
+    ("pitch", 8, "pitch 8 differs from plane 0's pitch 512"), ("dataPtr", None, "NULL"),
 ])
 def test_implausible_frames_are_refused(field, value, match):
     s = HostSurface(images(2))
@@ -143,34 +277,87 @@ needs_nvbufsurface = pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs a CUDA device and NVIDIA's libnvbufsurface (GPU machine)")
 
 
-@needs_nvbufsurface
-@pytest.mark.parametrize("batch", [1, 4])
-@pytest.mark.parametrize("fmt", ["RGBA", "BGRx", "RGB", "NV12", "GRAY8"])
-def test_views_alias_nvidias_cuda_surfaces_both_ways(fmt, batch):
+def cuda_surface(name, frames_, mem_type=frames.MEM_CUDA_DEVICE):
+    """NVIDIA's NvBufSurfaceCreate of ``name``; the test is skipped, naming the format, where NVIDIA cannot
+    allocate it in CUDA memory."""
     from surfaces import CudaSurface
 
-    c = 1 if fmt in ("NV12", "GRAY8") else len(fmt) if len(fmt) == 3 else 4
-    imgs = [RNG.integers(0, 256, (48, 64, c) if c > 1 else (48, 64), dtype=np.uint8) for _ in range(batch)]
-    s = CudaSurface(imgs, fmt)
-    parsed = frames.read_surface(s.address, s.size)
+    try:
+        return CudaSurface(frames_, name, mem_type)
+    except RuntimeError as exc:
+        pytest.skip(f"NVIDIA's NvBufSurfaceCreate does not make {name} surfaces here: {exc}")
+
+
+@needs_nvbufsurface
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("fmt", NVBUF_FORMATS, ids=lambda f: f"{f.nvbuf_id}-{f.name}")
+def test_views_alias_nvidias_cuda_surfaces_both_ways(fmt, batch):
+    made = [frame_and_reference(fmt.name, 48, 64, RNG) for _ in range(batch)]
+    s = cuda_surface(fmt.name, [planes for planes, _ in made])
+    parsed = frames.read_surface(s.address, s.size)  # NVIDIA's own planeParams pass obbmeta's checks
     assert parsed.num_filled == batch and parsed.mem_type == frames.MEM_CUDA_DEVICE
-    for i, surf in enumerate(parsed.surfaces):
+    for i, (surf, (_, ref)) in enumerate(zip(parsed.surfaces, made)):
+        assert surf.format_name == fmt.name
+        # NVIDIA wrote these pixels (NvBufSurfaceCopy from pinned memory): obbmeta's RGB is the reference's
+        assert levels(pixels.to_rgb(surf.tensors(), fmt.name), ref) <= 0.5
         views = surf.tensors()
         views = views if isinstance(views, tuple) else (views,)
         for k, v in enumerate(views):
             p = s.params[i]
             assert v.is_cuda and v.data_ptr() == p.dataPtr + p.planeParams.offset[k]
-            assert v.stride(0) == p.planeParams.pitch[k]
-            # NVIDIA wrote these pixels (NvBufSurfaceCopy from pinned memory): the view reads them
+            assert v.stride(0) * v.element_size() == p.planeParams.pitch[k]
             assert np.array_equal(v.cpu().numpy(), s.plane(i, k))
             # written through the view, read back through NVIDIA's copy
-            pattern = torch.randint(0, 256, v.shape, dtype=torch.uint8, device=v.device)
+            top = 2 ** 16 if v.dtype == torch.uint16 else 256
+            pattern = torch.randint(0, top, v.shape, dtype=torch.int32, device=v.device).to(v.dtype)
             v.copy_(pattern)
             torch.cuda.synchronize()
             assert np.array_equal(s.plane(i, k), pattern.cpu().numpy())
     s.memset(0x5A)
-    assert all(bool((t == 0x5A).all()) for surf in parsed.surfaces
-               for t in (surf.tensors() if isinstance(surf.tensors(), tuple) else (surf.tensors(),)))
+    for surf in parsed.surfaces:
+        views = surf.tensors()
+        for t in views if isinstance(views, tuple) else (views,):
+            assert bool((t.view(torch.uint8) == 0x5A).all())
+
+
+@needs_nvbufsurface
+def test_a_host_pointer_in_a_cuda_surface_is_refused():
+    s = HostSurface(images(1), mem_type=frames.MEM_CUDA_DEVICE)  # dataPtr: numpy's host memory
+    with pytest.raises(frames.SurfaceLayoutError, match="is not CUDA device memory"):
+        frames.read_surface(s.address, s.size).surfaces[0].tensors()
+
+
+@needs_nvbufsurface
+def test_a_cuda_plane_beyond_its_allocation_is_refused():
+    lib = frames._cuda_driver()
+    lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+    lib.cuMemFree_v2.argtypes = [ctypes.c_uint64]
+    s = HostSurface([RNG.integers(0, 256, (64, 64, 4), dtype=np.uint8)], mem_type=frames.MEM_CUDA_DEVICE)
+    ptr = ctypes.c_uint64()
+    with torch.cuda.device(0):
+        assert lib.cuMemAlloc_v2(ctypes.byref(ptr), 4096) == 0  # a quarter of the 64 x 64 RGBA frame
+    try:
+        s.params[0].dataPtr = ptr.value
+        with pytest.raises(frames.SurfaceLayoutError, match="are not inside one CUDA allocation"):
+            frames.read_surface(s.address, s.size).surfaces[0].tensors()
+    finally:
+        with torch.cuda.device(0):
+            lib.cuMemFree_v2(ptr.value)
+
+
+@needs_nvbufsurface
+def test_a_cuda_surface_on_a_gpu_torch_does_not_see_is_refused():
+    memory = torch.zeros(64 * 64 * 4, dtype=torch.uint8, device="cuda:0")
+    s = HostSurface([RNG.integers(0, 256, (8, 8, 4), dtype=np.uint8)], mem_type=frames.MEM_CUDA_DEVICE)
+    s.params[0].dataPtr = memory.data_ptr()
+    assert frames.read_surface(s.address, s.size).surfaces[0].tensors().data_ptr() == memory.data_ptr()
+    s.struct.gpuId = torch.cuda.device_count()
+    with pytest.raises(frames.SurfaceLayoutError, match="gpuId is .* torch sees"):
+        frames.read_surface(s.address, s.size).surfaces[0].tensors()
+    if torch.cuda.device_count() > 1:
+        s.struct.gpuId = 1
+        with pytest.raises(frames.SurfaceLayoutError, match="is memory of GPU 0, the surface says gpuId 1"):
+            frames.read_surface(s.address, s.size).surfaces[0].tensors()
 
 
 def test_map_surface_refuses_an_int_that_is_no_live_gstbuffer():

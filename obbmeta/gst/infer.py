@@ -27,7 +27,7 @@ from typing import Any
 
 from ._debug import Category
 from ._element import READWRITE, ObbmetaElement, batch_meta_for, one_of, properties
-from ._frames import PACKED_FORMATS, PLANAR_FORMATS, mapped_frames, templates
+from ._frames import mapped_frames, templates
 from ._gi import GObject, Gst
 
 CATEGORY = Category("obbinfer", "obbmeta oriented-box inference (nvinfer for PyTorch oriented detectors)")
@@ -245,7 +245,7 @@ class ObbInfer(ObbmetaElement):
         "Runs a PyTorch oriented-box detector on every frame of the batch and writes NvDsObjectMeta (the tight "
         "axis-aligned box) plus an OBB user meta (angle, polygon): nvinfer for oriented detectors",
         "obbmeta")
-    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
     __gsignals__ = {"model-updated": (GObject.SignalFlags.RUN_LAST, None, (int, str))}
     _aliases = {"gie-unique-id": "unique-id", "infer-on-gie-id": "operate-on-gie-id",
                 "infer-on-class-ids": "operate-on-class-ids", "gpu-id": "device", "network-mode": "precision"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._element import ObbmetaElement, one_of
-from ._frames import PACKED_FORMATS, PLANAR_FORMATS, templates
+from ._frames import templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -36,7 +36,7 @@ class ObbMessage(ObbmetaElement):
         "obbmeta oriented-box messages", "Filter/Metadata",
         "Attaches every frame's objects with their rotated boxes for nvmsgconv: an NVDS_CUSTOM_MSG_BLOB JSON "
         "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
-    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
     _specs = {
         "meta-type": (int, "meta type", "NvDsMetaType of the blob: 0 = NVDS_CUSTOM_MSG_BLOB, what nvmsgconv reads "
                       "($OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, else 29: 28 in "

@@ -5,7 +5,8 @@
   when ``hide-aabb`` (``rect_params`` stays the box nvtracker tracks). Frames are not touched: any caps pass.
 * ``mode=draw``: ``draw_obbs`` into the frames themselves (system memory, or NVMM surfaces on the GPU in place),
   for pipelines without nvdsosd: every object of the frame meta, its OBB where it has one, else its ``rect_params``
-  box, in its class colour (``obbmeta.palette``), in the frame's channel order. Packed RGB formats only.
+  box, in its class colour (``obbmeta.palette``), in the frame's channel order. It paints 8-bit packed RGB and
+  negotiates only those formats, so a converter before it (videoconvert, nvvideoconvert) converts.
 * ``follow-tracker=true`` (after nvtracker): ``obbmeta.track.FollowTracker`` first gives every tracked object an OBB
   (the detector's, moved with the tracker's box, or the track's prediction on frames without inference).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._element import ObbmetaElement, one_of
-from ._frames import PACKED_FORMATS, PLANAR_FORMATS, VideoFormat, mapped_frames, templates
+from ._frames import DRAW_FORMATS, VideoFormat, caps_string, mapped_frames, templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -27,7 +28,7 @@ class ObbOverlay(ObbmetaElement):
         "obbmeta oriented-box overlay", "Filter/Effect/Video",
         "Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into the frames "
         "(mode=draw)", "obbmeta")
-    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    __gsttemplates__ = templates()  # every format obbmeta reads; mode=draw narrows it (do_transform_caps)
     _specs = {
         "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames",
                  "meta", RW),
@@ -54,10 +55,25 @@ class ObbOverlay(ObbmetaElement):
         if self.follow is not None:
             self.follow.reset()
 
+    def property_changed(self, name: str) -> None:
+        if name == "mode":
+            self.reconfigure_sink()  # the formats it takes changed: renegotiate with upstream
+
+    def do_transform_caps(self, direction: Gst.PadDirection, caps: Gst.Caps, filter_: Gst.Caps) -> Gst.Caps:
+        # An in-place element: the other pad takes what this one gets, narrowed in draw mode to what it paints, so
+        # that a caps query from an upstream converter answers packed RGB and the converter converts.
+        out = caps.copy()
+        if self.prop("mode") == "draw":
+            out = out.intersect(_DRAW_CAPS)
+        if filter_ is not None:
+            out = filter_.intersect_full(out, Gst.CapsIntersectMode.FIRST)
+        return out
+
     def check_format(self, video: VideoFormat) -> None:
-        if self.prop("mode") == "draw" and video.format not in PACKED_FORMATS:
-            raise ValueError(f"mode=draw paints packed RGB frames ({', '.join(PACKED_FORMATS)}), not {video.format}: "
-                             "put nvvideoconvert / videoconvert before it, or use mode=meta with nvdsosd")
+        if self.prop("mode") == "draw" and video.format not in DRAW_FORMATS:
+            raise ValueError(f"mode=draw paints 8-bit packed RGB frames ({', '.join(DRAW_FORMATS)}), not "
+                             f"{video.format}: put nvvideoconvert / videoconvert before it, or use mode=meta with "
+                             "nvdsosd")
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         from .. import nvds
@@ -100,25 +116,27 @@ class ObbOverlay(ObbmetaElement):
                     continue
                 image = views[frame.batch_id].image
                 xywhr = torch.from_numpy(rows["xywhr"]).to(image.device, non_blocking=True)
-                colors = _colors(rows["class_id"], self.video.format).to(image.device, non_blocking=True)
+                colors = _colors(rows["class_id"], views[frame.batch_id].format).to(image.device, non_blocking=True)
                 draw_obbs(image, xywhr, colors=colors, thickness=self.prop("thickness"))
             if views and views[0].image is not None and views[0].image.is_cuda:
                 torch.cuda.current_stream(views[0].image.device).synchronize()  # done before the buffer moves on
 
 
+_DRAW_CAPS = Gst.Caps.from_string(caps_string(DRAW_FORMATS))
+
+
 def _colors(class_ids: Any, fmt: str) -> Any:
-    """Per-object palette colours in the frame's channel order (alpha / padding 255)."""
+    """Per-object palette colours in the channel order of pixel format ``fmt`` (alpha / padding 255)."""
     import numpy as np
     import torch
 
     from ..palette import PALETTE_RGB
+    from ..pixels import FORMATS
 
     table = np.asarray(PALETTE_RGB, dtype=np.uint8)[np.asarray(class_ids, dtype=np.int64) % len(PALETTE_RGB)]
-    order = {"R": 0, "G": 1, "B": 2}
-    out = np.full((len(table), len(fmt) if len(fmt) == 3 else 4), 255, dtype=np.uint8)
-    for k, ch in enumerate(fmt):
-        if ch in order:
-            out[:, k] = table[:, order[ch]]
+    layout = FORMATS[fmt]
+    out = np.full((len(table), layout.planes[0].comps), 255, dtype=np.uint8)
+    out[:, list(layout.rgb_order)] = table
     return torch.from_numpy(out)
 
 

@@ -9,7 +9,7 @@ state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer
 from __future__ import annotations
 
 from ._element import ObbmetaElement, one_of
-from ._frames import PACKED_FORMATS, PLANAR_FORMATS, templates
+from ._frames import templates
 from ._gi import GObject, Gst
 
 RW = GObject.ParamFlags.READWRITE
@@ -22,7 +22,7 @@ class ObbTrack(ObbmetaElement):
         "obbmeta oriented tracker", "Filter/Analyzer/Video",
         "Tracks oriented objects with rotated-IoU association and writes object_id / rect_params as nvtracker does",
         "obbmeta")
-    __gsttemplates__ = templates(PACKED_FORMATS + PLANAR_FORMATS)
+    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
     _specs = {
         "association": (str, "association", "rotated (exact IoU of the OBBs) or aabb (IoU of their AABBs)",
                         "rotated", RW),

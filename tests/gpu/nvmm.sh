@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The NVMM and CUDA checks on a GPU machine with NVIDIA's nvvideoconvert / libnvbufsurface (the device tool's H200;
+# The NVMM and CUDA checks on a GPU machine with NVIDIA's nvvideoconvert / nvv4l2decoder / libnvbufsurface (the
+# device tool's H200; every colour format from NvBufSurfaceCreate and nvvideoconvert, the decoder's NV12 of a
+# lossless H.264 stream made by tests/gst/h264_pcm.py, forged CUDA surfaces;
 # set up with shared/tools/gpu-gstreamer: carry .gpu-gst, and .whl with a cp312 shapely wheel). Writes logs and the
 # CUDA pipeline benchmark to $OUT (or ./gpu-out).
 #   bash tests/gpu/nvmm.sh        (NVMM_TESTS="..." runs other test paths)
@@ -14,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 # GStreamer is initialised first: on this machine (Debian 12's GStreamer unpacked on Ubuntu 24.04, PyGObject built
 # there) Gst.init aborts ("free(): invalid pointer") when torch or NVIDIA's libnvds_meta was loaded before it.
 python3 -c "import obbmeta.gst._gi, sys, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q -p no:cacheprovider -p no:jaxtyping \
-  -p no:benchmark -p no:cov -p no:xdist -rA ${NVMM_TESTS:-tests/test_frames.py tests/test_infer.py tests/gst tests/ops tests/osd} \
+  -p no:benchmark -p no:cov -p no:xdist -rA ${NVMM_TESTS:-tests/test_frames.py tests/test_pixels.py tests/test_infer.py tests/gst tests/ops tests/osd} \
   > "$OUT/pytest_nvmm.log" 2>&1
 echo "pytest exit: $?" | tee -a "$OUT/pytest_nvmm.log"; grep -v "should be floating" "$OUT/pytest_nvmm.log" | tail -25
 # gst-launch-1.0 (the plugin loader's embedded Python) on real NVMM frames with the model on the GPU

@@ -9,6 +9,7 @@ import torch
 from pipelines import buffer_probe, run
 from surfaces import CudaSurface, HostSurface
 
+from obbmeta import frames as obbframes
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
 from obbmeta.infer import Detector
@@ -118,13 +119,6 @@ def test_mode_meta_plans_nvdsosd_lines_for_every_frame_of_the_batch():
         assert n_objs > 0 and n_objs * 2 <= n_lines <= n_objs * 4  # up to 4 edges per box, clipped to the frame
 
 
-def test_mode_draw_refuses_planar_frames_at_negotiation():
-    p = Gst.parse_launch("videotestsrc num-buffers=3 ! video/x-raw,format=NV12,width=64,height=48 "
-                         "! obboverlay name=o mode=draw ! fakesink")
-    outcome = run(p, timeout_s=30)
-    assert outcome.stopped and outcome.error and "mode=draw paints packed RGB frames" in outcome.error
-
-
 def test_obboverlay_without_metadata_passes_buffers_through():
     p = Gst.parse_launch("videotestsrc num-buffers=5 ! video/x-raw,format=RGBA,width=64,height=48 "
                          "! obboverlay mode=draw ! fakesink")
@@ -136,3 +130,46 @@ def test_bad_overlay_mode_is_refused():
                          "! obboverlay name=o mode=paint ! fakesink")
     outcome = run(p, timeout_s=30)
     assert outcome.error and "mode='paint' refused" in outcome.error
+
+
+def empty_batches(n, with_meta):
+    """NVMM buffers of a batch with no filled surface (numFilled 0), each with a batch meta of no frames (as
+    nvstreammux sends when its sources had nothing) or without one."""
+    out = []
+    for k in range(n):
+        surface = HostSurface([np.zeros((H, W, 4), np.uint8)] * BATCH, num_filled=0)
+        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
+        buf.pts = k * Gst.SECOND // 30
+        if with_meta:
+            nvds.BatchMeta.create(BATCH).attach_to_gst_buffer(buf)
+        out.append((buf, surface))
+    return out
+
+
+@pytest.mark.parametrize("chain,with_meta", [
+    ("obbinfer model=obb_toy_models:toy input-size=64 ! obboverlay mode=draw ! obbtrack ! obbmessage", True),
+    ("obboverlay mode=draw ! obbtrack ! obboverlay mode=meta ! obbmessage", False),
+])
+def test_a_batch_with_no_filled_surface_passes_every_element_untouched(chain, with_meta):
+    p = Gst.parse_launch(f"appsrc name=src caps={caps('RGBA')} format=time ! {chain} ! fakesink name=s")
+    items = empty_batches(3, with_meta)
+    seen = []
+
+    def on(buf):
+        with obbframes.map_surface(buf) as s:
+            assert (s.num_filled, s.surfaces) == (0, ())
+        try:
+            batch = nvds.BatchMeta.from_gst_buffer(buf)
+        except LookupError:
+            seen.append(None)
+        else:
+            seen.append([len(nvds.read_obbs(f)) for f in batch.frames])
+
+    errors = buffer_probe(p.get_by_name("s"), "sink", on)
+    src = p.get_by_name("src")
+    for buf, _ in items:
+        src.emit("push-buffer", buf)
+    src.emit("end-of-stream")
+    outcome = run(p)
+    assert outcome.eos and not errors, (outcome, errors[:1])
+    assert seen == ([[]] * 3 if with_meta else [None] * 3)
