@@ -247,6 +247,8 @@ def get_classifier() -> Core:
     """:func:`get`, and on first use: the classifier pools' element sizes and the C / ctypes offsets checked
     (LayoutError otherwise), NVIDIA's classifier functions installed in the C core."""
     global _classifier_core, classifier_api
+    if _classifier_core is not None:  # set once, never unset: no lock needed to read it
+        return _classifier_core
     with _classifier_lock:
         if _classifier_core is not None:
             return _classifier_core

@@ -111,6 +111,8 @@ def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
     """(K,) uint64 NvDsObjectMeta* addresses: a frame's objects in obj_meta_list order (read_obbs' order), one
     object, or a sequence / array of objects."""
     target = objects_or_frame
+    if type(target) is np.ndarray and target.dtype == np.uint64 and target.ndim == 1 and target.flags.c_contiguous:
+        return target  # read_obbs_arrays' addresses as they come: nothing to convert
     if is_int(target):
         base = _pointers.struct_at("objects_or_frame", _pointers.pointer("objects_or_frame", target),
                                    layouts.BaseMeta)
@@ -263,6 +265,9 @@ def _prob_array(probs: Any, shape: tuple[int, ...], name: str, form: str) -> np.
     return p
 
 
+_NO_TEXT = ctypes.create_string_buffer(1)  # the text of labels without a string (never written to)
+
+
 @lru_cache(maxsize=64)
 def _name_table(heads: tuple[tuple[str, ...], ...]) -> dict[str, np.ndarray]:
     """Class names of every head as one blob with per-name start, length and result_label cut, and each head's
@@ -276,8 +281,9 @@ def _name_table(heads: tuple[tuple[str, ...], ...]) -> dict[str, np.ndarray]:
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if texts else lengths
     first = np.concatenate([[0], np.cumsum([len(n) for n in heads])[:-1]]).astype(np.int64)
-    return dict(text=b"".join(texts) + b"\0", start=starts, length=lengths, cut=np.array(cuts, np.int32),
-                first=first, sizes=np.array([len(n) for n in heads], np.int64))
+    blob = b"".join(texts) + b"\0"
+    return dict(text=ctypes.create_string_buffer(blob, len(blob)), start=starts, length=lengths,
+                cut=np.array(cuts, np.int32), first=first, sizes=np.array([len(n) for n in heads], np.int64))
 
 
 def _heads(class_names: Any, n_heads: int) -> tuple[tuple[str, ...], ...]:
@@ -339,7 +345,7 @@ def _from_class_ids(class_ids: Any, probs: Any, class_names: Any, n: int) -> dic
         cls, prob, counts = ci2[rows, heads], p2[rows, heads], valid.sum(axis=1)
     if class_names is None:
         m = cls.size
-        text, start, length, cut = b"\0", np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int32)
+        text, start, length, cut = _NO_TEXT, np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int32)
     else:
         table = _name_table(_heads(class_names, n_heads))
         sizes = table["sizes"]
