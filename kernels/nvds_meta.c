@@ -945,3 +945,235 @@ OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *fr
     g_api.g_free(sorted);
     return rc;
 }
+
+/* ---------------------------------------------------------------- secondary results: NvDsClassifierMeta /
+ * NvDsLabelInfo, written where nvinfer's secondary mode writes them (gst-nvinfer attach_metadata_classifier). */
+
+static obbmeta_classifier_api g_cls_api;
+static int g_cls_ready = 0;
+
+OBB_EXPORT int32_t obbmeta_nvds_init_classifier(const obbmeta_classifier_api *api)
+{
+    if (!api || !api->acquire_classifier_meta || !api->add_classifier_meta_to_object || !api->acquire_label_info ||
+        !api->add_label_info_to_classifier)
+        return OBBMETA_ERR_ARGUMENT;
+    g_cls_api = *api;
+    g_cls_ready = 1;
+    return OBBMETA_OK;
+}
+
+/* sizeof / offsetof of the classifier structs, for the ctypes mirror's check (obbmeta.nvds._core). */
+OBB_EXPORT int obbmeta_nvds_classifier_layout_info(int64_t *out, int n)
+{
+    if (n < 12) return OBBMETA_ERR_ARGUMENT;
+    out[0] = sizeof(obbmeta_classifier_meta);
+    out[1] = offsetof(obbmeta_classifier_meta, num_labels);
+    out[2] = offsetof(obbmeta_classifier_meta, unique_component_id);
+    out[3] = offsetof(obbmeta_classifier_meta, label_info_list);
+    out[4] = offsetof(obbmeta_classifier_meta, classifier_type);
+    out[5] = sizeof(obbmeta_label_info);
+    out[6] = offsetof(obbmeta_label_info, num_classes);
+    out[7] = offsetof(obbmeta_label_info, result_label);
+    out[8] = offsetof(obbmeta_label_info, pResult_label);
+    out[9] = offsetof(obbmeta_label_info, result_class_id);
+    out[10] = offsetof(obbmeta_label_info, label_id);
+    out[11] = offsetof(obbmeta_label_info, result_prob);
+    return OBBMETA_OK;
+}
+
+/* The object fields the classifier writer touches, for either object layout. */
+static obbmeta_text_params *obbmeta_text_of(int layout, void *o)
+{
+    return layout == OBBMETA_LAYOUT_DS9 ? &((obbmeta_object_meta_ds9 *)o)->text_params
+                                        : &((obbmeta_object_meta_ds6_8 *)o)->text_params;
+}
+
+/* rect_params.left / top sit at the same place in both layouts (the rect's common head). */
+static void obbmeta_rect_corner_of(int layout, const void *o, float *left, float *top)
+{
+    if (layout == OBBMETA_LAYOUT_DS9) {
+        *left = ((const obbmeta_object_meta_ds9 *)o)->rect_params.left;
+        *top = ((const obbmeta_object_meta_ds9 *)o)->rect_params.top;
+    } else {
+        *left = ((const obbmeta_object_meta_ds6_8 *)o)->rect_params.left;
+        *top = ((const obbmeta_object_meta_ds6_8 *)o)->rect_params.top;
+    }
+}
+
+/* What nvinfer does with the label string of a classified object: when the object has no display_text yet, give
+ * it one (above the rect's top-left corner, nvinfer's font and black background); then display_text += " " +
+ * the labels. `add` holds add_len bytes (no NUL). The caller holds the batch lock. */
+static void obbmeta_append_display_text(int layout, void *o, const char *add, size_t add_len)
+{
+    obbmeta_text_params *t = obbmeta_text_of(layout, o);
+    size_t old = 0;
+    if (t->display_text) {
+        old = strlen(t->display_text);
+    } else {
+        float left, top;
+        obbmeta_rect_corner_of(layout, o, &left, &top);
+        t->x_offset = obbmeta_pixel(left, OBBMETA_MAX_FRAME_SIDE);
+        t->y_offset = obbmeta_pixel((double)top - OBBMETA_LABEL_RISE, OBBMETA_MAX_FRAME_SIDE);
+        t->font.font_name = g_font_name;
+        t->font.font_size = 11;
+        t->font.font_color.red = t->font.font_color.green = t->font.font_color.blue = t->font.font_color.alpha = 1.0;
+        t->set_bg_color = 1;
+        t->bg_color.red = t->bg_color.green = t->bg_color.blue = 0.0;
+        t->bg_color.alpha = 1.0;
+    }
+    char *s = (char *)g_api.g_malloc(old + 1 + add_len + 1);
+    if (old) memcpy(s, t->display_text, old);
+    s[old] = ' ';
+    memcpy(s + old + 1, add, add_len);
+    s[old + 1 + add_len] = '\0';
+    if (t->display_text) g_api.g_free(t->display_text);
+    t->display_text = s; /* g_malloc'd: NVIDIA's object release g_frees it */
+}
+
+/* One object's labels [begin, end) as one NvDsClassifierMeta; the caller holds the batch lock and validated
+ * everything. Returns the labels that needed pResult_label. */
+static int64_t obbmeta_classify_object(int layout, void *batch, void *o, const obbmeta_classify_params *p,
+                                       int64_t begin, int64_t end, char *joined)
+{
+    int64_t long_labels = 0;
+    size_t joined_len = 0;
+    obbmeta_classifier_meta *cm = (obbmeta_classifier_meta *)g_cls_api.acquire_classifier_meta(batch);
+    cm->unique_component_id = p->component_id;
+    cm->classifier_type = p->classifier_type;
+    for (int64_t k = begin; k < end; ++k) {
+        obbmeta_label_info *li = (obbmeta_label_info *)g_cls_api.acquire_label_info(batch);
+        const char *text = p->text + p->text_start[k];
+        const size_t len = (size_t)p->text_len[k], cut = (size_t)p->cut_len[k];
+        li->num_classes = p->num_classes[k];
+        li->result_class_id = p->class_ids[k];
+        li->label_id = p->label_ids[k];
+        li->result_prob = p->probs[k];
+        memcpy(li->result_label, text, cut);
+        li->result_label[cut] = '\0';
+        if (cut < len) {
+            /* Too long for result_label (which keeps its cut prefix for readers of the array, e.g. nvmsgconv):
+             * the whole label in pResult_label, which NVIDIA's release of the label info g_frees. */
+            li->pResult_label = (char *)g_api.g_malloc(len + 1);
+            memcpy(li->pResult_label, text, len);
+            li->pResult_label[len] = '\0';
+            ++long_labels;
+        }
+        /* nvinfer adds its labels in output order with NVIDIA's add function, which prepends: the list ends up in
+         * reverse label order; doing the same keeps readers that depend on it working. */
+        g_cls_api.add_label_info_to_classifier(cm, li);
+        if (joined && len) {
+            if (joined_len) joined[joined_len++] = ' ';
+            memcpy(joined + joined_len, text, len);
+            joined_len += len;
+        }
+    }
+    g_cls_api.add_classifier_meta_to_object(o, cm);
+    if (joined && joined_len) obbmeta_append_display_text(layout, o, joined, joined_len);
+    return long_labels;
+}
+
+/* Writes, for every p->objects[i] with at least one label, one NvDsClassifierMeta (unique_component_id,
+ * classifier_type) holding its NvDsLabelInfo entries (label_id, result_class_id, result_prob, num_classes,
+ * result_label cut to 127 bytes, pResult_label when cut), with NVIDIA's acquire / add functions, under the batch
+ * lock; sets bInferDone on every frame of the given objects; with OBBMETA_CLASSIFY_TEXT appends the labels to
+ * display_text. Every object must be an object meta in a frame of `batch`, each once, and every label well
+ * formed; otherwise nothing is written, the result is negative and p->bad_index names the object. Returns the
+ * number of classifier metas written. */
+OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classify_params *p)
+{
+    if (!g_ready || !g_cls_ready) return OBBMETA_ERR_NOT_READY;
+    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    if (!batch || !p || p->n < 0 || p->num_labels < 0) return OBBMETA_ERR_ARGUMENT;
+    p->bad_index = -1;
+    p->classifier_metas = p->labels = p->long_labels = p->frames = 0;
+    if (p->n > 0 && (!p->objects || !p->label_offsets)) return OBBMETA_ERR_ARGUMENT;
+    if (p->num_labels > 0 && (!p->label_ids || !p->class_ids || !p->probs || !p->num_classes || !p->text ||
+                              !p->text_start || !p->text_len || !p->cut_len))
+        return OBBMETA_ERR_ARGUMENT;
+    if (p->n > 0 && (p->label_offsets[0] != 0 || p->label_offsets[p->n] != p->num_labels)) return OBBMETA_ERR_ARGUMENT;
+    if (p->n == 0 && p->num_labels != 0) return OBBMETA_ERR_ARGUMENT;
+    for (int64_t i = 0; i < p->n; ++i)
+        if (p->label_offsets[i] > p->label_offsets[i + 1]) return OBBMETA_ERR_ARGUMENT;
+    size_t longest = 0; /* the longest object's labels joined with spaces, for the display text */
+    for (int64_t i = 0; i < p->n; ++i) {
+        size_t joined = 0;
+        for (int64_t k = p->label_offsets[i]; k < p->label_offsets[i + 1]; ++k) {
+            const int64_t start = p->text_start[k], len = p->text_len[k], cut = p->cut_len[k];
+            /* A label that fits is copied whole; a longer one is cut within the last UTF-8 character's reach
+             * (at most 3 bytes short of 127) and never inside a character. */
+            int ok = start >= 0 && len >= 0 && memchr(p->text + start, '\0', (size_t)len) == NULL &&
+                     isfinite(p->probs[k]);
+            if (ok && len <= OBBMETA_MAX_LABEL - 1)
+                ok = cut == len;
+            else if (ok)
+                ok = cut >= OBBMETA_MAX_LABEL - 4 && cut <= OBBMETA_MAX_LABEL - 1 &&
+                     ((unsigned char)p->text[start + cut] & 0xC0u) != 0x80u;
+            if (!ok) {
+                p->bad_index = i;
+                return OBBMETA_ERR_ARGUMENT;
+            }
+            joined += (size_t)p->text_len[k] + 1;
+        }
+        if (joined > longest) longest = joined;
+    }
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    if (!obbmeta_pool_matches(layout, batch) || !bm->classifier_meta_pool || !bm->label_info_meta_pool ||
+        bm->classifier_meta_pool->element_size != (uint32_t)sizeof(obbmeta_classifier_meta) ||
+        bm->label_info_meta_pool->element_size != (uint32_t)sizeof(obbmeta_label_info))
+        return OBBMETA_ERR_POOL_MISMATCH;
+    if (p->n == 0) return OBBMETA_OK;
+    /* Every entry must name an object of this batch, once: sort the addresses, then walk every frame's list. */
+    obbmeta_addr_index *sorted = (obbmeta_addr_index *)g_api.g_malloc(sizeof(obbmeta_addr_index) * (size_t)p->n);
+    void **frame_of = (void **)g_api.g_malloc(sizeof(void *) * (size_t)p->n);
+    for (int64_t i = 0; i < p->n; ++i) {
+        sorted[i].address = p->objects[i];
+        sorted[i].index = i;
+        frame_of[i] = NULL;
+    }
+    qsort(sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
+    int64_t rc = OBBMETA_OK;
+    for (int64_t i = 1; i < p->n; ++i)
+        if (sorted[i].address == sorted[i - 1].address) {
+            p->bad_index = sorted[i].index > sorted[i - 1].index ? sorted[i].index : sorted[i - 1].index;
+            rc = OBBMETA_ERR_ARGUMENT;
+            break;
+        }
+    char *joined = (p->flags & OBBMETA_CLASSIFY_TEXT) ? (char *)g_api.g_malloc(longest + 1) : NULL;
+    g_api.acquire_meta_lock(batch);
+    if (rc == OBBMETA_OK) {
+        for (const obbmeta_glist *fl = bm->frame_meta_list; fl; fl = fl->next)
+            for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)fl->data)->obj_meta_list; l; l = l->next) {
+                const obbmeta_addr_index key = {(uint64_t)(uintptr_t)l->data, 0};
+                const obbmeta_addr_index *hit = (const obbmeta_addr_index *)bsearch(
+                    &key, sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
+                if (hit) frame_of[hit->index] = fl->data;
+            }
+        for (int64_t i = 0; i < p->n; ++i)
+            if (!frame_of[i]) {
+                p->bad_index = i;
+                rc = OBBMETA_ERR_FOREIGN_FRAME;
+                break;
+            }
+    }
+    if (rc == OBBMETA_OK) {
+        for (int64_t i = 0; i < p->n; ++i) {
+            void *o = (void *)(uintptr_t)p->objects[i];
+            const int64_t begin = p->label_offsets[i], end = p->label_offsets[i + 1];
+            obbmeta_frame_meta_head *f = (obbmeta_frame_meta_head *)frame_of[i];
+            /* nvinfer marks the frame of every object it processed, found something or not. */
+            if (!f->infer_done) {
+                f->infer_done = 1;
+                ++p->frames;
+            }
+            if (begin == end) continue;
+            p->long_labels += obbmeta_classify_object(layout, batch, o, p, begin, end, joined);
+            ++p->classifier_metas;
+            p->labels += end - begin;
+        }
+    }
+    g_api.release_meta_lock(batch);
+    if (joined) g_api.g_free(joined);
+    g_api.g_free(frame_of);
+    g_api.g_free(sorted);
+    return rc == OBBMETA_OK ? p->classifier_metas : rc;
+}

@@ -365,4 +365,63 @@ typedef struct {
     int64_t bad_index;                /* out: first offending entry on error, else -1 */
 } obbmeta_update_params;
 
+/* ---- Secondary results: NvDsClassifierMeta / NvDsLabelInfo (obbmeta.nvds.classifier). ---- */
+
+/* NvDsClassifierMeta: the same members from DeepStream 6.0 (which added classifier_type) to 9.1; 64 bytes. */
+typedef struct {
+    obbmeta_base_meta base;
+    uint32_t num_labels;         /* NVIDIA's add function counts the labels added */
+    int32_t unique_component_id; /* the gie id of the element that classified */
+    obbmeta_glist *label_info_list;
+    const char *classifier_type; /* never freed by DeepStream, and copied by pointer where copied at all */
+} obbmeta_classifier_meta;
+
+/* NvDsLabelInfo: unchanged since DeepStream 4.0; 200 bytes. */
+typedef struct {
+    obbmeta_base_meta base;
+    uint32_t num_classes;
+    char result_label[OBBMETA_MAX_LABEL]; /* NUL-terminated, at most 127 bytes of text */
+    char *pResult_label;                  /* the whole label when it does not fit; NVIDIA's release g_frees it */
+    uint32_t result_class_id;
+    uint32_t label_id;                    /* which output (head) of the classifier */
+    float result_prob;
+} obbmeta_label_info;
+
+/* NVIDIA's classifier functions, installed by their own call (obbmeta_nvds_init_classifier) so that the main
+ * table above keeps its shape. */
+typedef struct {
+    void *(*acquire_classifier_meta)(void *batch);
+    void (*add_classifier_meta_to_object)(void *obj, void *classifier);
+    void *(*acquire_label_info)(void *batch);
+    /* prepends and increments classifier->num_labels */
+    void (*add_label_info_to_classifier)(void *classifier, void *label);
+} obbmeta_classifier_api;
+
+/* flags */
+#define OBBMETA_CLASSIFY_TEXT 1 /* append " " + the labels to text_params.display_text, as nvinfer does */
+
+typedef struct {
+    const uint64_t *objects;        /* n NvDsObjectMeta* in frames of `batch`, each once */
+    int64_t n;
+    const int64_t *label_offsets;   /* n + 1: labels [label_offsets[i], label_offsets[i+1]) go to objects[i] */
+    const uint32_t *label_ids;      /* num_labels entries each */
+    const uint32_t *class_ids;
+    const float *probs;
+    const uint32_t *num_classes;
+    const char *text;               /* the labels' UTF-8 bytes (no NUL inside a label) */
+    const int64_t *text_start;      /* label k is text[text_start[k] .. text_start[k] + text_len[k]) */
+    const int64_t *text_len;
+    const int32_t *cut_len;         /* bytes of label k that go to result_label (<= 127, on a character boundary) */
+    int64_t num_labels;
+    int32_t component_id;
+    const char *classifier_type;    /* NULL, or a string that outlives every copy of the metadata */
+    int32_t flags;                  /* OBBMETA_CLASSIFY_* */
+    /* out */
+    int64_t classifier_metas;       /* NvDsClassifierMeta written (objects with at least one label) */
+    int64_t labels;                 /* NvDsLabelInfo written */
+    int64_t long_labels;            /* of which carry pResult_label */
+    int64_t frames;                 /* frames whose bInferDone was set */
+    int64_t bad_index;              /* first offending object on error, else -1 */
+} obbmeta_classify_params;
+
 #endif /* OBBMETA_NVDS_META_H */

@@ -3,7 +3,9 @@
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
 :func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
 :func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`,
-:func:`update_objects` / :func:`remove_objects` (what a tracker does to a frame's objects). NVIDIA's library is
+:func:`update_objects` / :func:`remove_objects` (what a tracker does to a frame's objects),
+:func:`attach_classifications` / :func:`read_classifications` with :class:`Label`, :class:`Classification`,
+:class:`ClassificationResult` (secondary results as NvDsClassifierMeta / NvDsLabelInfo). NVIDIA's library is
 loaded on first use (not at import), from
 ``$OBBMETA_NVDS_LIB_DIR``, a copy already loaded in the process, ``/opt/nvidia/deepstream/deepstream/lib`` or the
 ``nvidia-deepstream-videodecode-cu13`` wheel, in that order. No GStreamer import here.
@@ -13,6 +15,14 @@ from __future__ import annotations
 from ._library import ENV_VAR, NvdsUnavailableError
 from ._tables import cut_label
 from .batch import BatchMeta, FrameMeta
+from .classifier import (
+    TEXT_CLASS_ID,
+    Classification,
+    ClassificationResult,
+    Label,
+    attach_classifications,
+    read_classifications,
+)
 from .display import add_display_lines, read_display_lines
 from .layouts import UNTRACKED_OBJECT_ID, LayoutError
 from .obbs import (
@@ -35,7 +45,8 @@ __all__ = [
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
     "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",
-    "OBB_PREDICTED", "OBB_TRACKED",
+    "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications", "read_classifications", "Label", "Classification",
+    "ClassificationResult", "TEXT_CLASS_ID",
 ]
 
 

@@ -203,3 +203,70 @@ def get() -> Core:
             raise layouts.LayoutError(f"nvds_get_user_meta_type returned {meta_type}, below NVDS_START_USER_META")
         _core = Core(libs, layout, evidence, c, meta_type, api)
         return _core
+
+
+# ---------------------------------------------------------------- classifier metadata (obbmeta.nvds.classifier)
+
+class ClassifierApiTable(Structure):
+    """``obbmeta_classifier_api`` (kernels/nvds_meta.h): NVIDIA's classifier / label-info functions."""
+    _fields_ = [(name, c_void_p) for name in (
+        "acquire_classifier_meta", "add_classifier_meta_to_object", "acquire_label_info",
+        "add_label_info_to_classifier")]
+
+
+class ClassifyParams(Structure):
+    """``obbmeta_classify_params`` (kernels/nvds_meta.h): objects, their labels as flat arrays, then counts."""
+    _fields_ = [("objects", c_void_p), ("n", c_int64), ("label_offsets", c_void_p), ("label_ids", c_void_p),
+                ("class_ids", c_void_p), ("probs", c_void_p), ("num_classes", c_void_p), ("text", c_void_p),
+                ("text_start", c_void_p), ("text_len", c_void_p), ("cut_len", c_void_p), ("num_labels", c_int64),
+                ("component_id", c_int32), ("classifier_type", c_void_p), ("flags", c_int32)] + [
+        (name, c_int64) for name in ("classifier_metas", "labels", "long_labels", "frames", "bad_index")]
+
+
+CLASSIFY_TEXT = 1
+_classifier_lock = threading.Lock()
+_classifier_core: Core | None = None
+classifier_api: ClassifierApiTable | None = None
+
+
+def check_classifier_layout_against_c(c: ctypes.CDLL) -> None:
+    """The ctypes mirrors of NvDsClassifierMeta / NvDsLabelInfo and the C compiler must agree."""
+    out = (c_int64 * 12)()
+    if c.obbmeta_nvds_classifier_layout_info(out, 12) != 0:
+        raise layouts.LayoutError("the C writer does not report the classifier layout")
+    cm, li = layouts.ClassifierMeta, layouts.LabelInfo
+    want = [ctypes.sizeof(cm)] + [getattr(cm, f).offset for f in (
+        "num_labels", "unique_component_id", "label_info_list", "classifier_type")]
+    want += [ctypes.sizeof(li)] + [getattr(li, f).offset for f in (
+        "num_classes", "result_label", "pResult_label", "result_class_id", "label_id", "result_prob")]
+    if list(out) != want:
+        raise layouts.LayoutError(f"C and ctypes disagree on the classifier layout: C {list(out)}, ctypes {want}")
+
+
+def get_classifier() -> Core:
+    """:func:`get`, and on first use: the classifier pools' element sizes and the C / ctypes offsets checked
+    (LayoutError otherwise), NVIDIA's classifier functions installed in the C core."""
+    global _classifier_core, classifier_api
+    if _classifier_core is not None:  # set once, never unset: no lock needed to read it
+        return _classifier_core
+    with _classifier_lock:
+        if _classifier_core is not None:
+            return _classifier_core
+        core = get()
+        layouts.check_classifier_sizes(core.evidence.get("element_size", {}))
+        c = core.c
+        c.obbmeta_nvds_classifier_layout_info.argtypes = [POINTER(c_int64), c_int]
+        c.obbmeta_nvds_classifier_layout_info.restype = c_int
+        c.obbmeta_nvds_init_classifier.argtypes = [POINTER(ClassifierApiTable)]
+        c.obbmeta_nvds_init_classifier.restype = c_int32
+        c.obbmeta_nvds_classify.argtypes, c.obbmeta_nvds_classify.restype = [c_int, c_void_p, c_void_p], c_int64
+        check_classifier_layout_against_c(c)
+        m = core.libs.meta
+        api = ClassifierApiTable(*(ctypes.cast(getattr(m, name), c_void_p).value for name in (
+            "nvds_acquire_classifier_meta_from_pool", "nvds_add_classifier_meta_to_object",
+            "nvds_acquire_label_info_meta_from_pool", "nvds_add_label_info_meta_to_classifier")))
+        if c.obbmeta_nvds_init_classifier(ctypes.byref(api)) != 0:
+            raise layouts.LayoutError("libnvds_meta lacks one of the classifier functions")
+        classifier_api = api  # what was installed (a test that installs another table puts this one back)
+        _classifier_core = core
+        return core

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 NVDS_FRAME_META = 2
 NVDS_OBJ_META = 3
+NVDS_CLASSIFIER_META = 5
+NVDS_LABEL_INFO_META = 6
 NVDS_USER_META = 7
 NVDS_EVENT_MSG_META = 9  # the 9th NvDsMetaType member from DeepStream 4.0 to 9.1
 NVDS_BATCH_GST_META = 4096 + 1
@@ -168,6 +170,34 @@ class ObbPayloadV1(Structure):
                 ("h", c_float), ("angle", c_float), ("corners", c_float * 8), ("flags", c_uint)]
 
 
+class ClassifierMeta(Structure):
+    """``NvDsClassifierMeta``: the same members from DeepStream 6.0 (which added ``classifier_type``; 5.x had 56
+    bytes) through 7.1, 8.0 and 9.1 (the API references of 6.0 - 9.1, the 6.x headers, the v9.0.0 / v9.1.0 tags);
+    64 bytes."""
+    _fields_ = [("base_meta", BaseMeta), ("num_labels", c_uint), ("unique_component_id", c_int),
+                ("label_info_list", POINTER(GList)), ("classifier_type", c_void_p)]
+
+
+class LabelInfo(Structure):
+    """``NvDsLabelInfo``: unchanged from DeepStream 4.0 to 9.1; 200 bytes. ``pResult_label`` holds the whole label
+    when it does not fit ``result_label`` (NVIDIA's release ``g_free``s it, NVIDIA's copy ``g_strdup``s it)."""
+    _fields_ = [("base_meta", BaseMeta), ("num_classes", c_uint), ("result_label", c_char * MAX_LABEL_SIZE),
+                ("pResult_label", c_void_p), ("result_class_id", c_uint), ("label_id", c_uint),
+                ("result_prob", c_float)]
+
+
+def check_classifier_sizes(sizes: dict) -> None:
+    """LayoutError unless the classifier and label-info pools (``sizes``: detect()'s element sizes) hold the
+    structs above: classifier metadata is neither written nor read in a layout obbmeta cannot verify."""
+    want = {"classifier": ctypes.sizeof(ClassifierMeta), "label_info": ctypes.sizeof(LabelInfo)}
+    got = {k: sizes.get(k) for k in want}
+    if got != want:
+        raise LayoutError(
+            f"libnvds_meta's pools hold NvDsClassifierMeta of {got['classifier']} bytes and NvDsLabelInfo of "
+            f"{got['label_info']}; obbmeta knows {want['classifier']} and {want['label_info']} (DeepStream 6.0 - "
+            "9.x). Refusing to write or read classifier metadata in a layout it cannot verify.")
+
+
 @dataclass(frozen=True)
 class Layout:
     """One DeepStream struct layout. ``id`` is the C writer's OBBMETA_LAYOUT_* value."""
@@ -216,7 +246,7 @@ def detect(meta_lib: ctypes.CDLL) -> tuple[Layout, dict]:
     try:
         head = BatchMetaHead.from_address(batch)
         sizes = {name: getattr(head, name + "_meta_pool").contents.element_size
-                 for name in ("frame", "obj", "user", "display")}
+                 for name in ("frame", "obj", "user", "display", "classifier", "label_info")}
         layout = match(sizes["obj"], sizes["user"], sizes["frame"])
         # The library's own initialisation of fresh elements, read through our offsets.
         frame = meta_lib.nvds_acquire_frame_meta_from_pool(batch)

@@ -156,6 +156,10 @@ def load_nvds_meta() -> ctypes.CDLL:
         ("nvds_copy_obj_meta", [vp, vp], None), ("nvds_batch_meta_copy_func", [vp, vp], vp),
         ("nvds_batch_meta_release_func", [vp, vp], None), ("nvds_clear_obj_meta_list", [vp, vp], None),
         ("nvds_get_user_meta_type", [ctypes.c_char_p], ctypes.c_int),
+        ("nvds_acquire_classifier_meta_from_pool", [vp], vp), ("nvds_add_classifier_meta_to_object", [vp, vp], None),
+        ("nvds_acquire_label_info_meta_from_pool", [vp], vp),
+        ("nvds_add_label_info_meta_to_classifier", [vp, vp], None),
+        ("nvds_remove_obj_meta_from_frame", [vp, vp], None), ("nvds_remove_classifier_meta_from_obj", [vp, vp], None),
     ):
         fn = getattr(lib, name)
         fn.argtypes, fn.restype = args, res
@@ -212,3 +216,44 @@ def lines_of_ds8(display: int) -> list[tuple]:
 
 def user_metas_of_ds8(obj: int) -> list[int]:
     return glist(ptr(obj + OBJ_DS8["obj_user_meta_list"]))
+
+
+# ---------------------------------------------------------------- classifier metadata (DeepStream 6.0 - 9.x)
+# NvDsClassifierMeta: base_meta 0..40, num_labels (guint) 40, unique_component_id (gint) 44, label_info_list 48,
+# classifier_type (const gchar *) 56: 64 bytes.
+CLASSIFIER = dict(num_labels=40, unique_component_id=44, label_info_list=48, classifier_type=56)
+CLASSIFIER_SIZE = 64
+# NvDsLabelInfo: base_meta 0..40, num_classes (guint) 40, result_label[128] 44..172, (4 padding) pResult_label
+# 176, result_class_id 184, label_id 188, result_prob (float) 192, (4 padding to the 8-byte alignment): 200 bytes.
+LABEL = dict(num_classes=40, result_label=44, pResult_label=176, result_class_id=184, label_id=188, result_prob=192)
+LABEL_SIZE = 200
+NVDS_CLASSIFIER_META, NVDS_LABEL_INFO_META = 5, 6
+
+
+def classifier_metas_of(obj: int, offsets: dict | None = None) -> list[int]:
+    """An object's classifier_meta_list; `offsets`: OBJ (DS 9, default) or OBJ_DS8."""
+    return glist(ptr(obj + (OBJ if offsets is None else offsets)["classifier_meta_list"]))
+
+
+def label_infos_of(classifier: int) -> list[int]:
+    return glist(ptr(classifier + CLASSIFIER["label_info_list"]))
+
+
+def label_fields(label: int) -> dict:
+    """Every field of one NvDsLabelInfo; result_label as its 128 raw bytes, pResult_label as bytes or None."""
+    long = ptr(label + LABEL["pResult_label"])
+    return dict(meta_type=i32(label + BASE_TYPE), batch=ptr(label + BASE_BATCH),
+                num_classes=u32(label + LABEL["num_classes"]),
+                result_label=ctypes.string_at(label + LABEL["result_label"], 128),
+                pResult_label=cstr(long) if long else None, pResult_address=long,
+                result_class_id=u32(label + LABEL["result_class_id"]), label_id=u32(label + LABEL["label_id"]),
+                result_prob=f32(label + LABEL["result_prob"]))
+
+
+def classifier_fields(classifier: int) -> dict:
+    kind = ptr(classifier + CLASSIFIER["classifier_type"])
+    return dict(meta_type=i32(classifier + BASE_TYPE), batch=ptr(classifier + BASE_BATCH),
+                num_labels=u32(classifier + CLASSIFIER["num_labels"]),
+                unique_component_id=i32(classifier + CLASSIFIER["unique_component_id"]),
+                classifier_type=cstr(kind) if kind else None, classifier_type_address=kind,
+                labels=[label_fields(li) for li in label_infos_of(classifier)])

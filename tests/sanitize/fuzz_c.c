@@ -41,6 +41,9 @@ int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, const float
                                int64_t num_colors, uint32_t width, double fw, double fh, int64_t *n_display);
 int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *rows, int64_t capacity);
 int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, obbmeta_overlay_params *p);
+int32_t obbmeta_nvds_init_classifier(const obbmeta_classifier_api *api);
+int obbmeta_nvds_classifier_layout_info(int64_t *out, int n);
+int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classify_params *p);
 
 #define CHECK(cond, ...)                                                                                       \
     do {                                                                                                       \
@@ -208,6 +211,16 @@ static int load_nvds(const char *path)
     CHECK(obbmeta_nvds_init(&empty) == -6, "init with an empty table must be refused");
     CHECK(obbmeta_nvds_init(NULL) == -6, "init with NULL must be refused");
     const int32_t type = obbmeta_nvds_init(&api);
+    obbmeta_classifier_api cls, cls_empty;
+    memset(&cls_empty, 0, sizeof cls_empty);
+    CHECK(obbmeta_nvds_classify(OBBMETA_LAYOUT_DS9, NULL, NULL) == -1, "classify before its init: not ready");
+    CHECK(obbmeta_nvds_init_classifier(&cls_empty) == -6 && obbmeta_nvds_init_classifier(NULL) == -6,
+          "classifier init with an empty table / NULL must be refused");
+    cls.acquire_classifier_meta = sym(meta, "nvds_acquire_classifier_meta_from_pool");
+    cls.add_classifier_meta_to_object = sym(meta, "nvds_add_classifier_meta_to_object");
+    cls.acquire_label_info = sym(meta, "nvds_acquire_label_info_meta_from_pool");
+    cls.add_label_info_to_classifier = sym(meta, "nvds_add_label_info_meta_to_classifier");
+    CHECK(obbmeta_nvds_init_classifier(&cls) == 0, "classifier init");
     CHECK(type > 8192, "user meta type %d", type);
     CHECK(obbmeta_nvds_obb_meta_type() == type, "meta type getter");
     CHECK(strcmp(obbmeta_nvds_obb_meta_descriptor(), OBBMETA_USER_META_DESCRIPTOR) == 0, "descriptor");
@@ -381,6 +394,117 @@ static void fuzz_read(int layout, void *frame)
     free(rows);
 }
 
+static int64_t count_classifier_metas(int layout, void *frame)
+{
+    int64_t n = 0;
+    for (obbmeta_glist *l = ((obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) {
+        obbmeta_glist *c = layout == OBBMETA_LAYOUT_DS9 ? ((obbmeta_object_meta_ds9 *)l->data)->classifier_meta_list
+                                                         : ((obbmeta_object_meta_ds6_8 *)l->data)->classifier_meta_list;
+        for (; c; c = c->next) ++n;
+    }
+    return n;
+}
+
+/* The cut the Python layer computes: the whole label when it fits 127 bytes, else the last position <= 127 that is
+ * not inside a UTF-8 character (random bytes may have none within reach: then any cut, which must be refused). */
+static int32_t proper_cut(const unsigned char *text, int64_t len)
+{
+    if (len <= 127) return (int32_t)len;
+    int32_t k = 127;
+    while (k > 123 && (text[k] & 0xC0u) == 0x80u) --k;
+    return k;
+}
+
+/* A few well-formed objects in `frame` (hostile boxes leave most frames empty; the classifier needs objects). */
+static void add_plain_objects(int layout, void *batch, void *frame)
+{
+    const float boxes[3 * 5] = {100, 100, 40, 20, 0.5f, 300, 200, 10, 60, -1.0f, 50, 400, 30, 30, 0.0f};
+    const float scores[3] = {0.9f, 0.5f, 0.1f};
+    const int64_t labels[3] = {0, 1, 2};
+    const double palette[4] = {1, 0, 0, 1};
+    obbmeta_write_params p;
+    memset(&p, 0, sizeof p);
+    p.xywhr = boxes;
+    p.scores = scores;
+    p.labels = labels;
+    p.n = rand_int(1, 3);
+    p.palette = palette;
+    p.num_colors = 1;
+    p.flags = OBBMETA_WRITE_TEXT;
+    p.frame = frame;
+    p.frame_width = p.frame_height = 1000.0;
+    CHECK(obbmeta_nvds_attach(layout, batch, &p) == p.n, "plain objects");
+}
+
+static void fuzz_classify(int layout, void *batch, void **frames, unsigned nf, void *foreign)
+{
+    uint64_t objs[20];
+    int64_t n = 0;
+    for (unsigned f = 0; f < nf; ++f)
+        if (chance(50)) add_plain_objects(layout, batch, frames[f]);
+    if (chance(20)) add_plain_objects(layout, ((obbmeta_base_meta *)foreign)->batch_meta, foreign);
+    for (unsigned f = 0; f < nf; ++f)
+        for (obbmeta_glist *l = ((obbmeta_frame_meta_head *)frames[f])->obj_meta_list; l && n < 16; l = l->next)
+            if (chance(60)) objs[n++] = (uint64_t)(uintptr_t)l->data;
+    if (chance(5) && ((obbmeta_frame_meta_head *)foreign)->obj_meta_list)
+        objs[n++] = (uint64_t)(uintptr_t)((obbmeta_frame_meta_head *)foreign)->obj_meta_list->data;
+    if (chance(5) && n > 0) objs[n++] = objs[0]; /* listed twice */
+    int64_t offsets[21], total = 0;
+    offsets[0] = 0;
+    for (int64_t i = 0; i < n; ++i) offsets[i + 1] = total += rand_int(0, 3);
+    const int64_t m = total;
+    uint32_t *ids = malloc((size_t)(m ? m : 1) * 3 * sizeof(uint32_t));
+    float *probs = malloc((size_t)(m ? m : 1) * sizeof(float));
+    int64_t *start = malloc((size_t)(m ? m : 1) * 2 * sizeof(int64_t));
+    int32_t *cut = malloc((size_t)(m ? m : 1) * sizeof(int32_t));
+    unsigned char *text = malloc((size_t)(m ? m : 1) * 300 + 1);
+    int64_t used = 0;
+    for (int64_t k = 0; k < m; ++k) {
+        const int64_t len = chance(30) ? rand_int(120, 299) : rand_int(0, 20);
+        for (int64_t c = 0; c < len; ++c) text[used + c] = (unsigned char)rand_int(1, 255);
+        if (len && chance(3)) text[used + rand_int(0, len - 1)] = 0; /* a NUL inside: refused */
+        ids[k] = (uint32_t)next_u64();
+        ids[m + k] = (uint32_t)next_u64();
+        ids[2 * m + k] = (uint32_t)rand_int(0, 9);
+        probs[k] = chance(95) ? (float)rand_unit() : (float)hostile(-1.0, 2.0);
+        start[k] = used;
+        start[m + k] = len;
+        cut[k] = chance(95) ? proper_cut(text + used, len) : (int32_t)rand_int(-2, 130);
+        used += len;
+    }
+    text[used] = 0;
+    obbmeta_classify_params p;
+    memset(&p, 0, sizeof p);
+    p.objects = n ? objs : NULL;
+    p.n = n;
+    p.label_offsets = offsets;
+    p.label_ids = ids;
+    p.class_ids = ids + m;
+    p.num_classes = ids + 2 * m;
+    p.probs = probs;
+    p.text = (const char *)text;
+    p.text_start = start;
+    p.text_len = start + m;
+    p.cut_len = cut;
+    p.num_labels = m;
+    if (chance(3) && n > 1) offsets[1] = offsets[n] + 1; /* offsets that go backwards */
+    p.component_id = (int32_t)next_u64();
+    p.classifier_type = chance(50) ? "fuzz" : NULL;
+    p.flags = (int32_t)rand_int(0, 1);
+    int64_t before = 0;
+    for (unsigned f = 0; f < nf; ++f) before += count_classifier_metas(layout, frames[f]);
+    const int64_t rc = obbmeta_nvds_classify(random_layout(layout), chance(98) ? batch : foreign, chance(99) ? &p : NULL);
+    int64_t after = 0;
+    for (unsigned f = 0; f < nf; ++f) after += count_classifier_metas(layout, frames[f]);
+    if (rc >= 0) {
+        CHECK(rc == p.classifier_metas && after == before + rc && p.labels == m, "classify wrote %lld metas, %lld "
+              "labels of %lld", (long long)rc, (long long)p.labels, (long long)m);
+    } else {
+        CHECK(rc >= -7 && after == before, "classify error %lld left classifier metas behind", (long long)rc);
+    }
+    free(ids), free(probs), free(start), free(cut), free(text);
+}
+
 static void fuzz_payload_functions(void *frame)
 {
     CHECK(obbmeta_obb_meta_copy(NULL, NULL) == NULL, "copy of NULL");
@@ -410,7 +534,7 @@ static void fuzz_nvds_round(int layout)
     const int ops = (int)rand_int(1, 10);
     for (int k = 0; k < ops; ++k) {
         void *frame = nf && chance(95) ? frames[rand_int(0, nf - 1)] : other_frames[0];
-        switch (rand_int(0, 6)) {
+        switch (rand_int(0, 7)) {
         case 0:
         case 1: fuzz_attach(layout, batch, frames, nf, other_frames[0]); break;
         case 2: fuzz_lines(layout, batch, frame); break;
@@ -426,11 +550,13 @@ static void fuzz_nvds_round(int layout)
             nv.batch_release(copy, NULL);
             break;
         }
+        case 7: fuzz_classify(layout, batch, frames, nf, other_frames[0]); break;
         }
     }
     int64_t info[40];
     CHECK(obbmeta_nvds_layout_info(layout, info, (int)rand_int(0, 40)) <= 0, "layout_info");
     CHECK(obbmeta_nvds_layout_info((int)rand_int(-3, 5), info, 40) <= 0, "layout_info of any id");
+    CHECK(obbmeta_nvds_classifier_layout_info(info, (int)rand_int(0, 40)) <= 0, "classifier_layout_info");
     nv.batch_release(batch, NULL);
     nv.batch_release(other, NULL);
     CHECK(obbmeta_nvds_live_payloads() == 0, "%lld payloads left alive after release",

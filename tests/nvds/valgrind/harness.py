@@ -77,6 +77,13 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     check(r.written + r.filtered == 40 and r.filtered > 0, "some boxes are outside the frame")
     nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
+    # Secondary results (NvDsClassifierMeta / NvDsLabelInfo): long names and texts carry pResult_label.
+    o0, o1 = nvds.read_obbs_arrays(f0)["address"], nvds.read_obbs_arrays(f1)["address"]
+    ids = np.stack([np.arange(len(o0)) % (len(NAMES) + 1) - 1, np.arange(len(o0)) % 2], axis=1)
+    r = nvds.attach_classifications(batch, o0, class_ids=ids, class_names=[NAMES, ["a", "b"]], classifier_type="t")
+    check(r.long_labels > 0 and r.classified == len(o0), "classifier metas with long labels")
+    texts = [None if k % 4 == 0 else ("船" * 60 if k % 2 else "plate") for k in range(len(o1))]
+    check(nvds.attach_classifications(batch, o1, texts=texts, component_id=3).long_labels > 0, "long texts")
     polygons = np.array([[[-20, 5], [50, 5], [50, 30], [-20, 30]]] * 9, np.float32)  # 36 edges, 9 outside
     check(nvds.add_display_lines(batch, f2, polygons, colors=(0, 1, 0, 1)) == 27, "display lines (2 metas)")
     # The OBB overlay: lines with labels and hidden borders, called twice (the first one's display metas go back
@@ -107,6 +114,9 @@ def main() -> int:
         got = nvds.read_obbs(copy.frames[0])
         check(all(obb.source == "user_meta" for _, obb in got) and len(got) > 0, "read after copy")
         check(any(info.label == "é" * 63 for info, _ in got), "the cut UTF-8 label survives the copy")
+        labels = lambda frame: sorted(repr([(c.component_id, c.labels) for c in nvds.read_classifications(i)])  # noqa: E731
+                                      for i, _ in nvds.read_obbs(frame))
+        check(labels(copy.frames[0]) == labels(batch.frames[0]), "the classifier metas survive the copy")
         # The copied overlay is recognised (NVIDIA's display-meta copy keeps misc_osd_data) and replaced.
         check(add_obb_overlay(copy, copy.frames[0]).removed > 1, "the copied overlay is replaced")
         check([sorted(messages.read_messages(f)) for f in copy.frames]
