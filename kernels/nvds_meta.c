@@ -61,6 +61,7 @@ static int g_ready = 0;
 static int32_t g_obb_meta_type = -1;
 /* Fonts are not freed by DeepStream and are copied by pointer: a literal that lives as long as the process. */
 static char g_font_name[] = "Serif";
+static const double g_transparent[4] = {0.0, 0.0, 0.0, 0.0};
 /* Payloads allocated and not yet released (writer + copy_func minus release_func): a leak detector for tests
  * and for users debugging a pipeline (obbmeta.nvds.live_payloads()). */
 static int64_t g_live_payloads = 0;
@@ -238,11 +239,12 @@ static char *obbmeta_strdup(const char *s)
 }
 
 /* Fills one object meta of either layout; SET_ROTATION is the statement that writes rect_params.rotation_angle
- * (empty for layouts without it). */
+ * (empty for layouts without it). An object that is not `visible` (past the frame's osd_limit) gets no border (0 px,
+ * transparent) and no display text: nothing nvdsosd draws. */
 #define OBBMETA_DEFINE_FILL(SUFFIX, OBJ_T, SET_ROTATION)                                                       \
     static void obbmeta_fill_##SUFFIX(OBJ_T *o, const float b[5], const double aabb[4], const double rect[4],  \
                                       float score, int32_t class_id, const char *label,                         \
-                                      const obbmeta_write_params *p, double fw, double fh)                      \
+                                      const obbmeta_write_params *p, double fw, double fh, int visible)         \
     {                                                                                                           \
         o->parent = NULL;                                                                                       \
         o->unique_component_id = p->component_id;                                                              \
@@ -257,8 +259,10 @@ static char *obbmeta_strdup(const char *s)
         o->rect_params.top = (float)rect[1];                                                                    \
         o->rect_params.width = (float)rect[2];                                                                  \
         o->rect_params.height = (float)rect[3];                                                                 \
-        o->rect_params.border_width = p->border_width;                                                          \
-        obbmeta_set_color(&o->rect_params.border_color, obbmeta_palette_color(p->palette, p->num_colors, class_id)); \
+        o->rect_params.border_width = visible ? p->border_width : 0u;                                           \
+        obbmeta_set_color(&o->rect_params.border_color, visible ? obbmeta_palette_color(p->palette, p->num_colors, \
+                                                                                        class_id)               \
+                                                                : g_transparent);                               \
         o->rect_params.has_bg_color = 0;                                                                        \
         o->rect_params.has_color_info = 0;                                                                      \
         o->rect_params.color_id = 0;                                                                            \
@@ -266,7 +270,7 @@ static char *obbmeta_strdup(const char *s)
         (void)b;                                                                                                \
         strncpy(o->obj_label, label, OBBMETA_MAX_LABEL - 1);                                                    \
         o->obj_label[OBBMETA_MAX_LABEL - 1] = '\0';                                                             \
-        if (p->flags & OBBMETA_WRITE_TEXT) {                                                                    \
+        if ((p->flags & OBBMETA_WRITE_TEXT) && visible) {                                                       \
             if (o->text_params.display_text) g_api.g_free(o->text_params.display_text);                        \
             o->text_params.display_text = obbmeta_strdup(o->obj_label);                                        \
             o->text_params.x_offset = obbmeta_pixel(rect[0], fw);                                               \
@@ -340,13 +344,14 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
             label = number;
         }
 
+        const int visible = !(p->flags & OBBMETA_WRITE_OSD_LIMIT) || written < p->osd_limit;
         void *obj = g_api.acquire_obj_meta(batch);
         if (layout == OBBMETA_LAYOUT_DS9)
             obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p,
-                             fw, fh);
+                             fw, fh, visible);
         else
             obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label,
-                               p, fw, fh);
+                               p, fw, fh, visible);
 
         obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
         double corners[8];
@@ -402,6 +407,7 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     p->bad_index = -1;
     p->n_filtered = 0;
     if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_WRITE_ROTATION)) return OBBMETA_ERR_LAYOUT;
+    if ((p->flags & OBBMETA_WRITE_OSD_LIMIT) && p->osd_limit < 0) return OBBMETA_ERR_ARGUMENT;
     if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
     const int single = p->frames == NULL;
     const int64_t single_offsets[2] = {0, p->n};

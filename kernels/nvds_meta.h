@@ -257,6 +257,7 @@ typedef struct {
 /* ---- Writer input (one call for one frame or for all frames of a batch). ---- */
 #define OBBMETA_WRITE_ROTATION 1 /* DS 9: rect_params = un-rotated box + rotation_angle (degrees) */
 #define OBBMETA_WRITE_TEXT 2     /* set text_params.display_text (a g_malloc'd copy of the label) */
+#define OBBMETA_WRITE_OSD_LIMIT 4 /* only each frame's first osd_limit objects get a border and display text */
 
 typedef struct {
     const float *xywhr;            /* n x 5 */
@@ -280,6 +281,7 @@ typedef struct {
     uint8_t *written_mask;         /* n entries set to 1 (written) / 0 (outside the frame); may be NULL */
     int64_t n_filtered;            /* out */
     int64_t bad_index;             /* out: first invalid box on error, else -1 */
+    int64_t osd_limit;             /* with OBBMETA_WRITE_OSD_LIMIT: objects per frame that nvdsosd draws */
 } obbmeta_write_params;
 
 /* One row per object of a frame, for read_obbs. */

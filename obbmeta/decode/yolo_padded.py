@@ -27,7 +27,12 @@ from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
-from .yolo import _checked, _decode_raw, fused_available
+from ._head import END_TO_END, check_head, decode_raw, most_per_image
+
+# The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
+# a max_det is refused up front instead of being allocated (a max_det of 10**9 would ask for 32 GB).
+MAX_TABLE_ROWS = 2**24
+ROW_BYTES = 5 * 4 + 4 + 8
 
 
 class PaddedDetections(NamedTuple):
@@ -48,9 +53,35 @@ class PaddedDetections(NamedTuple):
 
     def unpad(self) -> List[OrientedBoxes]:
         """One :class:`OrientedBoxes` per image (views of these tables), after one device-to-host read of the
-        counts; raises ValueError / RuntimeError for a non-zero status."""
-        *counts, status = torch.cat((self.counts, self.status.view(1))).tolist()
+        counts; raises ValueError / RuntimeError for a non-zero status, and ValueError when the tables do not fit
+        one another (shapes) or a count does not fit the tables (status 0 with a count outside 0..max_det)."""
+        self._check_shapes()
+        *counts, status = torch.cat((self.counts.to(torch.int64), self.status.reshape(1).to(torch.int64))).tolist()
         return self._split(counts, status)
+
+    def _check_shapes(self) -> None:
+        for name in self._fields:
+            if not isinstance(getattr(self, name), torch.Tensor):
+                raise TypeError(f"PaddedDetections.{name} must be a torch.Tensor, got "
+                                f"{type(getattr(self, name)).__name__}")
+        boxes = self.boxes
+        if boxes.dim() != 3 or boxes.shape[2] != 5:
+            raise ValueError(f"PaddedDetections.boxes must have shape (B, max_det, 5), got {tuple(boxes.shape)}")
+        b, rows = boxes.shape[:2]
+        for name in ("scores", "labels"):
+            t = getattr(self, name)
+            if tuple(t.shape) != (b, rows):
+                raise ValueError(f"PaddedDetections.{name} must have shape (B, max_det) = ({b}, {rows}) to match "
+                                 f"boxes {tuple(boxes.shape)}, got {tuple(t.shape)}")
+        if tuple(self.counts.shape) != (b,):
+            raise ValueError(f"PaddedDetections.counts must have shape (B,) = ({b},) to match boxes "
+                             f"{tuple(boxes.shape)}, got {tuple(self.counts.shape)}")
+        if self.status.numel() != 1:
+            raise ValueError(f"PaddedDetections.status must hold one value (0-d), got shape {tuple(self.status.shape)}")
+        for name in ("counts", "status"):
+            t = getattr(self, name)
+            if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+                raise TypeError(f"PaddedDetections.{name} must be an integer tensor (int64), got {t.dtype}")
 
     def _split(self, counts: List[int], status: int, trusted: bool = False) -> List[OrientedBoxes]:
         if status:
@@ -58,12 +89,46 @@ class PaddedDetections(NamedTuple):
                 raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
             if status & STATUS_SCORES:
                 raise ValueError("a candidate score in output is inf")
-            raise RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass "
-                               "a larger overlap_words (at most 2**31 - 1; beyond that, decode fewer images per call)")
+            if status & STATUS_OVERFLOW:
+                raise RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass "
+                                   "a larger overlap_words (at most 2**31 - 1; beyond that, decode fewer images per "
+                                   "call)")
+            raise ValueError(f"PaddedDetections.status = {status} is not a status the decoders set (0, or the flags "
+                             "1, 2 and 4)")
+        if not trusted:
+            rows = self.boxes.shape[1]
+            for i, c in enumerate(counts):
+                if c < 0:
+                    raise ValueError(f"PaddedDetections.counts[{i}] = {c} with status 0: counts are -1 only with a "
+                                     f"non-zero status, else in 0..max_det = 0..{rows}")
+                if c > rows:
+                    raise ValueError(f"PaddedDetections.counts[{i}] = {c} but the tables hold max_det = {rows} rows "
+                                     "per image")
         # trusted: the tables come straight from the kernels (float32 / int64 by construction), so views of them need
         # no re-checking; a PaddedDetections built by a caller is checked as any OrientedBoxes is.
         make = OrientedBoxes._checked_elsewhere if trusted else OrientedBoxes
         return [make(self.boxes[b, :c], self.scores[b, :c], self.labels[b, :c]) for b, c in enumerate(counts)]
+
+
+def check_table_rows(batch: int, max_det: int, most: int | None = None) -> None:
+    """Refuse (B, max_det) tables beyond :data:`MAX_TABLE_ROWS` rows before anything is allocated."""
+    rows = batch * max_det
+    if rows > MAX_TABLE_ROWS:
+        hint = "" if most is None else f"; an image of this head gives at most {most} detections"
+        raise ValueError(f"max_det = {max_det} asks for padded tables of {batch} x {max_det} rows "
+                         f"({rows * ROW_BYTES / 2**30:.1f} GiB); yolo_obb_padded holds at most {MAX_TABLE_ROWS} rows "
+                         f"in all ({MAX_TABLE_ROWS * ROW_BYTES // 2**20} MiB): lower max_det or the batch{hint}")
+
+
+def fused_available(output: torch.Tensor, multi_label: bool, agnostic: bool) -> bool:
+    """Whether the fused CUDA decode takes this raw head: the CUDA kernels are built and the (image, class) groups
+    fit its 31-bit sort key (B * nc below about 2^31, e.g. any B <= 65535 with nc <= 15)."""
+    b, c, n = output.shape
+    nc = c - 5
+    label_bits = 0 if agnostic else int(nc).bit_length()
+    per_image = n * nc if multi_label else n
+    return (cuda_library() is not None and int(b).bit_length() + label_bits <= 31 and b * per_image < 2**31
+            and b >= 1)
 
 
 def yolo_obb_padded(
@@ -78,22 +143,29 @@ def yolo_obb_padded(
     agnostic: bool = False,
     max_nms: int = 30000,
     overlap_words: Optional[int] = None,
+    format: Optional[str] = None,
 ) -> PaddedDetections:
-    """:func:`~obbmeta.decode.yolo_obb` on a raw head (B, 4+nc+1, N), with fixed-size results and, on CUDA, no host
-    synchronisation (CUDA-graph capturable for fixed shapes; runs on the current stream).
+    """:func:`~obbmeta.decode.yolo_obb` with fixed-size results and, on CUDA, no host synchronisation
+    (CUDA-graph capturable for fixed shapes; runs on the current stream).
 
-    The same filter, top-``max_nms``, greedy rotated NMS (per class unless ``agnostic``), ``max_det`` and letterbox
-    inverse as yolo_obb, with two documented tie rules: a class-score tie goes to the lower class, and at the
-    top-``max_nms`` cut equal scores go to the lower anchor.
+    The head's format is told apart by shape exactly as yolo_obb does (or forced with ``format``). A raw head
+    (B, 4+nc+1, N) gets the same filter, top-``max_nms``, greedy rotated NMS (per class unless ``agnostic``),
+    ``max_det`` and letterbox inverse as yolo_obb, with two documented tie rules: a class-score tie goes to the lower
+    class, and at the top-``max_nms`` cut equal scores go to the lower anchor. An end-to-end head (B, K, 7) gets
+    yolo_obb's ``conf`` / ``classes`` filter and its first ``max_det`` rows, in row order, with plain tensor ops on
+    either device (``status`` always 0; ``iou``, ``multi_label``, ``agnostic``, ``max_nms`` and ``overlap_words`` do not
+    apply to it).
 
-    Memory on CUDA: linear in B * N, plus room for ``overlap_words`` candidate words (a candidate and a chunk of 64
-    later candidates of its class whose bounding boxes meet it; 32 bytes each). None: 4 194 304 (128 MiB), or the
-    worst case for these shapes when that is less. Data that needs more sets ``status`` to 4 (counts -1) instead
-    of losing detections.
+    The tables hold B * ``max_det`` rows (32 bytes each); more than :data:`MAX_TABLE_ROWS` (2**24) is refused with a
+    ValueError before anything is allocated. Memory on CUDA besides them: linear in B * N, plus room for
+    ``overlap_words`` candidate words (a candidate and a chunk of 64 later candidates of its class whose bounding boxes
+    meet it; 32 bytes each). None: 4 194 304 (128 MiB), or the worst case for these shapes when that is less. Data
+    that needs more sets ``status`` to 4 (counts -1) instead of losing detections.
     """
-    fmt, conf, iou, classes = _checked(output, conf, iou, max_det, classes, letterbox, max_nms, "raw")
-    if output.shape[1] < 6:
-        raise ValueError(f"raw output must have 4 + nc + 1 >= 6 channels in dim 1, got {tuple(output.shape)}")
+    fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
+    check_table_rows(output.shape[0], max_det, most_per_image(output.shape, fmt, multi_label, max_nms))
+    if fmt == END_TO_END:
+        return _e2e_padded(output, conf, max_det, classes, letterbox)
     pool = -1 if overlap_words is None else int_in_range("overlap_words", overlap_words, 0, form="None or an int >= 0")
     if output.is_cuda and not fused_available(output, multi_label, agnostic):
         raise ValueError(f"yolo_obb_padded needs B * nc to fit 31 bits of its sort key and the CUDA kernels built; "
@@ -102,6 +174,42 @@ def yolo_obb_padded(
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     return PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
                                                 lb.scale, lb.pad_x, lb.pad_y, pool))
+
+
+def _e2e_padded(output, conf, max_det, classes, letterbox) -> PaddedDetections:
+    """An end-to-end head (B, K, 7) = cx, cy, w, h, conf, cls, angle into the tables, as yolo_obb decodes it (the rows
+    above ``conf`` of the wanted classes, the first ``max_det`` in row order), without a host sync: each kept row goes
+    to its rank among the kept rows of its image; the others go to a spare row that is cut off."""
+    x = output.float()
+    b, k, _ = x.shape
+    labels = x[..., 5].round().to(torch.int64)
+    keep = x[..., 4] > conf
+    if classes is not None:
+        keep &= (labels[..., None] == _class_ids(tuple(classes), x.device)).any(dim=-1)
+    rank = keep.to(torch.int64).cumsum(dim=1) - 1
+    take = keep & (rank < max_det)
+    slot = torch.where(take, rank, torch.full_like(rank, max_det))
+    img = torch.arange(b, device=x.device).unsqueeze(1).expand(b, k)
+    xywhr = torch.cat((x[..., :4], x[..., 6:7]), dim=-1)
+    if letterbox is not None:
+        xywhr = letterbox.to_source(xywhr)
+    boxes = x.new_zeros((b, max_det + 1, 5))
+    scores = x.new_zeros((b, max_det + 1))
+    table_labels = torch.zeros((b, max_det + 1), dtype=torch.int64, device=x.device)
+    boxes.index_put_((img, slot), xywhr)
+    scores.index_put_((img, slot), x[..., 4])
+    table_labels.index_put_((img, slot), labels)
+    spare_cut = slice(0, max_det)
+    return PaddedDetections(boxes[:, spare_cut].contiguous(), scores[:, spare_cut].contiguous(),
+                            table_labels[:, spare_cut].contiguous(), take.sum(dim=1),
+                            torch.zeros((), dtype=torch.int64, device=x.device))
+
+
+@lru_cache(maxsize=64)
+def _class_ids(classes: tuple, device: torch.device) -> torch.Tensor:
+    """The wanted class ids as an int64 tensor on ``device`` (cached: made once per filter and device, so a captured
+    CUDA graph never copies them)."""
+    return torch.tensor(classes, dtype=torch.int64).to(device)
 
 
 def _allowed(classes, nc: int, device: torch.device) -> Optional[torch.Tensor]:
@@ -135,9 +243,10 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
     lb = letterbox or Letterbox(1.0)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     k = _sizes_args(output, multi_label, agnostic, max_nms)[-1]
+    rows = min(max_det, k)  # a list comes back, so the tables need no more rows than an image can fill
     pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
-        *tables, needed = _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, lb.scale,
+        *tables, needed = _decode_cuda(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, lb.scale,
                                        lb.pad_x, lb.pad_y, pool)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
@@ -166,12 +275,13 @@ def yolo_obb_padded_op(
     """The CPU kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool)."""
     _check_allowed(output, allowed)
     b = output.shape[0]
+    check_table_rows(b, max_det)
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
     labels, counts = torch.zeros(b, max_det, dtype=torch.int64), torch.zeros(b, dtype=torch.int64)
     classes = None if allowed is None else allowed.nonzero().flatten().tolist()
     lb = Letterbox(scale, pad_x, pad_y)
     try:
-        dets = [_decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms).rescale(lb) for x in output]
+        dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms).rescale(lb) for x in output]
     except ValueError as exc:  # non-finite candidates (nms_rotated's checks): the flags the CUDA kernels set
         flag = STATUS_SCORES if str(exc).startswith("scores") else STATUS_BOXES
         return boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(flag, dtype=torch.int64)
@@ -192,6 +302,7 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 @yolo_obb_padded_op.register_kernel("cuda")
 def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
     _check_allowed(output, allowed)
+    check_table_rows(output.shape[0], max_det)
     if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
         return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
                             0)[:5]
@@ -228,4 +339,4 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     return boxes, scores, labels, counts, flags, status[2]
 
 
-__all__ = ["PaddedDetections", "yolo_obb_padded"]
+__all__ = ["PaddedDetections", "yolo_obb_padded", "MAX_TABLE_ROWS"]

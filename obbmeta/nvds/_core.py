@@ -38,7 +38,7 @@ class WriteParams(Structure):
                 ("flags", c_int32), ("frames", c_void_p), ("offsets", c_void_p), ("frame_sizes", c_void_p),
                 ("num_frames", c_int64), ("frame", c_void_p), ("frame_width", c_double),
                 ("frame_height", c_double), ("written_mask", c_void_p), ("n_filtered", c_int64),
-                ("bad_index", c_int64)]
+                ("bad_index", c_int64), ("osd_limit", c_int64)]
 
 
 class OverlayParams(Structure):
@@ -67,6 +67,7 @@ class UpdateParams(Structure):
 
 WRITE_ROTATION = 1
 WRITE_TEXT = 2
+WRITE_OSD_LIMIT = 4
 OVERLAY_LABEL, OVERLAY_HIDE_AABB, OVERLAY_NATIVE, OVERLAY_REMOVE_ONLY = 1, 2, 4, 8
 OVERLAY_MARK = 0x4F42424D4F564C31  # "OBBMOVL1" in misc_osd_data[3] of obbmeta's overlay display metas
 OVERLAY_MARK_SLOT = 3

@@ -13,6 +13,10 @@ Per object ``attach_obbs`` writes what nvinfer writes for a detection, plus the 
   C copy / release functions; and ``frame_meta->bInferDone = TRUE``.
 
 Objects whose polygon lies fully outside the frame are not written; they are counted in the result.
+
+What nvdsosd reads of these objects (docs/osd.md): ``rect_params`` (inside the frame, border width at most
+:data:`MAX_BORDER_WIDTH`, no background), ``text_params`` (display text <= 127 bytes with a font name) and nothing
+else. ``osd_limit`` keeps those fields on at most that many objects per frame, the rest written invisible to it.
 """
 from __future__ import annotations
 
@@ -32,6 +36,11 @@ from .batch import BatchMeta, FrameMeta
 
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
+# nvll_osd's MAX_BORDER_WIDTH: nvdsosd refuses wider rect borders and lines ("Unsupported border width") and the
+# pipeline stops.
+MAX_BORDER_WIDTH = 32
+# nvdsosd draws what it collects in chunks of this many rects / texts / lines (gst-nvdsosd's MAX_OSD_ELEMS).
+NVDSOSD_CHUNK = 1024
 
 # The per-class palette as NvOSD_ColorParams (obbmeta.palette.PALETTE_RGBA; the same colours as obbmeta.osd's
 # PALETTE_RGB): class k is PALETTE[k % len(PALETTE)].
@@ -140,11 +149,14 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
 
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
             x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
-            border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool
-            ) -> AttachResult:
-    core = batch._core
+            border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool,
+            osd_limit: int | None = None) -> AttachResult:
     int_in_range("component_id", component_id, 0, 2**31 - 1, "an int in 0..2**31-1")
-    int_in_range("border_width", border_width, 0, 2**31 - 1, "an int in 0..2**31-1 (pixels)")
+    int_in_range("border_width", border_width, 0, MAX_BORDER_WIDTH,
+                 f"an int in 0..{MAX_BORDER_WIDTH} (pixels; nvdsosd refuses wider borders and stops the pipeline)")
+    limit = -1 if osd_limit is None else int_in_range(
+        "osd_limit", osd_limit, 0, form="None or an int >= 0 (objects per frame that keep what nvdsosd draws)")
+    core = batch._core
     if rotation_angle and not core.layout.has_rotation_angle:
         raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
                          f"the loaded library has {core.layout.name}")
@@ -163,7 +175,9 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     pal, n_colors = DEFAULT_PALETTE_TABLE if palette is PALETTE else palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
-    params.flags = (_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
+    params.flags = ((_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
+                    | (_core.WRITE_OSD_LIMIT if limit >= 0 else 0))
+    params.osd_limit = max(limit, 0)
 
     # Raw addresses and one struct: numpy's .ctypes.data_as and each extra ctypes argument cost about as much as
     # writing a few objects.
@@ -197,7 +211,8 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
                 component_id: int = DEFAULT_COMPONENT_ID, *, xywhr: Any = None, scores: Any = None,
                 labels: Any = None, frame_size: tuple[float, float] | None = None,
                 border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
-                rotation_angle: bool = False, display_text: bool = True) -> AttachResult:
+                rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None
+                ) -> AttachResult:
     """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
 
     Args:
@@ -213,7 +228,12 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
         frame_size: (width, height) for clipping; default: the frame meta's pipeline/source size.
         rotation_angle: DS 9 only: rect_params = the un-rotated box + ``rotation_angle`` degrees (nvdsosd draws
             the OBB; nvtracker then tracks the un-rotated box). Default: rect_params = tight clipped AABB.
+        border_width: the border nvdsosd draws, 0..32 pixels (its limit; 0: none).
         display_text: set ``text_params.display_text`` to the label (nvdsosd draws text only when it is set).
+        osd_limit: None, or the number of objects of the frame (the first written: decoders give boxes by
+            descending score) that keep their border and label; the others are written without what nvdsosd draws
+            (border 0 px and transparent, no display text) and are otherwise complete objects (box, OBB payload,
+            label). Bounds what nvdsosd draws per frame (docs/osd.md).
 
     Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``).
     """
@@ -221,7 +241,7 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
     f = frame_of(frame, b)
     x, s, lab = _prepare(boxes, xywhr, scores, labels)
     return _attach(b, [f], [frame_size_of(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
-                   border_width, palette, rotation_angle, display_text)
+                   border_width, palette, rotation_angle, display_text, osd_limit)
 
 
 def _join_boxes(detections: Sequence[Any]) -> tuple | None:
@@ -246,10 +266,13 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
                       class_names: Sequence[str] | None = None, component_id: int = DEFAULT_COMPONENT_ID, *,
                       frame_sizes: Sequence[tuple[float, float]] | None = None,
                       border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
-                      rotation_angle: bool = False, display_text: bool = True) -> AttachResult:
+                      rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None
+                      ) -> AttachResult:
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
-    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask`` is
-    over the concatenation of all detections; ``per_frame`` counts what each frame got."""
+    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e.
+    ``frame_meta_list`` order). ``written_mask`` is over the concatenation of all detections; ``per_frame`` counts
+    what each frame got. The other arguments as for :func:`attach_obbs`; at batch B without a tiler, an
+    ``osd_limit`` of 1024 // B keeps everything nvdsosd draws in one of its chunks (docs/osd.md)."""
     b = batch_of(batch)
     fs = b.frames if frames is None else [frame_of(f, b) for f in frames]
     if len(detections) != len(fs):
@@ -261,7 +284,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     if joined is not None:  # one OrientedBoxes per frame (a decoder's output): concatenated, prepared once
         x, s, lab, counts = joined
         return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                       rotation_angle, display_text)
+                       rotation_angle, display_text, osd_limit)
     # Unpack every frame's (xywhr, scores, labels) first, so that GPU tensors of all frames come to the host with
     # one synchronisation for the whole batch.
     triples = []
@@ -287,4 +310,4 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                   rotation_angle, display_text)
+                   rotation_angle, display_text, osd_limit)

@@ -93,7 +93,8 @@ def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
     (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
     1 rotation_angle, 2 aabb, 3 predicted), ``flags`` (the payload's ``OBB_*`` bits), ``detector_bbox`` and
     ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
-    ``obj_label``), ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
+    ``obj_label``), ``rotation_angle`` (``rect_params.rotation_angle``, degrees; 0 on the DS 6-8 layout),
+    ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
     rows, n = _read_rows(frame, batch)
     table = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n)
     return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
@@ -102,7 +103,8 @@ def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
             "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
             "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
             "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
-            "label": _labels(table["label"]), "address": table["address"].copy()}
+            "label": _labels(table["label"]), "rotation_angle": table["rotation_angle"].copy(),
+            "address": table["address"].copy()}
 
 
 def _labels(chars: np.ndarray) -> np.ndarray:

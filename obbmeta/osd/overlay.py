@@ -51,7 +51,8 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
     Args:
         batch: an ``obbmeta.nvds.BatchMeta`` or an ``NvDsBatchMeta*`` int.
         frame: a ``FrameMeta`` of that batch, or an ``NvDsFrameMeta*`` int.
-        width: line width in pixels (the border width of native rects), an int >= 1.
+        width: line width in pixels (the border width of native rects), an int in 1..32 (nvdsosd refuses wider
+            lines and borders, and stops the pipeline).
         colors: None: per class, ``obbmeta.palette.PALETTE_RGBA[class_id % 20]`` (the colours ``attach_obbs``
             gives the AABB borders); one ``(r, g, b, a)`` in 0..1 for every box; or a sequence of such colours,
             used as a palette: class k gets ``colors[k % len(colors)]``.
@@ -71,8 +72,10 @@ def add_obb_overlay(batch: Any, frame: Any, *, width: int = DEFAULT_WIDTH, color
     Returns: :class:`OverlayResult`.
     """
     from ..nvds import display  # lazily: NVIDIA's library is loaded on first use
+    from ..nvds.obbs import MAX_BORDER_WIDTH
 
-    int_in_range("width", width, 1, 2**31 - 1, "an int in 1..2**31-1 (pixels)")
+    int_in_range("width", width, 1, MAX_BORDER_WIDTH,
+                 f"an int in 1..{MAX_BORDER_WIDTH} (pixels; nvdsosd refuses wider lines and stops the pipeline)")
     for name, value in (("label", label), ("hide_aabb", hide_aabb), ("native", native)):
         flag(name, value)
     p = display.write_obb_overlay(batch, frame, colors=colors, width=width, label=label, hide_aabb=hide_aabb,

@@ -1,22 +1,31 @@
 """FollowTracker: an OBB for every object nvtracker reports, on every frame, moving with the tracker's box.
 
-After nvtracker an object's OBB is only as good as the detector frame it came from (docs/track.md):
+After nvtracker an object's OBB is only as good as the detector frame it came from (docs/track.md; the facts:
+:mod:`obbmeta.track._nvtracker`):
 
 * objects nvtracker matched to a detection keep their NvDsObjectMeta, so obbmeta's payload is there, but it is the
   detector's box while ``rect_params`` is now the tracker's;
 * objects nvtracker made itself (frames skipped by nvinfer's ``interval``, shadow tracking) are new metas without
-  user meta: overlays fall back to axis-aligned boxes, and the angle is lost.
+  user meta, ``confidence = -0.1``, and a copy of the ``rect_params`` of the first object of their class nvtracker
+  saw, a DS 9 ``rotation_angle`` included: another object's angle;
+* detections of tracks still in probation are removed, their payload with them; ``frame_num`` is nvtracker's.
 
-Call :meth:`FollowTracker.update` in a probe after nvtracker. Per ``(source_id, object_id)`` it keeps a filtered
-(w, h, angle) (constant-velocity Kalman filters, :mod:`obbmeta.track.kalman`, with every measurement re-described to
-continue the track's angle, :mod:`obbmeta.track.angles`). Each tracked object then gets, as its OBB payload:
+Call :meth:`FollowTracker.update` in a probe after nvtracker. Per ``(source_id, object_id)`` (never ``frame_num``:
+each stream's frames are counted here) it keeps a filtered (w, h, angle) (constant-velocity Kalman filters,
+:mod:`obbmeta.track.kalman`, with every measurement re-described to continue the track's angle,
+:mod:`obbmeta.track.angles`). Each tracked object then gets, as its OBB payload:
 
 * detector's OBB present: the detector's box moved by the shift between ``detector_bbox_info`` and the tracker's
   box (``tracker_bbox_info``, else ``rect_params``), with the filtered w, h and angle (flag ``OBB_TRACKED``);
 * otherwise: the track's predicted w, h and angle centred on the tracker's box (flag ``OBB_PREDICTED``, read back
-  with source ``"predicted"``). An object whose track never had an OBB keeps a DS 9 rotation if it has one, else
-  gets its tracker box as a 0-degree box (also ``OBB_PREDICTED``).
+  with source ``"predicted"``);
+* an object nvtracker made whose track has no OBB yet: none (read back with source ``"aabb"``); its copied
+  rotation is never trusted;
+* an object of another detector whose track never had an OBB keeps its own DS 9 rotation if it has one, else gets
+  its tracker box as a 0-degree box (both ``OBB_PREDICTED``).
 
+On the DS 9 layout an object nvtracker made gets ``rect_params.rotation_angle`` = its predicted angle when its
+track's detections carried one (obbmeta's rotation mode), else 0, so nvdsosd never draws it at the copied angle.
 A track's state is dropped when its id has not been seen for ``forget_after`` frames of its stream.
 """
 from __future__ import annotations
@@ -27,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._validators import int_in_range
+from ._nvtracker import made_by_tracker
 from .angles import align_to
 from .kalman import KalmanBank
 from .tracker import MIN_SIDE, MotionNoise
@@ -37,7 +47,8 @@ _SHAPE = slice(2, 5)  # (w, h, angle) of MotionNoise's (cx, cy, w, h, angle)
 @dataclass(frozen=True)
 class FollowResult:
     """One frame: ``objects`` with a track id, of which ``measured`` had the detector's OBB, ``predicted`` got
-    their track's, ``fallback`` had no OBB in their track yet (DS 9 rotation or 0-degree tracker box);
+    their track's, ``fallback`` (another detector's objects) had no OBB in their track yet (DS 9 rotation or
+    0-degree tracker box), ``unknown`` were made by nvtracker for a track without an OBB yet (left without one);
     ``forgotten`` tracks dropped on this frame."""
     source_id: int
     objects: int
@@ -45,6 +56,7 @@ class FollowResult:
     predicted: int
     fallback: int
     forgotten: int
+    unknown: int = 0
 
 
 def _centre(box: np.ndarray) -> np.ndarray:
@@ -87,6 +99,7 @@ class FollowTracker:
         self._source = np.zeros(0, np.int64)
         self._object_id = np.zeros(0, np.uint64)
         self._seen = np.zeros(0, np.int64)
+        self._rotated = np.zeros(0, bool)  # the track's detections had a DS 9 rotation_angle (rotation mode)
         self._kf = KalmanBank(3)
         self._frames: dict[int, int] = {}
         self.last_boxes: dict[str, np.ndarray] = {}
@@ -106,6 +119,7 @@ class FollowTracker:
 
     def _keep(self, keep: np.ndarray) -> None:
         self._source, self._object_id, self._seen = self._source[keep], self._object_id[keep], self._seen[keep]
+        self._rotated = self._rotated[keep]
         self._kf.keep(keep)
         self._rows = {(int(s), int(o)): i for i, (s, o) in enumerate(zip(self._source.tolist(),
                                                                           self._object_id.tolist()))}
@@ -129,13 +143,30 @@ class FollowTracker:
         with b.locked():
             a = nvds.read_obbs_arrays(f)
             idx = np.flatnonzero(a["object_id"] != np.uint64(nvds.UNTRACKED_OBJECT_ID))
-            boxes, flags, measured, fallback = self._follow(a, idx, src, count, f, frame_size)
+            boxes, flags, measured, fallback, unknown, angle = self._follow(a, idx, src, count, f, frame_size)
             if self.write and idx.size:
-                nvds.update_objects(b, f, a["address"][idx], boxes, obb_flags=flags)
+                give = ~unknown
+                if give.any():
+                    nvds.update_objects(b, f, a["address"][idx][give], boxes[give], obb_flags=flags[give])
+                self._set_rotation(a["address"][idx], a["rotation_angle"][idx], angle)
         forgotten = self._forget(src, count)
         self.last_boxes = {"object_id": a["object_id"][idx], "xywhr": boxes, "flags": flags}
-        return FollowResult(src, int(idx.size), int(measured.sum()), int((~measured & ~fallback).sum()),
-                            int(fallback.sum()), forgotten)
+        return FollowResult(src, int(idx.size), int(measured.sum()), int((~measured & ~fallback & ~unknown).sum()),
+                            int(fallback.sum()), forgotten, int(unknown.sum()))
+
+    @staticmethod
+    def _set_rotation(addresses: np.ndarray, current: np.ndarray, wanted: np.ndarray) -> None:
+        """rect_params.rotation_angle = ``wanted`` (degrees; NaN: leave it) where it differs: only objects nvtracker
+        made, whose angle it copied from another object (DS 9 layout; the caller holds the batch lock)."""
+        from ..nvds import _core
+
+        core = _core.get()
+        if not core.layout.has_rotation_angle:
+            return
+        change = ~np.isnan(wanted) & (current != wanted.astype(np.float32))
+        obj_t = core.layout.object_meta
+        for address, degrees in zip(addresses[change].tolist(), wanted[change].tolist()):
+            obj_t.from_address(int(address)).rect_params.rotation_angle = degrees
 
     def _follow(self, a: dict, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
         from .. import nvds
@@ -149,6 +180,7 @@ class FollowTracker:
         centre = _centre(box)
         source, flags_in = a["source"][idx], a["flags"][idx]
         measured = source == 0  # obbmeta's payload, not one predicted by obbmeta
+        made = made_by_tracker(a["confidence"][idx], det, source)  # nvtracker's own object: its rotation is a copy
         z = a["xywhr"][idx].astype(np.float64)
         # Move the detector's box by the tracker's shift, unless obbmeta already did (a second call).
         has_det = (det[:, 2] > 0) & (det[:, 3] > 0)
@@ -180,25 +212,36 @@ class FollowTracker:
             self._source = np.concatenate((self._source, np.full(k, src, np.int64)))
             self._object_id = np.concatenate((self._object_id, a["object_id"][idx][new]))
             self._seen = np.concatenate((self._seen, np.zeros(k, np.int64)))
+            self._rotated = np.concatenate((self._rotated, np.zeros(k, bool)))
             for o, r in zip(a["object_id"][idx][new].tolist(), rows[new].tolist()):
                 self._rows[(src, o)] = r
         known = rows >= 0
         self._seen[rows[known]] = count
+        self._rotated[rows[measured]] = (flags_in[measured] & nvds.OBB_RECT_ROTATED) != 0
 
         out = np.empty((n, 5), np.float64)
         out[:, :2] = np.where(move[:, None], z[:, :2], centre)
         shape = self._kf.mean[rows[known]]
         out[known, 2:4] = np.maximum(shape[:, :2], MIN_SIDE)
         out[known, 4] = shape[:, 2]
-        fallback = ~known
-        if fallback.any():  # no OBB in this track yet: a DS 9 rotation, else the tracker box as a 0-degree box
-            rot = fallback & (source == 1)
-            out[rot] = z[rot]
-            plain = fallback & ~rot
-            out[plain, 2:4] = np.maximum(box[plain, 2:4], MIN_SIDE)
-            out[plain, 4] = 0.0
+        # No OBB in this track yet. An object nvtracker made: none (its rotation_angle is another object's). Another
+        # detector's object: its own DS 9 rotation, else the tracker box as a 0-degree box.
+        unknown = ~known & made
+        fallback = ~known & ~made
+        rot = fallback & (source == 1)
+        out[rot] = z[rot]
+        plain = (fallback & ~rot) | unknown
+        out[plain, 2:4] = np.maximum(box[plain, 2:4], MIN_SIDE)
+        out[plain, 4] = 0.0
         flags = np.where(measured, nvds.OBB_TRACKED, nvds.OBB_PREDICTED).astype(np.uint32)
-        return out.astype(np.float32), flags, measured, fallback
+        flags[unknown] = 0
+        # The rotation_angle an object nvtracker made should carry: its track's angle in rotation mode, else none.
+        angle = np.full(n, np.nan)
+        angle[made] = 0.0
+        turn = made & known
+        turn[turn] = self._rotated[rows[turn]]
+        angle[turn] = np.degrees(out[turn, 4])
+        return out.astype(np.float32), flags, measured, fallback, unknown, angle
 
     def _forget(self, src: int, count: int) -> int:
         stale = (self._source == src) & (self._seen <= count - self.forget_after)

@@ -23,6 +23,7 @@ import torch
 
 from .._validators import int_in_range, is_int, number_in_range
 from ..boxes import OrientedBoxes
+from ._nvtracker import TRACKER_MADE_CONFIDENCE
 from .angles import align_to
 from .association import ASSOCIATIONS, candidate_ious, greedy_match
 from .kalman import KalmanBank
@@ -351,9 +352,6 @@ class FrameTracking:
     removed: int
     added: int
     step: TrackStep
-
-
-TRACKER_MADE_CONFIDENCE = -0.1  # nvtracker's confidence of the objects it makes itself (no detection behind them)
 
 
 def _add_predicted(batch: Any, frame: Any, step: TrackStep, cache: dict, frame_size) -> int:

@@ -139,7 +139,8 @@ def test_nan_in_kept_boxes_is_an_error_not_a_silent_drop():
 def test_batched_path_gives_exactly_the_per_image_result(multi_label, agnostic, classes, max_det, max_nms):
     """The CUDA path decodes a whole batch with a constant number of host syncs; on the CPU both paths run and
     must agree box for box (order included)."""
-    from obbmeta.decode.yolo import _decode_raw, _decode_raw_batched
+    from obbmeta.decode._head import decode_raw
+    from obbmeta.decode.yolo import _decode_raw_batched
 
     out = raw_output(batch=3, nc=3, n=300, seed=7)
     out[1, 4:7] *= 0.2  # an image with few candidates
@@ -147,7 +148,7 @@ def test_batched_path_gives_exactly_the_per_image_result(multi_label, agnostic, 
     out[0, 4:7, :20] = 0.55  # score ties
     batched = _decode_raw_batched(out, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
     for x, got in zip(out, batched):
-        want = _decode_raw(x, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
+        want = decode_raw(x, 0.3, 0.5, max_det, classes, multi_label, agnostic, max_nms)
         assert torch.equal(got.xywhr, want.xywhr)
         assert torch.equal(got.scores, want.scores)
         assert torch.equal(got.labels, want.labels)

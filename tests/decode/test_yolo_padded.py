@@ -189,3 +189,165 @@ def test_cuda_head_without_anchors_and_inf_scores():
     assert int(yolo_obb_padded(out.cuda(), 0.25, 0.5).status) == 2
     with pytest.raises(ValueError, match="inf"):
         yolo_obb(out.cuda(), 0.25, 0.5)
+
+
+def e2e_head(batch: int = 2, rows: int = 300, seed: int = 0) -> torch.Tensor:
+    """An end-to-end head (B, K, 7) = cx, cy, w, h, conf, cls, angle: rows by descending confidence, zero padded."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((batch, rows, 7), np.float32)
+    for b in range(batch):
+        n = rows - 40 * (b + 1)
+        out[b, :n, 0:2] = rng.uniform(0, 640, (n, 2))
+        out[b, :n, 2:4] = rng.uniform(4, 60, (n, 2))
+        out[b, :n, 4] = np.sort(rng.uniform(0.01, 1.0, n))[::-1]
+        out[b, :n, 5] = rng.integers(0, 276, n)  # a 276-class model: a raw decode of it would invent labels
+        out[b, :n, 6] = rng.uniform(-np.pi / 4, 3 * np.pi / 4, n)
+    return torch.from_numpy(out)
+
+
+E2E_OPTIONS = [{}, {"classes": list(range(0, 276, 3))}, {"max_det": 7}, {"conf": 0.6},
+               {"letterbox": Letterbox.fit((1920, 1080), (640, 640))}]
+
+
+@pytest.mark.parametrize("options", E2E_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_an_end_to_end_head_is_decoded_as_yolo_obb_decodes_it(options):
+    out = e2e_head()
+    kw = {"conf": 0.25, **options}
+    padded = yolo_obb_padded(out, **kw)
+    expect = yolo_obb(out, **kw)
+    max_det = kw.get("max_det", 300)
+    assert padded.boxes.shape == (2, max_det, 5) and int(padded.status) == 0
+    assert padded.counts.tolist() == [len(d) for d in expect] and all(len(d) > 0 for d in expect)
+    _same(padded.unpad(), expect, atol=0)
+    for b, d in enumerate(expect):
+        assert (padded.boxes[b, len(d):] == 0).all() and (padded.labels[b, len(d):] == 0).all()
+
+
+@pytest.mark.parametrize("shape", [(1, 300, 7), (2, 20, 21504), (1, 7, 7), (1, 5, 100), (20, 100)])
+def test_both_decoders_tell_the_format_by_the_same_rule(shape):
+    out = torch.zeros(shape)
+    outcomes = []
+    for decode in (yolo_obb, yolo_obb_padded):
+        try:
+            decode(out)
+            outcomes.append("ok")
+        except ValueError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
+    if shape == (1, 7, 7):
+        assert "ambiguous" in outcomes[0]
+        for fmt in ("raw", "e2e"):
+            assert yolo_obb_padded(out, format=fmt).counts.tolist() == [0]
+
+
+def test_max_det_beyond_the_table_bound_is_refused_before_anything_is_allocated():
+    out = head(1, anchors=100, objects=5, proposals=4)
+    with pytest.raises(ValueError, match=r"max_det = 1000000000 asks for padded tables of 1 x 1000000000 rows "
+                                         r"\(29\.8 GiB\).*at most 100 detections"):
+        yolo_obb_padded(out, max_det=10**9)
+    with pytest.raises(ValueError, match="max_det = 1000000000"):
+        yolo_obb_padded(e2e_head(1), max_det=10**9)
+    op = torch.ops.obbmeta.yolo_obb_padded.default
+    with pytest.raises(ValueError, match="max_det = 1000000000"):
+        op(out, 0.25, 0.5, 10**9, None, False, False, 100, 1.0, 0.0, 0.0, -1)
+
+
+def test_the_table_bound_counts_the_rows_of_the_whole_batch(monkeypatch):
+    from obbmeta.decode import yolo_padded
+
+    monkeypatch.setattr(yolo_padded, "MAX_TABLE_ROWS", 40)
+    assert yolo_obb_padded(head(2), max_det=20).boxes.shape == (2, 20, 5)
+    with pytest.raises(ValueError, match="2 x 21 rows"):
+        yolo_obb_padded(head(2), max_det=21)
+
+
+def test_yolo_obb_takes_any_max_det_since_its_lists_are_as_long_as_the_detections():
+    out = head(2)
+    _same(yolo_obb(out, 0.25, 0.5, max_det=10**9), yolo_obb(out, 0.25, 0.5), atol=0)
+
+
+def padded(counts, rows=5, status=0, batch=None):
+    b = len(counts) if batch is None else batch
+    return yolo_padded_tables(b, rows, counts, status)
+
+
+def yolo_padded_tables(b, rows, counts, status):
+    from obbmeta.decode import PaddedDetections
+
+    boxes = torch.zeros(b, rows, 5)
+    boxes[..., 2:4] = 1.0
+    return PaddedDetections(boxes, torch.zeros(b, rows), torch.zeros(b, rows, dtype=torch.int64),
+                            torch.tensor(counts, dtype=torch.int64), torch.tensor(status, dtype=torch.int64))
+
+
+def test_unpad_of_consistent_tables_gives_count_rows_per_image():
+    assert [len(d) for d in padded([5, 0, 3]).unpad()] == [5, 0, 3]
+
+
+@pytest.mark.parametrize("counts, match", [
+    ([-1], r"counts\[0\] = -1 with status 0: counts are -1 only with a non-zero status, else in 0..max_det = 0..5"),
+    ([2, 9], r"counts\[1\] = 9 but the tables hold max_det = 5 rows per image"),
+])
+def test_unpad_refuses_counts_that_do_not_fit_the_tables(counts, match):
+    with pytest.raises(ValueError, match=match):
+        padded(counts).unpad()
+
+
+def test_unpad_refuses_tables_of_mismatched_shapes():
+    from obbmeta.decode import PaddedDetections
+
+    good = padded([1, 2])
+    with pytest.raises(ValueError, match=r"scores must have shape \(B, max_det\) = \(2, 5\) to match boxes "
+                                         r"\(2, 5, 5\), got \(2, 4\)"):
+        good._replace(scores=torch.zeros(2, 4)).unpad()
+    with pytest.raises(ValueError, match=r"counts must have shape \(B,\) = \(2,\)"):
+        good._replace(counts=torch.tensor([1, 2, 3])).unpad()
+    with pytest.raises(ValueError, match=r"boxes must have shape \(B, max_det, 5\), got \(2, 5\)"):
+        good._replace(boxes=torch.zeros(2, 5)).unpad()
+    with pytest.raises(ValueError, match="status must hold one value"):
+        good._replace(status=torch.zeros(2, dtype=torch.int64)).unpad()
+    with pytest.raises(TypeError, match="counts must be an integer tensor"):
+        good._replace(counts=torch.tensor([1.0, 2.0])).unpad()
+    with pytest.raises(TypeError, match=r"labels must be a torch.Tensor, got list"):
+        PaddedDetections(good.boxes, good.scores, [0] * 10, good.counts, good.status).unpad()
+
+
+def test_unpad_refuses_a_status_no_decoder_sets():
+    with pytest.raises(ValueError, match="status = 16 is not a status the decoders set"):
+        padded([-1], status=16).unpad()
+
+
+def test_padded_end_to_end_traces_with_fullgraph_compile():
+    out = e2e_head()
+    fn = torch.compile(lambda o: yolo_obb_padded(o, 0.25, max_det=50), fullgraph=True)
+    _same(fn(out).unpad(), yolo_obb(out, 0.25, max_det=50), atol=0)
+
+
+@needs_cuda
+@pytest.mark.parametrize("options", E2E_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_cuda_end_to_end_padded_equals_the_cpu_decode(options):
+    out = e2e_head(3, seed=5)
+    kw = {"conf": 0.25, **options}
+    got = yolo_obb_padded(out.cuda(), **kw)
+    assert got.boxes.device.type == "cuda"
+    _same(got.unpad(), yolo_obb(out, **kw))
+
+
+@needs_cuda
+def test_cuda_end_to_end_padded_replays_in_a_cuda_graph():
+    static = e2e_head(2, seed=6).cuda()
+    yolo_obb_padded(static, 0.25, classes=[1, 2, 3, 50])
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = yolo_obb_padded(static, 0.25, classes=[1, 2, 3, 50])
+    fresh = e2e_head(2, seed=7)
+    static.copy_(fresh.cuda())
+    graph.replay()
+    _same(result.unpad(), yolo_obb(fresh, 0.25, classes=[1, 2, 3, 50]))
+
+
+@needs_cuda
+def test_cuda_yolo_obb_takes_any_max_det():
+    out = head(2)
+    _same(yolo_obb(out.cuda(), 0.25, 0.5, max_det=10**9), yolo_obb(out, 0.25, 0.5))

@@ -186,6 +186,10 @@ def test_a_nan_score_raises(make_batch):
      r"labels\[0\] = 3 has no entry in class_names \(len 2\)"),
     (dict(xywhr=np.ones((1, 5), np.float32), frame_size=(0, 10)), ValueError, "frame_size must be two positive"),
     (dict(xywhr=np.ones((1, 5), np.float32), component_id=-1), ValueError, "component_id must be an int"),
+    (dict(xywhr=np.ones((1, 5), np.float32), border_width=33), ValueError,
+     r"border_width must be an int in 0\.\.32 \(pixels; nvdsosd refuses wider borders"),
+    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=-1), ValueError, "osd_limit must be None or an int >= 0"),
+    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=2.0), ValueError, "osd_limit must be None or an int >= 0"),
     (dict(), TypeError, "no boxes given"),
 ])
 def test_bad_arguments_name_the_argument_and_the_expected_form(make_batch, kwargs, error, message):
@@ -360,3 +364,109 @@ def test_read_obbs_from_a_bare_frame_address_reads_every_object(make_batch):
     got = nvds.read_obbs(frame.address)
     assert len(got) == 100 == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
     assert sorted(round(o.xywhr[0]) for _, o in got) == [10 + 15 * k for k in range(100)]
+
+
+# ---------------------------------------------------------------- what nvdsosd reads (docs/osd.md)
+# gst-nvdsosd walks batch_meta->obj_meta_pool->full_list (not the frames' lists), copies every object's rect_params
+# into its rect list and, when display_text is set, its text_params into its text list, 1024 at a time; nvll_osd
+# then refuses border widths above 32, reads display_text as a NUL-terminated UTF-8 string and, in GPU mode, builds
+# a C++ std::string from font_name (a NULL font_name there is a crash). nvtracker's display-tracking-id rebuilds
+# display_text in 128 bytes (longer than 127 bytes writes past its buffer).
+
+def nvdsosd_view(batch):
+    """What gst-nvdsosd collects from a batch: every element of the object pool's full list, checked against the
+    frames' own lists."""
+    pool = raw.ptr(batch.address + raw.BATCH["obj_pool"])
+    full = raw.glist(raw.ptr(pool + 32))  # NvDsMetaPool.full_list (after 5 uint32 fields and padding, empty_list)
+    in_frames = [o for f in raw.frames_of(batch.address) for o in raw.objects_of(f)]
+    return full, in_frames
+
+
+def scene(rng, n, width, height, long_names=False):
+    x = np.c_[rng.uniform(-60, width + 60, (n, 1)), rng.uniform(-60, height + 60, (n, 1)),
+              rng.uniform(2, width / 3, (n, 1)), rng.uniform(2, height / 3, (n, 1)), rng.uniform(-4, 4, (n, 1))]
+    x[: n // 10, :4] = [width / 2, height / 2, 3 * width, 3 * height]  # larger than the frame: clipped to all of it
+    x[n // 10: n // 5, 1] = height - x[n // 10: n // 5, 3] / 2  # touching the bottom edge
+    return x.astype(np.float32), rng.uniform(0.25, 1, n).astype(np.float32), rng.integers(0, 4, n)
+
+
+NAMES = ["vehicle", "ship", "plane", "storage_tank"]
+LONG_NAMES = ["é" * 90, "a" * 200, "船" * 60, "x"]  # each cut to <= 127 bytes on a UTF-8 boundary
+
+
+@pytest.mark.parametrize("rotation", [False, True], ids=["aabb", "rotation_angle"])
+@pytest.mark.parametrize("names", [NAMES, LONG_NAMES], ids=["names", "long_names"])
+def test_every_object_nvdsosd_collects_at_batch_16_holds_what_nvdsosd_needs(make_batch, rotation, names):
+    if rotation and not _core.get().layout.has_rotation_angle:
+        pytest.skip("rotation_angle is DS 9 only")
+    width, height = 1920, 1080
+    batch = make_batch(max_frames=16, frames=16, width=width, height=height)
+    rng = np.random.default_rng(16)
+    res = nvds.attach_obbs_batch(batch, [scene(rng, 90, width, height) for _ in range(16)], class_names=names,
+                                 rotation_angle=rotation)
+    full, in_frames = nvdsosd_view(batch)
+    # no object nvdsosd would draw that no frame holds, none twice; more than one 1024-element chunk of each kind
+    assert sorted(full) == sorted(in_frames) and len(set(full)) == len(full) == res.written > 1024
+    assert raw.pool_counts(batch.address, "obj_pool")[0] == res.written
+    for o in full:
+        left, top, w, h = rect(o)
+        assert all(math.isfinite(v) for v in (left, top, w, h)) and w > 0 and h > 0
+        if not rotation:  # the tight box, inside the frame as nvll_osd's int conversions see it
+            x1, y1 = int(left), int(top)
+            x2, y2 = int(np.float32(w) + np.float32(x1)), int(np.float32(h) + np.float32(y1))
+            assert 0 <= x1 <= x2 <= width and 0 <= y1 <= y2 <= height
+            assert left + w <= width + 1e-3 and top + h <= height + 1e-3
+            assert raw.f32(o + raw.OBJ["rotation_angle"]) == 0.0
+        else:
+            assert abs(raw.f32(o + raw.OBJ["rotation_angle"])) <= 360.0
+        assert 0 < raw.u32(o + raw.OBJ["border_width"]) <= 32
+        assert raw.u32(o + raw.OBJ["has_bg_color"]) == 0
+        assert all(0.0 <= raw.f64(o + raw.OBJ["border_color"] + 8 * i) <= 1.0 for i in range(4))
+        assert raw.ptr(o + raw.OBJ["mask_data"]) == 0 and raw.u32(o + raw.OBJ["mask_size"]) == 0
+        text = raw.ptr(o + raw.OBJ["display_text"])
+        assert text
+        shown = raw.cstr(text)
+        assert 0 < len(shown) <= 127 and shown.decode("utf-8")  # valid UTF-8, within nvtracker's buffer
+        assert raw.cstr(raw.ptr(o + raw.OBJ["font_name"])) == b"Serif" and raw.u32(o + raw.OBJ["font_size"]) >= 1
+        assert raw.u32(o + raw.OBJ["text_x"]) < width and raw.u32(o + raw.OBJ["text_y"]) < height
+
+
+def test_osd_limit_keeps_border_and_label_on_the_first_objects_of_each_frame_only(make_batch):
+    batch = make_batch(max_frames=16, frames=16)
+    rng = np.random.default_rng(3)
+    dets = [scene(rng, 90, 1920, 1080) for _ in range(16)]
+    live = nvds.live_payloads()
+    res = nvds.attach_obbs_batch(batch, dets, class_names=NAMES, osd_limit=64)
+    assert nvds.live_payloads() - live == res.written == sum(res.per_frame)
+    drawn = texts = 0
+    for f, k in zip(raw.frames_of(batch.address), res.per_frame):
+        objs = raw.objects_of(f)[::-1]  # insertion order
+        assert len(objs) == k
+        for i, o in enumerate(objs):
+            visible = i < 64
+            assert (raw.u32(o + raw.OBJ["border_width"]) == 3) == visible
+            assert (raw.f64(o + raw.OBJ["border_color"] + 24) > 0) == visible  # alpha
+            assert bool(raw.ptr(o + raw.OBJ["display_text"])) == visible
+            assert raw.cstr(o + raw.OBJ["obj_label"]).decode() in NAMES  # a complete object otherwise
+            drawn += raw.u32(o + raw.OBJ["border_width"]) > 0
+            texts += bool(raw.ptr(o + raw.OBJ["display_text"]))
+        infos = nvds.read_obbs(f)
+        assert len(infos) == k and all(obb.source == "user_meta" for _, obb in infos)
+    assert drawn == texts == sum(min(k, 64) for k in res.per_frame) <= 1024 < res.written
+
+
+def test_osd_limit_does_not_change_what_is_written_besides_what_nvdsosd_draws(make_batch):
+    rng = np.random.default_rng(4)
+    dets = [scene(rng, 40, 1920, 1080) for _ in range(3)]
+    rows = []
+    for limit in (None, 5):
+        batch = make_batch(max_frames=3, frames=3)
+        res = nvds.attach_obbs_batch(batch, dets, class_names=NAMES, osd_limit=limit)
+        rows.append((res.written_mask.tolist(), res.per_frame,
+                     [[(i.class_id, i.confidence, i.rect, i.detector_bbox, i.label, o.xywhr, o.flags)
+                       for i, o in nvds.read_obbs(f)] for f in batch.frames]))
+    assert rows[0] == rows[1]
+    batch = make_batch()
+    assert nvds.attach_obbs(batch, batch.frames[0], xywhr=dets[0][0], osd_limit=0).written > 0
+    assert all(raw.u32(o + raw.OBJ["border_width"]) == 0 and not raw.ptr(o + raw.OBJ["display_text"])
+               for o in raw.objects_of(batch.frames[0].address))

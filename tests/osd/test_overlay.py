@@ -485,9 +485,10 @@ def test_the_ds6_8_layout_refuses_native_mode(make_batch):
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(width=0), ValueError, r"width must be an int in 1\.\.2\*\*31-1"),
-    (dict(width=2.5), ValueError, r"width must be an int in 1\.\.2\*\*31-1"),
-    (dict(width=True), ValueError, r"width must be an int in 1\.\.2\*\*31-1"),
+    (dict(width=0), ValueError, r"width must be an int in 1\.\.32"),
+    (dict(width=33), ValueError, r"width must be an int in 1\.\.32 \(pixels; nvdsosd refuses wider lines"),
+    (dict(width=2.5), ValueError, r"width must be an int in 1\.\.32"),
+    (dict(width=True), ValueError, r"width must be an int in 1\.\.32"),
     (dict(label="yes"), TypeError, r"label must be True or False"),
     (dict(hide_aabb=1), TypeError, r"hide_aabb must be True or False"),
     (dict(native=None), TypeError, r"native must be True or False"),
