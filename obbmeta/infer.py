@@ -349,18 +349,23 @@ ANTIALIASED = Preprocess(resize="bilinear-antialias", quantize=False)
 
 
 class _Canvases:
-    """Model-input buffers reused between calls (a fresh 16x3x640x640 float tensor costs more in allocation and page
-    faults than filling it), each held by one call at a time, so threads sharing a detector never write each other's
-    input. Per (device, C, H, W) one buffer per concurrent caller, sized to the largest batch seen."""
+    """Buffers reused between calls (a fresh 16x3x640x640 float tensor costs more in allocation and page faults
+    than filling it; a pinned host buffer costs a cudaHostAlloc), each held by one call at a time, so threads sharing
+    a detector never write each other's. Per (device, dtype, trailing shape) one buffer per concurrent caller, sized
+    to the largest batch seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, pinned: bool = False) -> None:
         self._lock = threading.Lock()
         self._free: dict[tuple, list[torch.Tensor]] = {}
+        self._pinned = pinned
 
-    def take(self, shape: tuple[int, int, int, int], device: torch.device) -> torch.Tensor:
-        key = (str(device),) + tuple(shape[1:])
+    def _key(self, shape: tuple, device: Any, dtype: torch.dtype) -> tuple:
+        return ("pinned" if self._pinned else str(device), dtype) + tuple(shape[1:])
+
+    def take(self, shape: tuple, device: Any, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        key = self._key(shape, device, dtype)
         with self._lock:
-            if len(self._free) > 4 and key not in self._free:
+            if len(self._free) > 8 and key not in self._free:
                 self._free.clear()  # frame / input sizes changed: drop the buffers of the old ones
             free = self._free.setdefault(key, [])
             for k, t in enumerate(free):
@@ -369,16 +374,191 @@ class _Canvases:
             if free:
                 free.pop()  # a smaller one is replaced by one of this batch size
         with torch.inference_mode(False):  # a normal tensor, also fillable outside inference mode
-            return torch.empty(shape, dtype=torch.float32, device=device)
+            if self._pinned:
+                return torch.empty(shape, dtype=dtype, pin_memory=True)
+            return torch.empty(shape, dtype=dtype, device=device)
 
-    def give(self, canvas: torch.Tensor) -> None:
-        base = canvas._base if canvas._base is not None else canvas
-        key = (str(base.device),) + tuple(base.shape[1:])
+    def give(self, buf: torch.Tensor) -> None:
+        base = buf._base if buf._base is not None else buf
+        key = self._key(tuple(base.shape), base.device, base.dtype)
         with self._lock:
             free = self._free.setdefault(key, [])
             free.append(base)
             free.sort(key=lambda t: -t.shape[0])
             del free[4:]  # at most four concurrent callers' buffers kept per shape
+
+
+_SHARED: dict[tuple, Any] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_models() -> dict[tuple, Any]:
+    """The models detectors share in this process: (spec, device, channels_last, compile) -> model."""
+    with _SHARED_LOCK:
+        return dict(_SHARED)
+
+
+def default_threads() -> int:
+    """torch's intra-op threads for a CPU model inside a pipeline: half the cores (at least one), leaving the rest
+    to the decoder, converter and encoder threads of GStreamer (on a 2-core machine one torch thread ran the demo
+    ten times faster than torch's default under an encoder's load)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+class _Compiled:
+    """``torch.compile(model)``; a model the compiler refuses (it fails at the first call) runs eagerly after a
+    warning."""
+
+    def __init__(self, model: Any):
+        self.eager = model
+        self.compiled = torch.compile(model)
+        self.ok: bool | None = None
+
+    def __call__(self, x):
+        if self.ok is False:
+            return self.eager(x)
+        try:
+            y = self.compiled(x)
+        except Exception as exc:  # noqa: BLE001 - any compiler failure: the eager model still runs
+            if self.ok:
+                raise
+            self.ok = False
+            log.warning("torch.compile could not compile the model (%s: %s); running it eagerly",
+                        type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+            return self.eager(x)
+        self.ok = True
+        return y
+
+    def __getattr__(self, name):  # class_names, names, ... of the wrapped model
+        return getattr(self.__dict__["eager"], name)
+
+
+def _compiled(model: Any) -> Any:
+    return _Compiled(model)
+
+
+class _GraphRunner:
+    """Model + fixed-size decode captured in one CUDA graph for one input shape (batch bucket): frames are
+    prepared into ``input`` and ``replay()`` gives the padded tables."""
+
+    def __init__(self, detector: "Detector", shape: tuple, device: torch.device):
+        self.lock = threading.Lock()
+        memory = torch.channels_last if detector.channels_last else torch.contiguous_format
+        with torch.inference_mode(False):
+            self.input = torch.zeros(shape, device=device).contiguous(memory_format=memory)
+        side = torch.cuda.Stream(device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            for _ in range(2):  # lazy initialisation and allocator growth happen outside the capture
+                detector._forward_padded(self.input)
+        torch.cuda.current_stream(device).wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.output = detector._forward_padded(self.input)
+
+    def replay(self) -> tuple:
+        self.graph.replay()
+        return self.output
+
+
+class _Graphs:
+    """A detector's CUDA graphs, one per (batch bucket, input shape, decode settings); batch sizes round up to a
+    power of two (the extra rows are decoded and ignored). A shape that cannot be captured is remembered and runs
+    eagerly, after one warning."""
+
+    MAX = 8
+
+    def __init__(self, detector: "Detector"):
+        self.detector = detector
+        self._lock = threading.Lock()
+        self._runners: dict[tuple, _GraphRunner] = {}
+        self._failed: set[tuple] = set()
+
+    def runner(self, shape: tuple, device: torch.device) -> _GraphRunner | None:
+        d = self.detector
+        bucket = (1 << (int(shape[0]) - 1).bit_length(),) + tuple(shape[1:])
+        key = (bucket, str(device), d.conf, d.iou, d.max_det, tuple(sorted(d.class_filter.pre_threshold.items())))
+        with self._lock:
+            if key in self._failed:
+                return None
+            runner = self._runners.get(key)
+            if runner is None:
+                try:
+                    runner = _GraphRunner(d, bucket, device)
+                except Exception as exc:  # noqa: BLE001 - e.g. a model that syncs or allocates on the host
+                    self._failed.add(key)
+                    log.warning("the model and decode could not be captured in a CUDA graph for input %s (%s: %s); "
+                                "running eagerly", bucket, type(exc).__name__, exc)
+                    return None
+                if len(self._runners) >= self.MAX:
+                    self._runners.pop(next(iter(self._runners)))
+                self._runners[key] = runner
+            return runner
+
+
+class _Request:
+    __slots__ = ("frames", "pixel_format", "result", "error", "done")
+
+    def __init__(self, frames: Sequence[Any], pixel_format: list[str]):
+        self.frames, self.pixel_format = list(frames), pixel_format
+        self.result: list | None = None
+        self.error: BaseException | None = None
+        self.done = False
+
+
+class _Batcher:
+    """Frames that several callers hand detectors of identical settings at about the same time, run as one batch.
+
+    The first caller to arrive leads: it waits up to the window (or until ``max_frames`` are queued), takes what is
+    queued, runs it as one model call and hands each caller its own frames' detections; the others
+    wait on the result. Callers arriving while a batch runs form the next one.
+    """
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.pending: list[_Request] = []
+        self.leading = False
+
+    def run(self, detector: "Detector", frames: Sequence[Any], pixel_format: list[str], wait_s: float, max_frames: int,
+            on_host: bool) -> list[OrientedBoxes]:
+        req = _Request(frames, pixel_format)
+        with self.cond:
+            self.pending.append(req)
+            self.cond.notify_all()
+            if self.leading:
+                while not req.done:
+                    self.cond.wait()
+                if req.error is not None:
+                    raise req.error
+                return req.result
+            self.leading = True
+            deadline = time.monotonic() + wait_s
+            while sum(len(r.frames) for r in self.pending) < max_frames:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.cond.wait(left)
+            batch, self.pending, self.leading = self.pending, [], False
+        try:
+            dets = detector._call([f for r in batch for f in r.frames], [p for r in batch for p in r.pixel_format],
+                                  on_host)
+            k = 0
+            for r in batch:
+                r.result, k = dets[k:k + len(r.frames)], k + len(r.frames)
+        except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets the error
+            for r in batch:
+                r.error = exc
+        with self.cond:
+            for r in batch:
+                r.done = True
+            self.cond.notify_all()
+        if req.error is not None:
+            raise req.error
+        return req.result
+
+
+_BATCHERS: dict[tuple, _Batcher] = {}
+_BATCHERS_LOCK = threading.Lock()
 
 
 # ---------------------------------------------------------------- the detector
@@ -403,6 +583,18 @@ class Detector:
         class_names: labels by class id; None: the model's own (:func:`model_class_names`), else none.
         class_filter: nvinfer's per-class parameters (:class:`ClassFilter`).
         batch_size: frames per model call (0: all frames of a call at once; nvinfer's ``batch-size``).
+        threads: torch's intra-op threads for CPU work (``torch.set_num_threads``, process-wide); None: left as they
+            are, except that a CPU model leaves cores to the rest of a pipeline (:func:`default_threads`).
+        cuda_graph: on CUDA, capture model + decode in a CUDA graph per input shape (batch sizes bucketed to powers
+            of two), replayed per batch with one host synchronisation; a model that cannot be captured runs eagerly
+            after a warning.
+        compile: run the model through ``torch.compile`` (falls back to eager with a warning when it fails).
+        channels_last: model and input in channels-last memory format (faster convolutions on tensor cores).
+        share_model: detectors in one process with the same model spec, device and model options use one loaded
+            model (:func:`shared_models`).
+        max_batch_wait_us: > 0: calls from several threads to detectors of identical settings (separate pipelines
+            sharing a model) within this many microseconds run as one batch of at most ``batch_size`` (or 32) frames;
+            0: every call runs at once.
     """
     model: Any
     input_size: Any = 640
@@ -416,6 +608,12 @@ class Detector:
     class_names: Any = None
     class_filter: ClassFilter | None = None
     batch_size: int = 0
+    threads: int | None = None
+    cuda_graph: bool = False
+    compile: bool = False
+    channels_last: bool = False
+    share_model: bool = True
+    max_batch_wait_us: int = 0
 
     def __post_init__(self):
         self.input_size = parse_input_size(self.input_size)
@@ -431,6 +629,15 @@ class Detector:
             raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        if not isinstance(self.max_batch_wait_us, int) or isinstance(self.max_batch_wait_us, bool) or \
+                not 0 <= self.max_batch_wait_us <= 1_000_000:
+            raise ValueError(f"max_batch_wait_us must be an int in [0, 1000000], got {self.max_batch_wait_us!r}")
+        for name in ("cuda_graph", "compile", "channels_last", "share_model"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.threads is not None and (not isinstance(self.threads, int) or isinstance(self.threads, bool)
+                                         or not 1 <= self.threads <= 1024):
+            raise ValueError(f"threads must be None or an int in [1, 1024], got {self.threads!r}")
         self.pre = preset(self.preprocess_mode)
         self.device = parse_device(self.device)
         if self.device.startswith("cuda") and not torch.cuda.is_available():
@@ -443,6 +650,13 @@ class Detector:
         self._load_lock = threading.Lock()
         self._canvases = _Canvases()
         self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
+        self._graphs = _Graphs(self)
+        self._pinned = _Canvases(pinned=True)
+        threads = self.threads if self.threads is not None else (default_threads() if self.device == "cpu" else None)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        if self.cuda_graph and self.device == "cpu":
+            log.warning("cuda_graph applies to models on CUDA; this CPU model runs eagerly")
         if self.device != "auto":
             self.model_on(self.device)
 
@@ -456,10 +670,28 @@ class Detector:
             with self._load_lock:
                 model = self._models.get(key)
                 if model is None:
-                    t0 = time.perf_counter()
-                    model = self._models[key] = load_model(self.model, key)
-                    log.info("model %r loaded on %s in %.3f s", _spec_name(self.model), key,
-                             time.perf_counter() - t0)
+                    model = self._models[key] = self._load(key)
+        return model
+
+    def _load(self, device: str) -> Any:
+        shared = self.share_model and isinstance(self.model, (str, os.PathLike))
+        key = (os.fspath(self.model), device, self.channels_last, self.compile) if shared else None
+        if key is not None:
+            with _SHARED_LOCK:
+                model = _SHARED.get(key)
+            if model is not None:
+                log.info("model %r on %s shared with another detector", _spec_name(self.model), device)
+                return model
+        t0 = time.perf_counter()
+        model = load_model(self.model, device)
+        if self.channels_last and isinstance(model, torch.nn.Module):
+            model = model.to(memory_format=torch.channels_last)
+        if self.compile:
+            model = _compiled(model)
+        log.info("model %r loaded on %s in %.3f s", _spec_name(self.model), device, time.perf_counter() - t0)
+        if key is not None:
+            with _SHARED_LOCK:
+                model = _SHARED.setdefault(key, model)
         return model
 
     @property
@@ -490,9 +722,10 @@ class Detector:
 
     # ---------------------------------------------------------------- frames
 
-    def _images(self, frames: Sequence[Any], pixel_format: str, device: torch.device) -> list[torch.Tensor]:
+    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[torch.Tensor]:
+        formats = _formats(pixel_format, len(frames))
         images = []
-        for i, f in enumerate(frames):
+        for i, (f, fmt) in enumerate(zip(frames, formats)):
             planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
             for p in planes:
                 if not isinstance(p, torch.Tensor):
@@ -502,7 +735,7 @@ class Detector:
             if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
                 raise ValueError(f"frames[{i}] is {w}x{h}: frames must be 1..{MAX_FRAME_SIDE} pixels per side")
             planes = tuple(p.to(device, non_blocking=True) for p in planes)
-            images.append(to_rgb(planes if isinstance(f, (tuple, list)) else planes[0], pixel_format))
+            images.append(to_rgb(planes if isinstance(f, (tuple, list)) else planes[0], fmt))
         return images
 
     def _run_device(self, frames: Sequence[Any]) -> torch.device:
@@ -511,7 +744,7 @@ class Detector:
         first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
         return first.device
 
-    def preprocess(self, frames: Sequence[Any], pixel_format: str) -> tuple[torch.Tensor, list[Letterbox]]:
+    def preprocess(self, frames: Sequence[Any], pixel_format: Any) -> tuple[torch.Tensor, list[Letterbox]]:
         """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> a new model input batch
         on the model's device and the letterbox of each frame."""
         device = self._run_device(frames)
@@ -521,20 +754,41 @@ class Detector:
     # ---------------------------------------------------------------- the call
 
     @torch.inference_mode()
-    def __call__(self, frames: Sequence[Any], pixel_format: str = "RGB") -> list[OrientedBoxes]:
-        """Detections of each frame, in that frame's pixels, on the model's device."""
+    def __call__(self, frames: Sequence[Any], pixel_format: Any = "RGB", *, on_host: bool = False
+                 ) -> list[OrientedBoxes]:
+        """Detections of each frame, in that frame's pixels (``pixel_format``: one for all frames or one per frame),
+        on the model's device, or with ``on_host`` on the CPU
+        (what a metadata writer needs: on CUDA the raw YOLO-OBB path then decodes into fixed-size tables and copies
+        them to pinned memory with one synchronisation for the batch)."""
         if not frames:
             return []
+        if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)):
+            with _BATCHERS_LOCK:
+                batcher = _BATCHERS.setdefault(self._batch_key(), _Batcher())
+            return batcher.run(self, frames, _formats(pixel_format, len(frames)), self.max_batch_wait_us * 1e-6,
+                               self.batch_size or 32, on_host)
+        formats = _formats(pixel_format, len(frames))
         step = self.batch_size or len(frames)
         out: list[OrientedBoxes] = []
         for start in range(0, len(frames), step):
-            out += self._call(frames[start:start + step], pixel_format)
+            out += self._call(frames[start:start + step], formats[start:start + step], on_host)
         return out
 
-    def _call(self, frames: Sequence[Any], pixel_format: str) -> list[OrientedBoxes]:
+    def _batch_key(self) -> tuple:
+        """Everything that decides a call's result but the frames: calls with equal keys may share a batch."""
+        cf = self.class_filter
+        return (os.fspath(self.model), self.device, self.input_size, self.pre, self.precision, self.conf, self.iou,
+                self.max_det, self.output_format, self.cuda_graph, self.compile, self.channels_last,
+                tuple(sorted(cf.pre_threshold.items())), tuple(sorted(cf.iou.items())), repr(cf))
+
+    def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool = False) -> list[OrientedBoxes]:
         device = self._run_device(frames)
         images = self._images(frames, pixel_format, device)
-        shape = self.pre.input_shape([(int(im.shape[2]), int(im.shape[1])) for im in images], self.input_size)
+        sizes = [(int(im.shape[2]), int(im.shape[1])) for im in images]
+        if device.type == "cuda" and self.output_format == "yolo-obb" and (on_host or self.cuda_graph):
+            dets = self._call_padded(images, sizes, device)
+            return dets if on_host else [d.to(device) for d in dets]
+        shape = self.pre.input_shape(sizes, self.input_size)
         canvas = self._canvases.take(shape, device)
         try:
             x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
@@ -543,16 +797,91 @@ class Detector:
             if isinstance(first, torch.Tensor) and first.device != x.device:
                 raise ValueError(f"the model returned its output on {first.device}, but its input was on {x.device}: "
                                  "return the output on the input's device")
-            dets = self.decode(output, letterboxes, [(int(im.shape[2]), int(im.shape[1])) for im in images])
+            dets = self.decode(output, letterboxes, sizes)
         finally:
             # Work queued on this thread's stream reads the canvas; the next taker queues after it on the same
             # stream, or (another thread's stream) the decode's read of the counts has already synchronised.
             self._canvases.give(canvas)
+        return [d.to("cpu") for d in dets] if on_host else dets
+
+    def _call_padded(self, images: list, sizes: list, device: torch.device) -> list[OrientedBoxes]:
+        """CUDA, raw or end-to-end YOLO-OBB head: prepare, model, fixed-size decode (in a CUDA graph when
+        ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU."""
+        shape = self.pre.input_shape(sizes, self.input_size)
+        runner = self._graphs.runner(shape, device) if self.cuda_graph else None
+        if runner is not None:
+            with runner.lock:
+                x, letterboxes = self.pre.apply(images, self.input_size, out=runner.input[:shape[0]])
+                tables = runner.replay()
+                host = self._to_host(tables, shape[0])
+        else:
+            canvas = self._canvases.take(shape, device)
+            try:
+                x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
+                host = self._to_host(self._forward_padded(x), shape[0])
+            finally:
+                self._canvases.give(canvas)
+        boxes, scores, labels, counts, status = host
+        if status & 4:  # the overlap pool was outgrown: the sized decode sizes it exactly (rare; never silent)
+            return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes)]
+        if status:
+            raise ValueError("the model's output holds NaN / inf boxes or inf scores (decode status "
+                             f"{status}); yolo_obb refuses them")
+        dets = []
+        for b, (lb, n) in enumerate(zip(letterboxes, counts)):
+            d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])
+            dets.append(d.rescale(lb))
+        if self.class_filter.filters_after_decode:
+            kept = []
+            for d, (_, h) in zip(dets, sizes):
+                d, gone = self.class_filter.apply(d, h)
+                self.filtered += gone
+                kept.append(d)
+            dets = kept
         return dets
+
+    def _forward_padded(self, x: torch.Tensor) -> tuple:
+        """Model and fixed-size decode in model-input pixels, no host synchronisation (what a graph captures)."""
+        output = self.forward(x)
+        if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+            output = output[0]
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
+                            f"returned {type(output).__name__}")
+        conf = self.conf
+        if self.class_filter.pre_threshold:
+            output, conf = _per_class_scores(output, self.class_filter.pre_threshold, self.conf)
+        if self.class_filter.iou:
+            raise ValueError("per-class NMS thresholds need the sized decode (on_host=False, cuda_graph=False)")
+        try:
+            padded = decode.yolo_obb_padded(output, conf=conf, iou=self.iou, max_det=self.max_det)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
+        return tuple(padded)
+
+    def _to_host(self, tables: tuple, n: int) -> tuple:
+        """The first ``n`` images' tables in pinned host memory after one synchronisation: (boxes, scores, labels,
+        counts list, status int)."""
+        boxes, scores, labels, counts, status = tables
+        flat = torch.cat((counts[:n].to(torch.int64), status.reshape(1).to(torch.int64)))
+        out = []
+        for t in (boxes[:n], scores[:n], labels[:n], flat):
+            buf = self._pinned.take(tuple(t.shape), t.device, dtype=t.dtype)
+            buf.copy_(t, non_blocking=True)
+            out.append(buf)
+        torch.cuda.current_stream(boxes.device).synchronize()
+        try:
+            *counts_list, status_value = out[3].tolist()
+            return out[0].clone(), out[1].clone(), out[2].clone(), counts_list, status_value
+        finally:
+            for buf in out:
+                self._pinned.give(buf)
 
     def forward(self, x: torch.Tensor) -> Any:
         """The model on a prepared input batch, in the configured precision."""
         model = self.model_on(x.device)
+        if self.channels_last and x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
         try:
             if self.precision == "fp32":
                 return model(x)
@@ -636,6 +965,16 @@ class Detector:
         if len(dets) != n:
             raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
         return dets
+
+
+def _formats(pixel_format: Any, n: int) -> list[str]:
+    """One pixel format per frame: a str for all, or a sequence of n (a batch mixing sources' colour formats)."""
+    if isinstance(pixel_format, str):
+        return [pixel_format] * n
+    formats = list(pixel_format)
+    if len(formats) != n or not all(isinstance(f, str) for f in formats):
+        raise ValueError(f"pixel_format must be a str or one str per frame ({n}), got {pixel_format!r}")
+    return formats
 
 
 def _spec_name(model: Any) -> str:

@@ -276,3 +276,96 @@ def test_per_class_iou_thresholds_run_one_nms_per_threshold():
     (loose,) = decode.yolo_obb(head, conf=0.3, iou=0.5, classes=[0, 2])
     (tight,) = decode.yolo_obb(head, conf=0.3, iou=0.1, classes=[1])
     assert sorted(got.scores.tolist()) == sorted(loose.scores.tolist() + tight.scores.tolist())
+
+
+# ---------------------------------------------------------------- the model path: sharing, threads, compile, batching
+
+def test_detectors_with_the_same_model_spec_share_one_loaded_model():
+    a = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    b = Detector("obb_toy_models:toy", input_size=96, conf=0.5, device="cpu")
+    c = Detector("obb_toy_models:toy", input_size=64, device="cpu", channels_last=True)
+    d = Detector("obb_toy_models:toy", input_size=64, device="cpu", share_model=False)
+    assert a.model_on("cpu") is b.model_on("cpu")
+    assert c.model_on("cpu") is not a.model_on("cpu") and d.model_on("cpu") is not a.model_on("cpu")
+    for (cb, cs, cl), (ab, as_, al) in zip(rows(c(frames(2, seed=5))), rows(a(frames(2, seed=5)))):
+        assert cl == al and np.allclose(cb, ab, atol=1e-3) and np.allclose(cs, as_, atol=1e-6)  # channels-last
+
+
+def test_threads_sets_torchs_intra_op_threads_and_a_cpu_model_leaves_cores():
+    before = torch.get_num_threads()
+    try:
+        Detector("obb_toy_models:toy", input_size=64, device="cpu", threads=1)
+        assert torch.get_num_threads() == 1
+        from obbmeta.infer import default_threads
+
+        Detector("obb_toy_models:toy", input_size=64, device="cpu")
+        assert torch.get_num_threads() == default_threads() == max(1, (os.cpu_count() or 2) // 2)
+        with pytest.raises(ValueError, match="threads must be None or an int"):
+            Detector("obb_toy_models:toy", input_size=64, threads=0)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_cuda_graph_on_a_cpu_model_says_it_runs_eagerly(caplog):
+    with caplog.at_level("WARNING", logger="obbmeta"):
+        det = Detector("obb_toy_models:toy", input_size=64, device="cpu", cuda_graph=True)
+    assert "runs eagerly" in caplog.text
+    assert rows(det(frames(1, seed=0))) == rows(Detector("obb_toy_models:toy", input_size=64, device="cpu")(
+        frames(1, seed=0)))
+
+
+def test_a_model_torch_compile_refuses_runs_eagerly_after_a_warning(monkeypatch, caplog):
+    def refusing(model, **_):
+        def run(x):
+            raise RuntimeError("backend compiler failed")
+        return run
+
+    monkeypatch.setattr(torch, "compile", refusing)
+    with caplog.at_level("WARNING", logger="obbmeta"):
+        det = Detector("obb_toy_models:toy", input_size=64, device="cpu", compile=True, share_model=False)
+        got = rows(det(frames(2, seed=1)))
+    assert "could not compile" in caplog.text
+    assert got == rows(Detector("obb_toy_models:toy", input_size=64, device="cpu")(frames(2, seed=1)))
+
+
+def test_torch_compile_gives_the_eager_detections():
+    pytest.importorskip("torch._inductor")
+    eager = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    compiled = Detector("obb_toy_models:toy", input_size=64, device="cpu", compile=True)
+    f = frames(2, seed=4)
+    want, got = rows(eager(f)), rows(compiled(f))
+    for (wb, ws, wl), (gb, gs, gl) in zip(want, got):
+        assert wl == gl and np.allclose(wb, gb, atol=1e-4) and np.allclose(ws, gs, atol=1e-6)
+
+
+def test_on_host_gives_cpu_boxes_equal_to_the_device_path():
+    det = Detector("obb_toy_models:toy", input_size=64, device="cpu")
+    f = frames(3, seed=2)
+    host = det(f, on_host=True)
+    assert all(d.xywhr.device.type == "cpu" for d in host) and rows(host) == rows(det(f))
+
+
+def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
+    obb_toy_models.CALLS.clear()
+    dets = [Detector("obb_toy_models:counting", input_size=64, device="cpu", max_batch_wait_us=300_000)
+            for _ in range(4)]
+    work = [frames(1, seed=10 + k) for k in range(4)]
+    want = [rows(Detector("obb_toy_models:counting", input_size=64, device="cpu", share_model=False)(w))
+            for w in work]
+    obb_toy_models.CALLS.clear()
+    got: dict[int, list] = {}
+    barrier = threading.Barrier(4)
+
+    def worker(k):
+        barrier.wait()
+        got[k] = rows(dets[k](work[k]))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [got[k] for k in range(4)] == want
+    assert sum(obb_toy_models.CALLS) == 4 and len(obb_toy_models.CALLS) < 4  # fewer model calls than callers
+    with pytest.raises(ValueError, match="max_batch_wait_us"):
+        Detector("obb_toy_models:toy", input_size=64, max_batch_wait_us=-1)

@@ -37,7 +37,7 @@ PRECISIONS = ("fp32", "fp16", "bf16")
 MODEL_PROPERTIES = frozenset({
     "model", "config-file-path", "input-size", "output-format", "device", "preprocess", "model-color-format",
     "maintain-aspect-ratio", "symmetric-padding", "scaling-filter", "net-scale-factor", "offsets", "precision",
-    "batch-size", "warm-up"})
+    "batch-size", "warm-up", "cuda-graph", "compile", "channels-last", "threads", "max-batch-wait-us"})
 # Read at every batch.
 BATCH_PROPERTIES = frozenset({
     "conf", "iou", "max-det", "class-names", "labelfile-path", "unique-id", "interval", "filter-out-class-ids",
@@ -193,6 +193,16 @@ _SPECS = {
     "network-mode": (int, "network mode", "alias of precision in nvinfer's numbers: 0 FP32, 2 FP16", 0, 3, 0, RW),
     "warm-up": (bool, "warm up", "run the model once at start on the input size, so the first frame pays no "
                 "first-call costs", True, RW),
+    "cuda-graph": (bool, "CUDA graph", "on CUDA: model + decode captured in a CUDA graph per input shape (batch "
+                   "sizes bucketed to powers of two), replayed per batch with one host synchronisation", False, RW),
+    "compile": (bool, "compile", "run the model through torch.compile (eager after a warning when it fails)", False,
+                RW),
+    "channels-last": (bool, "channels last", "model and input in channels-last memory format", False, RW),
+    "threads": (int, "threads", "torch's CPU threads (process-wide; 0: half the cores for a CPU model, leaving the "
+                "rest to GStreamer's threads)", 0, 1024, 0, RW),
+    "max-batch-wait-us": (int, "max batch wait", "> 0: frames that obbinfer elements with the same settings (separate "
+                          "pipelines in one process) get within this many microseconds run as one model batch", 0,
+                          1_000_000, 0, RW),
 }
 _CONFIG_CHECKS = {
     "model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
@@ -369,7 +379,10 @@ class ObbInfer(ObbmetaElement):
                             iou=settings["iou"],
                             max_det=settings["max-det"], output_format=settings["output-format"], device=device,
                             preprocess_mode=pre, precision=settings["precision"], class_filter=class_filter,
-                            batch_size=settings["batch-size"])
+                            batch_size=settings["batch-size"], threads=settings["threads"] or None,
+                            cuda_graph=settings["cuda-graph"], compile=settings["compile"],
+                            channels_last=settings["channels-last"],
+                            max_batch_wait_us=settings["max-batch-wait-us"])
         CATEGORY.info(self, "model %s loaded on %s (%s, preprocess %s) in %.3f s", settings["model"], device,
                       settings["precision"], settings["preprocess"], time.perf_counter() - t0)
         if settings["warm-up"]:
@@ -493,9 +506,8 @@ class ObbInfer(ObbmetaElement):
                 detector.class_filter = replace(detector.class_filter, drop=drop)
             t1 = time.perf_counter()
             filtered = detector.filtered
-            dets = detector([v.model_input for v in chosen], chosen[0].format)
-            if timing:
-                _sync(dets)
+            formats = [v.format for v in chosen]  # sources of one batch may differ (NV12 / NV12_709)
+            dets = detector([v.model_input for v in chosen], formats, on_host=True)
             t2 = time.perf_counter()
             result = nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self._cached_labels(detector),
                                             component_id=self.prop("unique-id"),
@@ -508,15 +520,6 @@ class ObbInfer(ObbmetaElement):
                            len(chosen), result.written, result.filtered,
                            detector.filtered - filtered, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
         return Gst.FlowReturn.OK
-
-
-def _sync(dets: Any) -> None:
-    for d in dets:
-        if d.xywhr.is_cuda:
-            import torch
-
-            torch.cuda.current_stream(d.xywhr.device).synchronize()
-            return
 
 
 GObject.type_register(ObbInfer)
