@@ -369,3 +369,40 @@ def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
     assert sum(obb_toy_models.CALLS) == 4 and len(obb_toy_models.CALLS) < 4  # fewer model calls than callers
     with pytest.raises(ValueError, match="max_batch_wait_us"):
         Detector("obb_toy_models:toy", input_size=64, max_batch_wait_us=-1)
+
+
+# ---------------------------------------------------------------- CUDA: the one-sync and graph paths equal eager
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def close(a, b, atol=1e-3):
+    return len(a) == len(b) and all(al == bl and np.allclose(ab, bb, atol=atol) and np.allclose(as_, bs, atol=1e-5)
+                                    for (ab, as_, al), (bb, bs, bl) in zip(a, b))
+
+
+@needs_cuda
+@pytest.mark.parametrize("model", ["obb_toy_models:toy", "obbmeta.models:aerial_detector"])
+@pytest.mark.parametrize("batch", [1, 3, 16])
+def test_cuda_one_sync_and_graph_paths_equal_the_eager_decode(model, batch):
+    f = [t.cuda() for t in frames(batch, seed=batch, size=(320, 240))]
+    eager = Detector(model, input_size=256, device="cuda", share_model=False)
+    want = rows([d.cpu() for d in eager(f)])
+    host = rows(eager(f, on_host=True))
+    graph = Detector(model, input_size=256, device="cuda", cuda_graph=True, share_model=False)
+    first, second = rows(graph(f, on_host=True)), rows(graph(f, on_host=True))  # capture, then a replay
+    assert close(host, want) and close(first, want) and second == first
+    assert all(d.xywhr.is_cuda for d in graph(f))  # without on_host the boxes come back on the model's device
+
+
+@needs_cuda
+def test_cuda_graph_with_per_class_thresholds_and_a_changed_conf():
+    head = raw_head(seed=5).cuda()
+    det = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, device="cuda", cuda_graph=True,
+                   class_filter=ClassFilter(pre_threshold={0: 0.7}))
+    ref = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, device="cuda",
+                   class_filter=ClassFilter(pre_threshold={0: 0.7}))
+    g = [gray()[0].cuda()]
+    assert close(rows(det(g, on_host=True)), rows([d.cpu() for d in ref(g)]))
+    det.conf = ref.conf = 0.6  # a new decode setting: a new graph
+    assert close(rows(det(g, on_host=True)), rows([d.cpu() for d in ref(g)]))

@@ -56,9 +56,11 @@ class Recording(Detector):
         super().__init__(*args, **kw)
         self.seen = []
 
-    def preprocess(self, frames, pixel_format):
-        self.seen.append((pixel_format, to_rgb(frames[0], pixel_format).clone()))
-        return super().preprocess(frames, pixel_format)
+    def _images(self, frames, pixel_format, device):
+        images = super()._images(frames, pixel_format, device)
+        fmt = pixel_format if isinstance(pixel_format, str) else pixel_format[0]
+        self.seen.append((fmt, to_rgb(frames[0], fmt).clone()))
+        return images
 
 
 CASES = [(name, 64, 48) for name in sorted(pixels.FORMATS)] + [("NV12_709", 1280, 720)]

@@ -44,11 +44,12 @@ class Recording(Detector):
         super().__init__(*args, **kw)
         self.seen = []
 
-    def preprocess(self, frames_, pixel_format):
+    def _images(self, frames_, pixel_format, device):
+        fmt = pixel_format if isinstance(pixel_format, str) else pixel_format[0]
         first = frames_[0][0] if isinstance(frames_[0], tuple) else frames_[0]
-        rgb = to_rgb(frames_[0], pixel_format).cpu()
-        self.seen.append((first.is_cuda, first.data_ptr(), pixel_format, rgb))
-        return super().preprocess(frames_, pixel_format)
+        rgb = to_rgb(frames_[0], fmt).cpu()
+        self.seen.append((first.is_cuda, first.data_ptr(), fmt, rgb))
+        return super()._images(frames_, pixel_format, device)
 
 
 @needs_nvvideoconvert
