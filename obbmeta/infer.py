@@ -650,6 +650,7 @@ class Detector:
         self._load_lock = threading.Lock()
         self._canvases = _Canvases()
         self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
+        self.timings: list | None = None  # a list: each CUDA call appends its phase times (benchmarks, debug)
         self._graphs = _Graphs(self)
         self._pinned = _Canvases(pinned=True)
         threads = self.threads if self.threads is not None else (default_threads() if self.device == "cpu" else None)
@@ -806,23 +807,34 @@ class Detector:
 
     def _call_padded(self, images: list, sizes: list, device: torch.device) -> list[OrientedBoxes]:
         """CUDA, raw or end-to-end YOLO-OBB head: prepare, model, fixed-size decode (in a CUDA graph when
-        ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU."""
+        ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU.
+        With :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
         shape = self.pre.input_shape(sizes, self.input_size)
         runner = self._graphs.runner(shape, device) if self.cuda_graph else None
+        clock = _Clock(device) if self.timings is not None else None
         if runner is not None:
             with runner.lock:
                 x, letterboxes = self.pre.apply(images, self.input_size, out=runner.input[:shape[0]])
+                clock and clock.tick("prepare")
                 tables = runner.replay()
+                clock and clock.tick("model_decode")
                 host = self._to_host(tables, shape[0])
         else:
             canvas = self._canvases.take(shape, device)
             try:
                 x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
-                host = self._to_host(self._forward_padded(x), shape[0])
+                clock and clock.tick("prepare")
+                tables = self._forward_padded(x)
+                clock and clock.tick("model_decode")
+                host = self._to_host(tables, shape[0])
             finally:
                 self._canvases.give(canvas)
+        if clock:
+            clock.tick("copy")
+            self.timings.append(clock.phases)
         boxes, scores, labels, counts, status = host
         if status & 4:  # the overlap pool was outgrown: the sized decode sizes it exactly (rare; never silent)
+            x, letterboxes = self.pre.apply(images, self.input_size)
             return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes)]
         if status:
             raise ValueError("the model's output holds NaN / inf boxes or inf scores (decode status "
@@ -965,6 +977,22 @@ class Detector:
         if len(dets) != n:
             raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
         return dets
+
+
+class _Clock:
+    """Phase times of one call, the device synchronised at each tick (only when timings are asked for)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        torch.cuda.synchronize(device)
+        self.t = time.perf_counter()
+        self.phases: dict[str, float] = {}
+
+    def tick(self, name: str) -> bool:
+        torch.cuda.synchronize(self.device)
+        now = time.perf_counter()
+        self.phases[name], self.t = now - self.t, now
+        return True
 
 
 def _formats(pixel_format: Any, n: int) -> list[str]:

@@ -306,7 +306,7 @@ def to_rgb(frame: Any, pixel_format: Any) -> Any:
         out = torch.empty(3, height, width, dtype=torch.float32, device=device)
         out.copy_(y.expand(3, height, width))
         lo, scale = _code_range(fmt)[:2]
-        return out.sub_(lo).mul_(1.0 / scale).clamp_(0, 1) if lo else out.mul_(1.0 / scale)
+        return out.sub_(lo).div_(scale).clamp_(0, 1) if lo else out.div_(scale)
     return _yuv(planes, fmt, height, width, torch)
 
 
@@ -470,7 +470,7 @@ def _rgb(planes: tuple, fmt: PixelFormat, height: int, width: int, torch: Any) -
     if not fmt.packed:  # planar RGB: one plane per channel
         for k, src in enumerate((r, g, b)):
             out[k].copy_(planes[src][..., 0])
-        return out.mul_(1.0 / 255)
+        return out.div_(255)
     frame = planes[0]
     if fmt.packing == "rgb10a2":  # little-endian 32-bit words: c0 bits 0-9, c1 10-19, c2 20-29
         w = frame.to(torch.int32)
@@ -478,14 +478,15 @@ def _rgb(planes: tuple, fmt: PixelFormat, height: int, width: int, torch: Any) -
                   ((w[..., 2] >> 4) | ((w[..., 3] & 0x3F) << 4)))
         for k, src in enumerate((r, g, b)):
             out[k].copy_(fields[src])
-        return out.mul_(1.0 / 1023)
+        return out.div_(1023)
     chw = frame.permute(2, 0, 1)
     if (g, b) == (r + 1, r + 2):
         out.copy_(chw[r:r + 3])
     else:
         for k, src in enumerate((r, g, b)):
             out[k].copy_(chw[src])
-    return out.mul_(1.0 / (2 ** fmt.bits - 1))
+    # x / 255, correctly rounded, as the frameworks divide (x * (1 / 255) differs in the last bit)
+    return out.div_(2 ** fmt.bits - 1)
 
 
 __all__ = ["NVBUF_COLOR_FORMATS", "HEADER_LAST", "UNREAD", "MATRICES", "MAX_SIDE", "Plane", "PixelFormat", "FORMATS",

@@ -215,7 +215,7 @@ class Preprocess:
 
         nw, nh = size
         if (nw, nh) == (x.shape[3], x.shape[2]):
-            return x * 255
+            return torch.round_(x * 255) if self.quantize else x * 255
         if self.resize == "bilinear" and self.quantize and x.device.type == "cpu":
             via_cv2 = _cv2_resize(x, size)
             if via_cv2 is not None:

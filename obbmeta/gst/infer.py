@@ -277,6 +277,7 @@ class ObbInfer(ObbmetaElement):
         self.batches = 0   # buffers seen (for interval)
         self.frames = 0    # frame_num of the batch metas this element creates
         self.inferred = 0  # batches that went through the model
+        self.timings: list | None = None  # a list: each inferred batch appends its phase times (benchmarks)
 
     @property
     def detector(self) -> Any:
@@ -514,6 +515,8 @@ class ObbInfer(ObbmetaElement):
                                             frame_sizes=[(v.width, v.height) for v in chosen])
             t3 = time.perf_counter()
         self.inferred += 1
+        if self.timings is not None:
+            self.timings.append({"frames": len(chosen), "map": t1 - t0, "infer": t2 - t1, "write": t3 - t2})
         if timing:
             CATEGORY.debug(self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by "
                            "class attributes; map %.3f ms, model + decode %.3f ms, write %.3f ms", batch_index,

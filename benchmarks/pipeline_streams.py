@@ -1,0 +1,308 @@
+"""The scale story: 1, 4 and 16 streams of 1920x1080 frames through obbinfer with the bundled aerial model at 640,
+(a) batched as nvstreammux batches them (one NvBufSurface of S frames and a batch meta of S frames per buffer, pushed
+by appsrc: NVIDIA's NvBufSurfaceCreate in CUDA memory with ``--device cuda``, system memory on the CPU) and (b) as S
+separate pipelines in one process (appsrc ! obbinfer ! fakesink each, fed from S threads at once), against the same
+pipelines without obbinfer in the same run (the baseline: appsrc ! fakesink).
+
+Variants of the model path: ``eager`` (fp32), ``graph`` (model + decode in a CUDA graph, one host sync per batch),
+``fp16`` (autocast, in a graph), and for separate pipelines ``graph+batch`` (``max-batch-wait-us``: frames of the S
+pipelines run as one model batch). Aggregate fps is frames over wall time after a warm-up, the median of repeats;
+``per_batch_ms`` splits a batch into the element's phases (map, infer, write) and the detector's (prepare,
+model_decode, copy), measured in a separate profiling pass that synchronises the device between phases.
+
+Also measured here: the bundled model's forward alone, eager and replayed from a CUDA graph, at batch 1 and 16; and
+on the CPU the demo's fps with and without a parallel encoder load (``--cpu-load``).
+
+Usage: python benchmarks/pipeline_streams.py [--device cuda|cpu] [--quick] [--streams 1,4,16] [--formats RGBA,NV12]
+       -> benchmarks/results/pipeline_streams[_cpu].{json,png}
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+# GStreamer is initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh): keep this first.
+import obbmeta.gst._gi  # isort: skip
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+from _common import RESULTS, arguments, machine, write_json  # noqa: E402
+from surfaces import CudaSurface, HostSurface  # noqa: E402
+
+import obbmeta.gst  # noqa: E402
+from obbmeta import nvds  # noqa: E402
+from obbmeta.gst._gi import Gst  # noqa: E402
+
+W, H = 1920, 1080
+MODEL = "obbmeta.models:aerial_detector"
+VARIANTS = {"eager": {}, "graph": {"cuda-graph": True}, "fp16": {"cuda-graph": True, "precision": "fp16"}}
+
+
+def frames_for(streams: int, fmt: str, device: str):
+    """A batch surface of ``streams`` 1080p frames (generated aerial scenes, so the model finds objects)."""
+    from obbmeta import scenes
+
+    imgs = []
+    for k in range(streams):
+        rgb = scenes.frame("aerial", seed=k, size=(W, H)).image
+        imgs.append(np.concatenate([rgb, np.full((H, W, 1), 255, np.uint8)], 2) if fmt == "RGBA" else rgb)
+    if fmt == "NV12":
+        import cv2
+
+        imgs = [_nv12(cv2, img) for img in imgs]
+    if device == "cuda":
+        return CudaSurface(imgs, fmt)
+    return HostSurface(imgs, fmt)
+
+
+def _nv12(cv2, rgb):
+    """(luma (H, W), chroma (H/2, W/2, 2)) of an RGB frame (OpenCV's BT.601 limited-range I420, interleaved)."""
+    i420 = cv2.cvtColor(rgb, cv2.COLOR_RGB2YUV_I420)
+    u = i420[H:H + H // 4].reshape(H // 2, W // 2)
+    v = i420[H + H // 4:].reshape(H // 2, W // 2)
+    return i420[:H], np.stack([u, v], 2)
+
+
+def buffers(surface, streams: int, count: int) -> list:
+    out = []
+    for k in range(count):
+        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
+        buf.pts = k * Gst.SECOND // 30
+        meta = nvds.BatchMeta.create(streams)
+        for i in range(streams):
+            meta.add_frame(source_id=i, width=W, height=H, frame_num=k)
+        meta.attach_to_gst_buffer(buf)
+        out.append(buf)
+    return out
+
+
+def pipeline(fmt: str, element: str | None, props: dict) -> tuple:
+    p = Gst.Pipeline()
+    src = Gst.ElementFactory.make("appsrc")
+    src.set_property("caps", Gst.Caps.from_string(f"video/x-raw(memory:NVMM),format={fmt},width={W},height={H},"
+                                                  "framerate=30/1"))
+    src.set_property("format", Gst.Format.TIME)
+    sink = Gst.ElementFactory.make("fakesink")
+    sink.set_property("sync", False)
+    chain = [src]
+    infer = None
+    if element:
+        infer = Gst.ElementFactory.make(element)
+        for k, v in props.items():
+            infer.set_property(k, v)
+        chain.append(infer)
+    chain.append(sink)
+    for e in chain:
+        p.add(e)
+    for a, b in zip(chain, chain[1:]):
+        a.link(b)
+    return p, src, infer
+
+
+def run_pipelines(specs: list, count: int) -> float:
+    """Push ``count`` buffers into each pipeline from its own thread at once; wall seconds until all reached EOS."""
+    for p, _src, _bufs in specs:
+        if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+            raise RuntimeError("a pipeline did not start")
+        p.get_state(60 * Gst.SECOND)
+    barrier = threading.Barrier(len(specs) + 1)
+
+    def feed(src, bufs):
+        barrier.wait()
+        for b in bufs[:count]:
+            src.emit("push-buffer", b)
+        src.emit("end-of-stream")
+
+    threads = [threading.Thread(target=feed, args=(src, bufs)) for _p, src, bufs in specs]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for p, _src, _bufs in specs:
+        msg = p.get_bus().timed_pop_filtered(600 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        if msg is None or msg.type != Gst.MessageType.EOS:
+            raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
+    wall = time.perf_counter() - t0
+    for t in threads:
+        t.join()
+    for p, _src, _bufs in specs:
+        p.set_state(Gst.State.NULL)
+    return wall
+
+
+def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count: int, repeats: int) -> dict:
+    props = {"model": MODEL, "input-size": "640", "device": device, **VARIANTS.get(variant.split("+")[0], {})}
+    if variant.endswith("+batch"):
+        props["max-batch-wait-us"] = 4000
+        props["batch-size"] = streams
+    per_pipe = streams if mode == "batched" else 1
+    pipes = 1 if mode == "batched" else streams
+    surfaces = [frames_for(per_pipe, fmt, device) for _ in range(pipes)]
+
+    def rate(element: str | None, profile: bool = False) -> tuple[float, list]:
+        specs, infers = [], []
+        for s in surfaces:
+            p, src, infer = pipeline(fmt, element, props if element else {})
+            specs.append((p, src, buffers(s, per_pipe, count + 5)))
+            infers.append(infer)
+        run_pipelines([(p, src, bufs[:5]) for p, src, bufs in specs], 5)  # warm-up (model loaded at start)
+        specs = [(p, src, bufs[5:]) for p, src, bufs in specs]
+        if profile:
+            for infer in infers:
+                infer.timings = []
+                infer.detector.timings = []
+        wall = run_pipelines(specs, count)
+        phases = []
+        if profile:
+            for infer in infers:
+                for outer, inner in zip(infer.timings, infer.detector.timings):
+                    phases.append({**outer, **inner})
+        return streams * count / wall, phases
+
+    fps = statistics.median(rate("obbinfer")[0] for _ in range(repeats))
+    baseline = statistics.median(rate(None)[0] for _ in range(repeats))
+    _, phases = rate("obbinfer", profile=True) if device == "cuda" else (None, [])
+    split = {k: round(statistics.median(p[k] for p in phases) * 1e3, 3) for k in phases[0] if k != "frames"} \
+        if phases else {}
+    return {"streams": streams, "mode": mode, "variant": variant, "format": fmt, "device": device,
+            "fps": round(fps, 1), "baseline_fps": round(baseline, 1), "ratio": round(fps / baseline, 3),
+            "per_batch_ms": split, "buffers": count, "repeats": repeats}
+
+
+def forward_alone(device: str) -> list:
+    """The bundled model's forward at 640, eager and replayed from a CUDA graph, batch 1 and 16 (CUDA events)."""
+    from obbmeta.models import load_demo_model
+
+    model = load_demo_model("aerial", device)
+    rows = []
+    for batch in (1, 16):
+        x = torch.rand(batch, 3, 640, 640, device=device)
+        with torch.inference_mode():
+            for _ in range(5):
+                model(x)
+            times = []
+            for _ in range(50):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                model(x)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+            eager = statistics.median(times)
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    model(x)
+            torch.cuda.current_stream().wait_stream(s)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                model(x)
+            times = []
+            for _ in range(50):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                g.replay()
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+            rows.append({"batch": batch, "eager_ms": round(eager, 3), "graph_ms": round(statistics.median(times), 3)})
+    return rows
+
+
+def cpu_under_load(frames: int) -> dict:
+    """The demo's pipeline fps on the CPU, alone and with a parallel VP8 encoder loading the machine."""
+    import json
+    import subprocess
+
+    from obbmeta import demo
+
+    def fps():
+        out = Path(os.environ.get("TMPDIR", "/tmp")) / "obbmeta-streams-demo"
+        if demo.main(["--frames", str(frames), "--output", str(out)]) != 0:
+            raise RuntimeError("the demo failed")
+        return json.loads((out / "summary.json").read_text())["fps"]
+
+    alone = fps()
+    load = subprocess.Popen(["gst-launch-1.0", "-q", "videotestsrc", "is-live=false", "!",
+                             "video/x-raw,width=1280,height=720", "!", "vp8enc", "deadline=1", "!", "fakesink"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        loaded = fps()
+    finally:
+        load.terminate()
+        load.wait()
+    return {"frames": frames, "fps_alone": round(alone, 2), "fps_loaded": round(loaded, 2),
+            "ratio": round(loaded / alone, 3), "torch_threads": torch.get_num_threads()}
+
+
+def main() -> None:
+    ap = arguments(__doc__.split("\n\n")[0], quick=True)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--streams", default="1,4,16")
+    ap.add_argument("--formats", default="RGBA,NV12")
+    ap.add_argument("--cpu-load", action="store_true", help="also the CPU demo with and without an encoder's load")
+    args = ap.parse_args()
+    obbmeta.gst.register()
+    count, repeats = (10, 1) if args.quick else (60, 3)
+    streams = [int(s) for s in args.streams.split(",")]
+    variants = ["eager", "graph", "fp16"] if args.device == "cuda" else ["eager"]
+    rows = []
+    for fmt in args.formats.split(","):
+        for s in streams:
+            for mode in ("batched", "separate"):
+                for v in variants + (["graph+batch"] if mode == "separate" and args.device == "cuda" and s > 1
+                                     else []):
+                    if fmt != "RGBA" and v not in ("graph",):
+                        continue  # NV12 sources: the fastest variant only
+                    r = measure(s, mode, v, fmt, args.device, count, repeats)
+                    print(r, flush=True)
+                    rows.append(r)
+    result = {"device": args.device, "machine": machine(), "rows": rows, "model": MODEL, "input_size": 640,
+              "frame": f"{W}x{H}", "note": __doc__.split("\n\n")[1]}
+    if args.device == "cuda":
+        result["forward_alone"] = forward_alone("cuda")
+        print(result["forward_alone"])
+    if args.cpu_load:
+        result["cpu_under_load"] = cpu_under_load(30 if args.quick else 60)
+        print(result["cpu_under_load"])
+    name = "pipeline_streams" + ("" if args.device == "cuda" else "_cpu")
+    if not args.quick:
+        path = write_json(name, result)
+        plot(rows, name)
+        print(f"wrote {path}")
+
+
+def plot(rows: list, name: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    labels, fps, base = [], [], []
+    for r in rows:
+        labels.append(f"{r['streams']} {r['mode'][:3]} {r['variant']} {r['format']}")
+        fps.append(r["fps"])
+        base.append(r["baseline_fps"])
+    x = np.arange(len(rows))
+    ax.bar(x - 0.2, base, 0.4, label="without obbinfer (same run)", color="#bbbbbb")
+    ax.bar(x + 0.2, fps, 0.4, label="with obbinfer")
+    ax.set_xticks(x, labels, rotation=70, fontsize=7)
+    ax.set_ylabel("aggregate fps (median)")
+    ax.set_yscale("log")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / f"{name}.png", dpi=120)
+
+
+if __name__ == "__main__":
+    main()
