@@ -68,6 +68,12 @@ class Libraries:
                             lib.gst_buffer_get_nvds_batch_meta.restype = vp
                             lib.gst_buffer_add_nvds_meta.argtypes = [vp, vp, vp, vp, vp]
                             lib.gst_buffer_add_nvds_meta.restype = vp
+                            # gst_buffer_get_nvds_batch_meta matches metas by a tag quark that only this call's
+                            # one-time registration sets: before it, every other meta on a buffer (decodebin's,
+                            # an encoder's video meta) meets gst_meta_api_type_has_tag(api, 0) and a CRITICAL.
+                            register = lib.nvds_meta_api_get_type
+                            register.argtypes, register.restype = [], ctypes.c_size_t
+                            register()
                             self._gst_meta = lib
                         except OSError as exc:  # needs libgstreamer-1.0; only the Gst.Buffer helpers depend on it
                             self.gst_meta_error = f"{self.gst_meta_path} could not be loaded: {exc}"
