@@ -189,11 +189,16 @@ def _declare(libs: Libraries) -> None:
         "nvds_get_user_meta_type": ([ctypes.c_char_p], ctypes.c_int),
         "nvds_acquire_display_meta_from_pool": ([vp], vp),
         "nvds_add_display_meta_to_frame": ([vp, vp], None),
+        "nvds_remove_display_meta_from_frame": ([vp, vp], None),
         "nvds_batch_meta_copy_func": ([vp, vp], vp),
         "nvds_batch_meta_release_func": ([vp, vp], None),
     }
     for name, (args, res) in sigs.items():
-        fn = getattr(m, name)
+        try:
+            fn = getattr(m, name)
+        except AttributeError:  # some other library under that name (a wrong OBBMETA_NVDS_LIB_DIR, a stub)
+            raise NvdsUnavailableError(
+                f"{libs.meta_path} (from {libs.source}) is not NVIDIA's {META_LIB}: it has no {name}()") from None
         fn.argtypes, fn.restype = args, res
     libs.glib.g_malloc.argtypes, libs.glib.g_malloc.restype = [ctypes.c_size_t], vp
     libs.glib.g_free.argtypes, libs.glib.g_free.restype = [vp], None
