@@ -155,3 +155,9 @@ def test_a_folder_made_for_another_python_version_says_so(tmp_path):
     r = gst("gst-inspect-1.0", "obbinfer", env=e)
     assert r.returncode != 0
     assert "was made for Python 3.99" in r.stderr and "plugin loader runs Python" in r.stderr
+
+
+def test_help_names_all_four_elements():
+    out = subprocess.run([sys.executable, "-m", "obbmeta.gst", "--help"], capture_output=True, text=True,
+                         check=True).stdout
+    assert all(name in out for name in obbmeta.gst.ELEMENTS), out
