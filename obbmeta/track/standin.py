@@ -3,7 +3,7 @@ a frame's objects. It is NOT nvtracker: no NvMultiObjectTracker, no visual featu
 axis-aligned IoU tracker in Python, slow and simple, written so that :class:`~obbmeta.track.FollowTracker` and
 pipeline tests can meet nvtracker's metadata behaviour where DeepStream's plugins cannot be installed.
 
-What it reproduces (facts from nvtracker's sources, /work/shared/reference/deepstream-metadata.md section 3.5):
+What it reproduces (facts read from nvtracker's documentation and its DeepStream 9.1 open sources):
 
 * input: the frame's objects with ``object_id == UNTRACKED_OBJECT_ID``, their ``rect_params``, ``class_id`` and
   ``confidence``; ``bInferDone`` says whether detection ran on the frame;
