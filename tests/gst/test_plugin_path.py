@@ -161,3 +161,17 @@ def test_help_names_all_four_elements():
     out = subprocess.run([sys.executable, "-m", "obbmeta.gst", "--help"], capture_output=True, text=True,
                          check=True).stdout
     assert all(name in out for name in obbmeta.gst.ELEMENTS), out
+
+
+def test_without_a_writable_place_the_package_folder_is_printed(tmp_path, monkeypatch):
+    blocked = tmp_path / "a file"
+    blocked.write_text("")
+    monkeypatch.setattr(obbmeta.gst, "_folder_candidates", lambda: [blocked / "venv", blocked / "cache"])
+    assert obbmeta.gst.plugin_path() == str(obbmeta.gst.PLUGIN_DIR)
+
+
+def test_the_package_folder_itself_works_with_the_venv_activated(tmp_path):
+    # the fallback: no generated site list, so it finds the package's own folder and $VIRTUAL_ENV's site-packages
+    e = dict(clean_env(tmp_path, activated=True), GST_PLUGIN_PATH=str(obbmeta.gst.PLUGIN_DIR))
+    r = gst("gst-inspect-1.0", "obbinfer", env=e)
+    assert r.returncode == 0 and "obbmeta" in r.stdout, r.stderr[-2000:]
