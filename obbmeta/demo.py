@@ -118,9 +118,16 @@ class VideoFile:
             f"filesrc location={gst_quote(self.path)} ! decodebin ! videoconvert ! videoscale "
             "! video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! appsink name=sink sync=false max-buffers=4")
         self.sink = self.pipeline.get_by_name("sink")
-        self.pipeline.set_state(Gst.State.PAUSED)
-        ret, _, _ = self.pipeline.get_state(30 * Gst.SECOND)
-        failure = self._bus_error()
+        # Preroll: the first frame reaching the appsink completes it (ASYNC_DONE); an error or an EOS comes first
+        # when there is no frame to decode.
+        ret = self.pipeline.set_state(Gst.State.PAUSED)
+        msg = None if ret == Gst.StateChangeReturn.FAILURE else self.pipeline.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.ASYNC_DONE | Gst.MessageType.ERROR | Gst.MessageType.EOS)
+        failure = None
+        if msg is not None and msg.type == Gst.MessageType.ERROR:
+            err, _ = msg.parse_error()
+            failure = f"{msg.src.get_name()}: {err.message}"
+        failure = failure or self._bus_error()
         caps = self.sink.get_static_pad("sink").get_current_caps()
         if ret == Gst.StateChangeReturn.FAILURE or failure or caps is None:
             self.close()
