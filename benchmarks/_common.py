@@ -11,7 +11,27 @@ import statistics
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# Relative to the working directory (benchmarks/results when run from the repository, as documented), so that what
+# the scripts print into logs names no folder of the machine that ran them; valid as long as no script changes
+# directory.
+RESULTS = Path(os.path.relpath(Path(__file__).resolve().parent / "results"))
+REPO = Path(__file__).resolve().parents[1]
+
+
+def portable_path(path) -> str:
+    """``path`` as results may record it, without the folders of the machine that ran it: a site-packages folder
+    becomes ``<site-packages>``, the repository ``<repo>``, the home folder ``~``; other paths (system folders such
+    as a DeepStream install) stay as they are."""
+    import site
+
+    p = Path(path).absolute()
+    roots = [(Path(s), "<site-packages>") for s in site.getsitepackages()] + [(REPO, "<repo>"), (Path.home(), "~")]
+    for root, name in roots:
+        try:
+            return str(Path(name) / p.relative_to(root))
+        except ValueError:
+            continue
+    return str(p)
 
 
 def machine() -> dict:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, arguments, budget_time, pin_to_one_core, write_json  # noqa: E402
+from _common import RESULTS, arguments, budget_time, pin_to_one_core, portable_path, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core, layouts  # noqa: E402
@@ -201,7 +201,7 @@ def main() -> None:
     info = {
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
         "pinned_to": pinned, "numpy": np.__version__,
-        "nvds_library": str(core.libs.meta_path), "layout": core.layout.name, "frame_size": [W, H],
+        "nvds_library": portable_path(core.libs.meta_path), "layout": core.layout.name, "frame_size": [W, H],
         "timing": "median over repeats (>= 5, up to 1.5 s per case) of the write only, each on a fresh batch",
         "goal": ">= 20x the per-object ctypes loop and <= 2 us per object",
         "results": results,

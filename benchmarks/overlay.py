@@ -25,7 +25,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, arguments, median_time, pin_to_one_core, plot_lines, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    RESULTS,
+    arguments,
+    median_time,
+    pin_to_one_core,
+    plot_lines,
+    portable_path,
+    write_json,
+)
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core  # noqa: E402
@@ -205,7 +213,7 @@ def main() -> None:
     core = _core.get()
     info = {
         "what": __doc__.split("\n\n")[0].replace("\n", " "),
-        "pinned_to": pinned, "numpy": np.__version__, "nvds_library": str(core.libs.meta_path),
+        "pinned_to": pinned, "numpy": np.__version__, "nvds_library": portable_path(core.libs.meta_path),
         "layout": core.layout.name, "frame_size": [W, H], "line_width": WIDTH,
         "timing": "median of repeats (_common.median_time) of the overlay call only; its own frame per repeat, "
                   "display pool grown beforehand, except the 'replacing' (same frame) and 'fresh batch' rows",

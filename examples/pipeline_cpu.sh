@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CPU pipeline of examples/pipeline.py as one gst-launch line (GStreamer 1.22, no DeepStream needed):
 #   bash examples/pipeline_cpu.sh MODEL [OUT.webm]      e.g. MODEL=mypkg.models:build or model.pt2
-# GST_PLUGIN_PATH makes obbinfer / obboverlay visible; PYTHONPATH lets gst-launch's embedded Python see this
-# environment's packages (torch, obbmeta, your model): both printed by `python -m obbmeta.gst --env`.
+# GST_PLUGIN_PATH (printed by `python -m obbmeta.gst --env`) makes obbinfer / obboverlay visible, and its plugin
+# files give gst-launch's embedded Python this environment's packages (torch, obbmeta); your own model package
+# comes on PYTHONPATH as for any Python program.
 set -euo pipefail
 MODEL="$1"; OUT="${2:-obb.webm}"
 eval "$(python -m obbmeta.gst --env)"

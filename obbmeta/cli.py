@@ -27,16 +27,102 @@ def cuda_build_status() -> str:
         return "unknown (no build record: installed by an older setup.py, or not built by setup.py)"
 
 
+NVIDIA_ELEMENTS = ("nvstreammux", "nvinfer", "nvtracker", "nvdsosd", "nvmsgconv", "nvvideoconvert", "nvv4l2decoder")
+
+
+def _line(name: str, ok: bool | None, why: str) -> str:
+    """One doctor line: ``name: ok | missing | FAILED - why`` (None = missing but optional)."""
+    return f"  {name + ':':<26} {'ok' if ok else 'FAILED' if ok is False else 'missing'} - {why}"
+
+
+def gstreamer_report() -> tuple[list[str], list[str]]:
+    """The GStreamer half of ``obbmeta doctor``: lines, and problems (a setup that is there but broken).
+
+    Without ``gi`` or with no obbmeta folder on ``GST_PLUGIN_PATH`` the library and ``obbmeta.gst.register()``
+    still work, so those are reported, not counted as problems; an obbmeta folder on the path whose elements do not
+    load is a problem. Run before torch is imported (``Gst.init`` after torch aborted on some GStreamer builds)."""
+    import os
+
+    from . import gst
+
+    lines, problems = ["GStreamer (obbmeta.gst):"], []
+    try:
+        import gi
+
+        from .gst._gi import Gst
+    except ImportError as exc:
+        lines.append(_line("gi", None, f"{exc}"))
+        lines.append("  (the library, obbmeta.nvds and obbmeta.osd work without it; the elements need it)")
+        return lines, problems
+    lines.append(_line("gi", True, f"PyGObject {gi.__version__} with gst-python's overrides "
+                                   f"({os.path.dirname(gi.__file__)})"))
+    lines.append(_line("GStreamer", True, Gst.version_string()))
+    registry = Gst.Registry.get()
+    loader = registry.find_plugin("python")
+    lines.append(_line("python plugin loader", True if loader else None,
+                       loader.get_filename() if loader else
+                       "GStreamer has no 'python' plugin: gst-launch-1.0 / gst-inspect-1.0 cannot load obbmeta's "
+                       "elements (apt-get install gstreamer1.0-python3-plugin-loader); obbmeta.gst.register() in a "
+                       "Python program still works"))
+    variable = "GST_PLUGIN_PATH_1_0" if "GST_PLUGIN_PATH_1_0" in os.environ else "GST_PLUGIN_PATH"
+    folders = [f for f in os.environ.get(variable, "").split(os.pathsep) if f]
+    ours = [f for f in folders if os.path.isfile(os.path.join(f, "python", "gstobbinfer.py"))]
+    if not ours:
+        lines.append(_line("plugin path", None, f"${variable} holds no obbmeta plugin folder: for gst-launch-1.0 "
+                                                "export GST_PLUGIN_PATH=$(python -m obbmeta.gst --plugin-path)"))
+    else:
+        config_file = os.path.join(ours[0], "python", gst.SITE_CONFIG)
+        made_for = "the package's own folder (finds only the package's folder and $VIRTUAL_ENV)"
+        ok = True
+        try:
+            with open(config_file, encoding="utf-8") as f:
+                config = json.load(f)
+            made_for = f"made for {config['executable']} (Python {config['python']})"
+            if config["python"] != f"{sys.version_info[0]}.{sys.version_info[1]}":
+                ok = False
+        except (OSError, ValueError, KeyError):
+            pass
+        lines.append(_line("plugin path", ok, f"${variable} holds {ours[0]}, {made_for}"))
+        if not ok:
+            problems.append(f"{ours[0]} was made for another Python version: rerun python -m obbmeta.gst "
+                            "--plugin-path with this environment's interpreter")
+    for name in gst.ELEMENTS:
+        factory = Gst.ElementFactory.find(name)
+        if factory is not None:
+            plugin = factory.get_plugin()
+            lines.append(_line(name, True, f"in GStreamer's registry (plugin {factory.get_plugin_name()}"
+                                           + (f", {plugin.get_filename()})" if plugin else ")")))
+        elif not ours:
+            lines.append(_line(name, None, "not in GStreamer's registry (no obbmeta folder on the plugin path)"))
+        elif loader is None:
+            lines.append(_line(name, False, "not in GStreamer's registry: the python plugin loader is missing"))
+            problems.append(f"{name} cannot load: install gstreamer1.0-python3-plugin-loader")
+        else:
+            lines.append(_line(name, False, f"not in GStreamer's registry: {ours[0]}/python/gst{name}.py did not "
+                                            f"load in the plugin loader's Python (gst-inspect-1.0 {name} prints why)"))
+            problems.append(f"the {name} element is on the plugin path but does not load")
+    lines.append("NVIDIA's DeepStream elements (optional; come with a DeepStream install):")
+    for name in NVIDIA_ELEMENTS:
+        factory = Gst.ElementFactory.find(name)
+        plugin = factory.get_plugin() if factory else None
+        lines.append(_line(name, True if factory else None,
+                           (plugin.get_filename() if plugin else factory.get_plugin_name()) if factory
+                           else "not in GStreamer's registry"))
+    return lines, problems
+
+
 def _doctor() -> int:
-    """Print what obbmeta found; exit status 1 when a part it needs is missing (the C core, NVIDIA's metadata
-    library), so scripts can check an environment with `obbmeta doctor && ...`."""
+    """Print what obbmeta found, one line per part; exit status 1 when a part it needs is missing (the C core,
+    NVIDIA's metadata library) or a GStreamer set-up is there but broken, so scripts can check an environment with
+    `obbmeta doctor && ...`."""
     import platform
+
+    gst_lines, problems = gstreamer_report()  # before torch: see gstreamer_report
 
     import torch
 
     from ._native import load_library
 
-    problems = []
     print(f"obbmeta {_version()} on Python {platform.python_version()}, torch {torch.__version__}")
     try:
         load_library("_geometry")
@@ -62,6 +148,7 @@ def _doctor() -> int:
     except ImportError as exc:
         print(f"DeepStream metadata layer: unavailable — {exc}")
         problems.append("the DeepStream metadata layer (obbmeta.nvds) is unavailable")
+    print("\n".join(gst_lines))
     if problems:
         print(f"\n{len(problems)} problem(s):")
         for p in problems:
@@ -78,8 +165,9 @@ def main(argv=None) -> int:
     sub.add_parser("demo", add_help=False,
                    help="a generated video through obbinfer (bundled detector) -> metadata -> drawing -> WebM, "
                         "scored (obbmeta demo --help)")
-    sub.add_parser("doctor", help="show what obbmeta found: C core, CUDA, NVIDIA's metadata library, layout; "
-                                  "exit status 1 when a needed part is missing")
+    sub.add_parser("doctor", help="show what obbmeta found: C core, CUDA, NVIDIA's metadata library, layout, "
+                                  "GStreamer, the plugin loader and path, each element; exit status 1 when a needed "
+                                  "part is missing")
     args, rest = parser.parse_known_args(argv)
     if args.command == "demo":
         from .demo import main as demo

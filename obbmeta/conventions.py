@@ -15,6 +15,8 @@ Ultralytics' ``regularize_rboxes`` up to 8.3.79 keep (w, h, a) only when w > h, 
 "swapped" and a quarter turn added; ``to_le90``, ``to_le135`` and ``ultralytics_regularize_legacy`` do the same.
 The one place obbmeta differs on purpose: where the peers' remainder rounds up to the end of the half-open range
 (an angle a hair below its start), obbmeta returns the start, the same rectangle inside the documented range.
+:func:`obbmeta.ops.polygons_to_obb` has no input angle to regularise: it returns rectangles in ``le90`` form and
+squares with the angle nearest the x axis, in [-pi/4, pi/4) (an axis-aligned square is angle 0).
 
 =====================================  ==========================================================
 function                               result

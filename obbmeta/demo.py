@@ -10,80 +10,222 @@ A short generated aerial (or document) video — or your own file — goes throu
 with exact rotated NMS and writes real NvDsObjectMeta + OBB user meta on NVIDIA's libnvds_meta; ``obboverlay``
 draws the rotated boxes into the frames. The probe reads every object back through NVIDIA's lists and writes
 ``detections.jsonl``; the generated video's ground truth gives ``map50`` (obbmeta.eval); ``summary.json``,
-``annotated.webm`` and a few PNG frames land in the output folder.
+``annotated.webm`` and a few PNG frames (spread over the run) land in the output folder. A file given with
+``--input`` is decoded (``filesrc ! decodebin ! videoconvert ! appsink``) and fed through the same appsrc.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import re
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Sequence
 
 SCENES = ("aerial", "document")
 PNG_FRAMES = 3
+GENERATED_FPS = 10
+MAX_INPUT_SIZE = 4096
+
+
+class DemoError(Exception):
+    """A problem with the arguments, the input or the environment: reported as one line with exit status 1."""
 
 
 class Progress:
-    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+    """Progress on stderr: one line updated in place on a terminal, a plain line every tenth otherwise."""
 
-    def __init__(self, label: str, total: int | None):
+    def __init__(self, label: str, total: int | None, stream=None):
         self.label, self.total, self.n, self.t0 = label, total, 0, time.perf_counter()
-        self.tty = sys.stderr.isatty()
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
         self._last = -1
 
     def step(self, k: int = 1) -> None:
         self.n += k
         if self.tty:
+            rate = self.n / max(time.perf_counter() - self.t0, 1e-9)
             if self.total:
-                done = int(30 * self.n / self.total)
-                sys.stderr.write(f"\r{self.label:<10} [{'#' * done}{'.' * (30 - done)}] {self.n}/{self.total}")
+                done = min(30, int(30 * self.n / self.total))
+                text = f"{self.label} [{'#' * done}{'.' * (30 - done)}] {self.n}/{self.total} frames, {rate:.1f} fps"
             else:
-                sys.stderr.write(f"\r{self.label:<10} {self.n}")
-            sys.stderr.flush()
+                text = f"{self.label} {self.n} frames, {rate:.1f} fps"
+            self.stream.write(f"\r{text}\033[K")
+            self.stream.flush()
         elif self.total and (10 * self.n) // self.total != self._last:
             self._last = (10 * self.n) // self.total
-            sys.stderr.write(f"{self.label}: {self.n}/{self.total}\n")
+            self.stream.write(f"{self.label}: {self.n}/{self.total} frames\n")
+            self.stream.flush()
 
     def close(self) -> float:
         dt = time.perf_counter() - self.t0
-        sys.stderr.write(("\r" if self.tty else "") + f"{self.label:<10} {self.n} in {dt:.1f} s\n")
+        self.stream.write(("\r" if self.tty else "") + f"{self.label}: {self.n} frames in {dt:.1f} s"
+                          + ("\033[K" if self.tty else "") + "\n")
+        self.stream.flush()
         return dt
 
 
-def generate(scene: str, frames: int, size: int, seed: int) -> list:
-    """The demo video: ``frames`` frames of a held-out ``scene`` (seeds the model never saw in training)."""
-    from . import scenes
-    from .models.data import HELDOUT_SEED
+# --- the frames: generated, or decoded from a file ----------------------------------------------------------------
+@dataclass
+class Generated:
+    """A held-out generated video (seeds the model never saw in training), frame by frame; ``truth`` collects each
+    yielded frame's ground truth for scoring."""
 
-    bar = Progress("generate", frames)
-    out = []
-    for f in scenes.video(scene, HELDOUT_SEED + seed, frames, size):
-        out.append(f)
-        bar.step()
-    bar.close()
-    return out
+    scene: str
+    frames: int
+    size: int
+    seed: int = 0
+    truth: list = field(default_factory=list)
+
+    fps = (GENERATED_FPS, 1)
+
+    @property
+    def width(self) -> int:
+        return self.size
+
+    @property
+    def height(self) -> int:
+        return self.size
+
+    @property
+    def total(self) -> int:
+        return self.frames
+
+    def __iter__(self) -> Iterator:
+        from . import scenes
+        from .models.data import HELDOUT_SEED
+
+        for f in scenes.video(self.scene, HELDOUT_SEED + self.seed, self.frames, self.size):
+            self.truth.append(f.boxes)
+            yield f.image
 
 
-def pipeline_description(model: str, class_names: list[str], output: Path, *, source: str, conf: float,
-                         device: str, input_size: int) -> str:
-    names = ",".join(class_names)
-    return (f"{source} ! obbinfer name=infer model={model} input-size={input_size} "
-            f"class-names={names} conf={conf} iou=0.5 device={device} "
+class VideoFile:
+    """At most ``limit`` RGB frames of a video file: ``filesrc ! decodebin ! videoconvert ! videoscale ! appsink``
+    (pixel aspect ratio 1:1). Opening prerolls it, so the frame size, rate and an estimate of the frame count are
+    known before the demo's pipeline is built; an unreadable file, one that is not a video, or one truncated before
+    its first frame raises :class:`DemoError`."""
+
+    def __init__(self, path: str | Path, limit: int):
+        from .gst._gi import Gst, GstVideo
+
+        self.path, self.limit, self.read, self.error = str(path), limit, 0, None
+        self._Gst = Gst
+        self.pipeline = Gst.parse_launch(
+            f"filesrc location={gst_quote(self.path)} ! decodebin ! videoconvert ! videoscale "
+            "! video/x-raw,format=RGB,pixel-aspect-ratio=1/1 ! appsink name=sink sync=false max-buffers=4")
+        self.sink = self.pipeline.get_by_name("sink")
+        # Preroll: the first frame reaching the appsink completes it (ASYNC_DONE); an error or an EOS comes first
+        # when there is no frame to decode.
+        ret = self.pipeline.set_state(Gst.State.PAUSED)
+        msg = None if ret == Gst.StateChangeReturn.FAILURE else self.pipeline.get_bus().timed_pop_filtered(
+            60 * Gst.SECOND, Gst.MessageType.ASYNC_DONE | Gst.MessageType.ERROR | Gst.MessageType.EOS)
+        failure = None
+        if msg is not None and msg.type == Gst.MessageType.ERROR:
+            err, _ = msg.parse_error()
+            failure = f"{msg.src.get_name()}: {err.message}"
+        failure = failure or self._bus_error()
+        caps = self.sink.get_static_pad("sink").get_current_caps()
+        if ret == Gst.StateChangeReturn.FAILURE or failure or caps is None:
+            self.close()
+            raise DemoError(f"--input {self.path}: no video frame could be decoded "
+                            f"({failure or 'empty, truncated, or no video stream'})")
+        self.info = GstVideo.VideoInfo.new_from_caps(caps)
+        self.width, self.height = self.info.width, self.info.height
+        self.fps = (self.info.fps_n, self.info.fps_d) if self.info.fps_n > 0 else (GENERATED_FPS, 1)
+        ok, duration = self.pipeline.query_duration(Gst.Format.TIME)
+        estimate = (round(duration * self.fps[0] / (self.fps[1] * Gst.SECOND)) if ok and duration > 0 else None)
+        self.total = min(limit, estimate) if estimate else limit
+
+    def _bus_error(self) -> str | None:
+        msg = self.pipeline.get_bus().pop_filtered(self._Gst.MessageType.ERROR)
+        if msg is None:
+            return None
+        err, _ = msg.parse_error()
+        return f"{msg.src.get_name()}: {err.message}"
+
+    def __iter__(self) -> Iterator:
+        import numpy as np
+
+        Gst = self._Gst
+        self.pipeline.set_state(Gst.State.PLAYING)
+        try:
+            while self.read < self.limit:
+                sample = self.sink.emit("pull-sample")
+                if sample is None:  # EOS, or an error (kept for the caller)
+                    self.error = self._bus_error()
+                    return
+                caps = sample.get_caps().get_structure(0)
+                if (caps.get_value("width"), caps.get_value("height")) != (self.width, self.height):
+                    raise DemoError(f"--input {self.path}: the frame size changes at frame {self.read} "
+                                    f"({self.width}x{self.height} -> {caps.get_value('width')}x"
+                                    f"{caps.get_value('height')}); the demo needs one size")
+                buf = sample.get_buffer()
+                ok, m = buf.map(Gst.MapFlags.READ)
+                stride = self.info.stride[0]
+                img = np.frombuffer(m.data, np.uint8)[: stride * self.height].reshape(self.height, stride)
+                frame = img[:, : self.width * 3].reshape(self.height, self.width, 3).copy()
+                buf.unmap(m)
+                self.read += 1
+                yield frame
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.pipeline.set_state(self._Gst.State.NULL)
+
+
+# --- the pipeline -------------------------------------------------------------------------------------------------
+def gst_quote(value: str) -> str:
+    """``value`` as one property value of a gst-launch description: double-quoted, with ``\\`` and ``"``
+    escaped, so paths with spaces, quotes or ``!`` stay one value."""
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def pipeline_description(model: str, class_names: Sequence[str], output: Path, *, width: int, height: int,
+                         fps: tuple[int, int], conf: float, device: str, input_size: int,
+                         output_format: str = "yolo-obb") -> str:
+    """The demo's whole pipeline as one gst-launch description (every stage is added here)."""
+    return (f"appsrc name=src format=time "
+            f"caps=video/x-raw,format=RGB,width={width},height={height},framerate={fps[0]}/{fps[1]} "
+            f"! obbinfer name=infer model={gst_quote(model)} input-size={input_size} "
+            f"class-names={gst_quote(','.join(class_names))} conf={conf!r} iou=0.5 device={gst_quote(device)} "
+            f"output-format={gst_quote(output_format)} "
             "! obboverlay mode=draw thickness=2 ! tee name=t "
-            f"t. ! queue ! videoconvert ! vp8enc deadline=1 target-bitrate=2000000 ! webmmux "
-            f"! filesink location={output / 'annotated.webm'} "
+            "t. ! queue ! videoconvert ! vp8enc deadline=1 target-bitrate=2000000 ! webmmux "
+            f"! filesink location={gst_quote(output / 'annotated.webm')} "
             "t. ! queue ! fakesink name=out sync=false")
 
 
-def run_pipeline(frames: list | None, output: Path, *, model: str, class_names: list[str],
-                 input_file: str | None = None, conf: float = 0.25, device: str = "auto", input_size: int = 256,
-                 fps: int = 10) -> dict:
-    """Run the pipeline over ``frames`` (objects with an ``.image`` (H, W, 3) uint8 RGB, e.g. obbmeta.scenes
-    frames) or ``input_file``, with ``model`` (obbinfer's ``model`` property) and its ``class_names``; returns what
-    was read back: ``{"objects": [per-frame rows], "pngs": [...], "seconds": wall time, "frames": n}``."""
+def png_indices(total: int | None) -> set:
+    """The frames saved as PNG: the first, the last and evenly between (``PNG_FRAMES`` in all)."""
+    if not total:
+        return {0}
+    return {round(k * (total - 1) / (PNG_FRAMES - 1)) for k in range(PNG_FRAMES)}
+
+
+def _padded_rows(image) -> bytes:
+    """An (H, W, 3) uint8 image in GStreamer's default RGB layout (each row padded to 4 bytes)."""
+    import numpy as np
+
+    h, w = image.shape[:2]
+    stride = (w * 3 + 3) // 4 * 4
+    rows = np.ascontiguousarray(image, dtype=np.uint8).reshape(h, w * 3)
+    if stride != w * 3:
+        rows = np.pad(rows, ((0, 0), (0, stride - w * 3)))
+    return rows.tobytes()
+
+
+def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Sequence[str], width: int, height: int,
+                 total: int | None = None, fps: tuple[int, int] = (GENERATED_FPS, 1), conf: float = 0.25,
+                 device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb") -> dict:
+    """Run the pipeline over ``frames`` ((H, W, 3) uint8 RGB arrays of ``width`` x ``height``, pushed as they are
+    made) with ``model`` (obbinfer's ``model`` property) and its ``class_names``; ``total`` (the expected count)
+    sizes the progress line and spreads the PNG frames. Returns what was read back: ``{"objects": [per-frame rows],
+    "pngs": [(index, image)], "seconds": wall time, "frames": n}``. A pipeline error raises :class:`DemoError`."""
     import numpy as np
 
     import obbmeta.gst
@@ -92,63 +234,78 @@ def run_pipeline(frames: list | None, output: Path, *, model: str, class_names: 
     from .gst._gi import Gst
 
     obbmeta.gst.register()
-    if input_file is not None:
-        source = (f"filesrc location={input_file} ! decodebin ! videoconvert ! videoscale "
-                  f"! video/x-raw,format=RGB,pixel-aspect-ratio=1/1")
-    else:
-        height, width = frames[0].image.shape[:2]
-        source = (f"appsrc name=src format=time caps=video/x-raw,format=RGB,width={width},height={height},"
-                  f"framerate={fps}/1")
-    p = Gst.parse_launch(pipeline_description(model, class_names, output, source=source, conf=conf, device=device,
-                                              input_size=input_size))
-    total = len(frames) if frames is not None else None
-    png_at = set() if total is None else {0, total // 2, total - 1}
+    import torch  # noqa: F401 - loaded before the clock starts (after Gst.init): the figure is the pipeline's
+
+    p = Gst.parse_launch(pipeline_description(model, class_names, output, width=width, height=height, fps=fps,
+                                              conf=conf, device=device, input_size=input_size,
+                                              output_format=output_format))
+    png_at = png_indices(total)
     rows: list = []
     pngs: list = []
+    last: list = []  # the latest frame, saved too when the run ends before the last planned PNG
     errors: list = []
     bar = Progress("pipeline", total)
 
-    def on_buffer(_pad, info):
+    def on_buffer(pad, info):
         try:
             buf = info.get_buffer()
             batch = nvds.BatchMeta.from_gst_buffer(buf)
             for frame in batch.frames:
-                a = nvds.read_obbs_arrays(frame)
-                rows.append({"frame": len(rows), "pts": buf.pts, "arrays": a,
+                k = len(rows)
+                rows.append({"frame": k, "pts": buf.pts, "arrays": nvds.read_obbs_arrays(frame),
                              "objects": [obj_row(info_, obb) for info_, obb in nvds.read_obbs(frame)]})
-                if len(rows) - 1 in png_at or (total is None and len(rows) <= PNG_FRAMES):
-                    caps = _pad.get_current_caps().get_structure(0)
-                    w, h = caps.get_value("width"), caps.get_value("height")
-                    ok, m = buf.map(Gst.MapFlags.READ)
-                    stride = (w * 3 + 3) // 4 * 4
-                    img = np.frombuffer(m.data, np.uint8)[: stride * h].reshape(h, stride)[:, : w * 3].reshape(h, w, 3)
-                    pngs.append((len(rows) - 1, img.copy()))
-                    buf.unmap(m)
+                caps = pad.get_current_caps().get_structure(0)
+                w, h = caps.get_value("width"), caps.get_value("height")
+                ok, m = buf.map(Gst.MapFlags.READ)
+                stride = (w * 3 + 3) // 4 * 4
+                img = np.frombuffer(m.data, np.uint8)[: stride * h].reshape(h, stride)[:, : w * 3].reshape(h, w, 3)
+                last[:] = [(k, img.copy())]
+                buf.unmap(m)
+                if k in png_at:
+                    pngs.append(last[0])
             bar.step()
         except Exception as exc:  # noqa: BLE001 - reported after the run
             errors.append(exc)
         return Gst.PadProbeReturn.OK
 
     p.get_by_name("out").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_buffer)
+    bus = p.get_bus()
     t0 = time.perf_counter()
     p.set_state(Gst.State.PLAYING)
-    if frames is not None:
-        src = p.get_by_name("src")
-        for k, f in enumerate(frames):
-            buf = Gst.Buffer.new_wrapped(np.ascontiguousarray(f.image).tobytes())
-            buf.pts = buf.dts = k * Gst.SECOND // fps
-            buf.duration = Gst.SECOND // fps
+    src = p.get_by_name("src")
+    duration = Gst.SECOND * fps[1] // fps[0]
+    queued = 4 * ((width * 3 + 3) // 4 * 4) * height  # a few frames ahead of the pipeline, no more
+    msg = None
+    it = iter(frames)
+    try:
+        for k, image in enumerate(it):
+            # Our own back-pressure, not appsrc block=true: a blocked push would hang once an error stops the
+            # pipeline, and the error must be seen.
+            while msg is None and src.get_property("current-level-bytes") >= queued:
+                msg = bus.timed_pop_filtered(20 * Gst.MSECOND, Gst.MessageType.ERROR)
+            msg = msg or bus.pop_filtered(Gst.MessageType.ERROR)
+            if msg is not None:
+                break
+            buf = Gst.Buffer.new_wrapped(_padded_rows(image))
+            buf.pts = buf.dts = k * duration
+            buf.duration = duration
             src.emit("push-buffer", buf)
-        src.emit("end-of-stream")
-    msg = p.get_bus().timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-    seconds = time.perf_counter() - t0
-    p.set_state(Gst.State.NULL)
-    bar.close()
+        if msg is None:
+            src.emit("end-of-stream")
+            msg = bus.timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    finally:
+        seconds = time.perf_counter() - t0
+        p.set_state(Gst.State.NULL)
+        if hasattr(it, "close"):
+            it.close()  # a file reader stops decoding
+        bar.close()
     if msg.type == Gst.MessageType.ERROR:
         err, _ = msg.parse_error()
-        raise RuntimeError(f"the pipeline stopped: {msg.src.get_name()}: {err.message}")
+        raise DemoError(f"the pipeline stopped: {msg.src.get_name()}: {err.message}")
     if errors:
         raise errors[0]
+    if last and last[0][0] not in {k for k, _ in pngs}:
+        pngs.append(last[0])
     return {"objects": rows, "pngs": pngs, "seconds": seconds, "frames": len(rows)}
 
 
@@ -164,8 +321,9 @@ def obj_row(info: Any, obb: Any) -> dict:
             "polygon": [[round(x, 2), round(y, 2)] for x, y in obb.corners], "source": obb.source}
 
 
-def score(frames: list, read_back: list) -> Any:
-    """mAP at IoU 0.5 (and 0.5:0.95) of the objects read back from the metadata against the generator's truth."""
+def score(truth: Sequence, read_back: list, class_names: Sequence[str]) -> Any:
+    """mAP at IoU 0.5 (and 0.5:0.95) of the objects read back from the metadata against the generator's truth
+    (one :class:`~obbmeta.OrientedBoxes` per frame, in order)."""
     import torch
 
     from .boxes import OrientedBoxes
@@ -173,8 +331,7 @@ def score(frames: list, read_back: list) -> Any:
 
     dets = [OrientedBoxes(torch.from_numpy(r["arrays"]["xywhr"]), torch.from_numpy(r["arrays"]["confidence"]),
                           torch.from_numpy(r["arrays"]["class_id"].astype("int64"))) for r in read_back]
-    truth = [f.boxes for f in frames]
-    return evaluate(dets, truth, iou_threshold=IOU_THRESHOLDS_50_95, class_names=list(frames[0].class_names))
+    return evaluate(dets, list(truth)[: len(dets)], iou_threshold=IOU_THRESHOLDS_50_95, class_names=list(class_names))
 
 
 def write_outputs(output: Path, result: dict, summary: dict) -> None:
@@ -183,55 +340,133 @@ def write_outputs(output: Path, result: dict, summary: dict) -> None:
     with open(output / "detections.jsonl", "w") as f:
         for r in result["objects"]:
             f.write(json.dumps({"frame": r["frame"], "pts": r["pts"], "objects": r["objects"]}) + "\n")
-    for k, img in result["pngs"]:
+    for k, img in sorted(result["pngs"], key=lambda p: p[0]):
         Image.fromarray(img).save(output / f"frame_{k:04d}.png")
     (output / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="obbmeta demo", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scene", choices=SCENES, default="aerial", help="generated scene and bundled model")
+# --- the command line ---------------------------------------------------------------------------------------------
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text}")
+    return value
+
+
+def _device(text: str) -> str:
+    # obbinfer's own check (obbmeta.infer.parse_device) imports torch, which must come after Gst.init (see _gi)
+    if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
+        raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, got {text!r}")
+    return text
+
+
+def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> None:
+    """The demo's options (``obbmeta demo`` and examples/*_video.py)."""
+    if scene is None:
+        ap.add_argument("--scene", choices=SCENES, default="aerial", help="generated scene and bundled model")
     ap.add_argument("--input", help="a video file instead of a generated one (no ground truth: no mAP)")
-    ap.add_argument("--frames", type=int, default=30, help="frames to generate (default 30)")
+    ap.add_argument("--frames", type=int, default=30,
+                    help="frames to generate, or at most this many read from --input (default 30)")
     ap.add_argument("--size", type=int, default=256, help="side of the generated frames in pixels (default 256)")
     ap.add_argument("--seed", type=int, default=0, help="which held-out scene (default 0)")
-    ap.add_argument("--conf", type=float, default=0.25, help="score threshold (default 0.25)")
-    ap.add_argument("--device", default="auto", help="where the model runs: auto, cpu, cuda (default auto)")
+    ap.add_argument("--conf", type=_unit_interval, default=0.25, help="score threshold in [0, 1] (default 0.25)")
+    ap.add_argument("--device", type=_device, default="auto",
+                    help="where the model runs: auto, cpu, cuda or cuda:N (default auto)")
     ap.add_argument("--input-size", type=int, default=None,
-                    help="model input side (multiple of 32); default: the generated frame size rounded up to 32 "
-                         "(the scenes keep their objects' pixel size at any frame size, as in training), 256 for files")
-    ap.add_argument("--output", default="demo-output", help="output folder (default ./demo-output)")
-    args = ap.parse_args(list(argv) if argv is not None else None)
+                    help="model input side (multiple of 32); default: the frame size (generated, or the --input "
+                         "file's longer side) rounded up to 32, as the bundled models keep their objects' pixel size")
+    ap.add_argument("--output", default="demo-output" if scene is None else f"{scene}-output",
+                    help="output folder (default ./%(default)s)")
+
+
+def check_arguments(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if not 1 <= args.frames <= 100000:
         ap.error("--frames must be in 1..100000")
     if not 64 <= args.size <= 4096:
         ap.error("--size must be in 64..4096")
-    input_size = args.input_size or (256 if args.input else -(-args.size // 32) * 32)
-    if input_size % 32 or not 32 <= input_size <= 4096:
-        ap.error("--input-size must be a multiple of 32 in 32..4096")
-    output = Path(args.output).resolve()
-    output.mkdir(parents=True, exist_ok=True)
-    frames = None if args.input else generate(args.scene, args.frames, args.size, args.seed)
+    if args.input_size is not None and (args.input_size % 32 or not 32 <= args.input_size <= MAX_INPUT_SIZE):
+        ap.error(f"--input-size must be a multiple of 32 in 32..{MAX_INPUT_SIZE}")
+
+
+def check_environment(args: argparse.Namespace) -> None:
+    """What the run needs, checked before any frame is made: gi, Pillow, the device, a readable --input."""
+    try:
+        import obbmeta.gst._gi  # noqa: F401
+    except ImportError as exc:
+        raise DemoError(f"GStreamer's Python bindings are missing: {exc}") from None
+    try:
+        import PIL.Image  # noqa: F401
+    except ImportError:
+        raise DemoError("Pillow is missing (the PNG frames and the document scene's text need it): "
+                        "pip install -r requirements/demo.txt") from None
+    if args.device.startswith("cuda"):
+        import torch
+
+        index = int(args.device.partition(":")[2] or 0)
+        if not torch.cuda.is_available():
+            raise DemoError(f"--device {args.device}: torch {torch.__version__} sees no CUDA device; "
+                            "use --device cpu or auto")
+        if index >= torch.cuda.device_count():
+            raise DemoError(f"--device {args.device}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    if args.input is not None:
+        path = Path(args.input)
+        if not path.exists():
+            raise DemoError(f"--input {args.input}: no such file")
+        if not path.is_file():
+            raise DemoError(f"--input {args.input}: not a regular file")
+        try:
+            with open(path, "rb") as f:
+                f.read(1)
+        except OSError as exc:
+            raise DemoError(f"--input {args.input}: cannot be read: {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class_names: Sequence[str] | None = None,
+        output_format: str = "yolo-obb") -> dict:
+    """One demo run from parsed arguments: frames (generated or ``args.input``) through the pipeline, outputs written
+    to ``args.output``; returns the summary. ``model`` / ``class_names`` default to the bundled detector of
+    ``scene``. Raises :class:`DemoError` for what the user can fix."""
     from . import scenes
 
-    result = run_pipeline(frames, output, model=f"obbmeta.models:{args.scene}_detector",
-                          class_names=list(scenes.class_names(args.scene)), input_file=args.input, conf=args.conf,
-                          device=args.device, input_size=input_size)
+    check_environment(args)
+    model = model or f"obbmeta.models:{scene}_detector"
+    class_names = list(class_names or scenes.class_names(scene))
+    output = Path(args.output).resolve()
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"--output {args.output}: cannot be created: {exc.strerror or exc}") from None
+    source = VideoFile(args.input, args.frames) if args.input else Generated(scene, args.frames, args.size, args.seed)
+    input_size = args.input_size or min(MAX_INPUT_SIZE, -(-max(source.width, source.height) // 32) * 32)
+    result = run_pipeline(source, output, model=model, class_names=class_names, width=source.width,
+                          height=source.height, total=source.total, fps=source.fps, conf=args.conf,
+                          device=args.device, input_size=input_size, output_format=output_format)
     n = result["frames"]
-    summary = {"scene": args.scene, "input": args.input or f"generated held-out {args.scene} video, seed {args.seed}",
-               "model": f"obbmeta.models:{args.scene}_detector", "input_size": input_size, "device": args.device,
-               "frames": n,
-               "seconds": round(result["seconds"], 3), "fps": round(n / result["seconds"], 2) if n else 0.0,
+    if n == 0:
+        raise DemoError(f"--input {args.input}: no frame came through the pipeline" if args.input else
+                        "no frame came through the pipeline")
+    summary = {"scene": scene, "input": args.input or f"generated held-out {scene} video, seed {args.seed}",
+               "model": model, "input_size": input_size, "device": args.device, "frames": n,
+               "seconds": round(result["seconds"], 3), "fps": round(n / result["seconds"], 2),
                "objects": sum(len(r["objects"]) for r in result["objects"]), "map50": None, "map50_95": None,
                "ap50": None, "outputs": ["annotated.webm", "detections.jsonl", "summary.json"]
-               + [f"frame_{k:04d}.png" for k, _ in result["pngs"]]}
-    if frames is not None:
-        ev = score(frames, result["objects"])
+               + [f"frame_{k:04d}.png" for k, _ in sorted(result["pngs"], key=lambda p: p[0])]}
+    if isinstance(source, Generated) and class_names == list(scenes.class_names(scene)):
+        ev = score(source.truth, result["objects"], class_names)
         summary.update(map50=round(ev.map50, 4), map50_95=round(ev.map50_95, 4),
-                       ap50={frames[0].class_names[c]: (None if ap != ap else round(ap, 4))
-                             for c, ap in ev.ap_at(0.5).items()})
+                       ap50={class_names[c]: (None if ap != ap else round(ap, 4)) for c, ap in ev.ap_at(0.5).items()})
     write_outputs(output, result, summary)
+    _report(result, summary, output)
+    if getattr(source, "error", None):
+        raise DemoError(f"--input {args.input}: decoding stopped after {source.read} frames ({source.error}); the "
+                        "outputs hold those frames")
+    return summary
+
+
+def _report(result: dict, summary: dict, output: Path) -> None:
     first = next((r for r in result["objects"] if r["objects"]), None)
     if first:
         print(f"frame {first['frame']}, read back from the NvDsBatchMeta (rect_params = the AABB nvtracker tracks; "
@@ -241,9 +476,21 @@ def main(argv: Iterable[str] | None = None) -> int:
             b = o["obb"]
             obb = f"{b['cx']:.0f},{b['cy']:.0f},{b['w']:.0f},{b['h']:.0f},{b['angle_deg']:.0f}"
             print(f"{o['label']:>13} {o['confidence']:5.2f}  {','.join(f'{v:.0f}' for v in o['aabb']):>24}  {obb:>24}")
-    print(f"{n} frames through appsrc ! obbinfer ! obboverlay ! vp8enc in {result['seconds']:.1f} s "
+    print(f"{summary['frames']} frames through appsrc ! obbinfer ! obboverlay ! vp8enc in {result['seconds']:.1f} s "
           f"({summary['fps']} fps), {summary['objects']} objects read back"
           + (f"; mAP50 {summary['map50']:.3f} (mAP50:95 {summary['map50_95']:.3f}) against the generator's truth"
              if summary["map50"] is not None else ""))
     print(f"outputs in {output}: " + ", ".join(summary["outputs"]))
+
+
+def main(argv: Iterable[str] | None = None, prog: str = "obbmeta demo") -> int:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap, scene=None)
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    check_arguments(ap, args)
+    try:
+        run(args, scene=args.scene)
+    except DemoError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -7,11 +7,12 @@ import torch
 
 from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
+from ..letterbox import Letterbox
 from ..ops import nms_rotated
 
 
-def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_det: Optional[int] = None
-             ) -> List[OrientedBoxes]:
+def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_det: Optional[int] = None,
+             letterbox: Optional[Letterbox] = None) -> List[OrientedBoxes]:
     """Convert mmrotate results for a batch of images into one :class:`OrientedBoxes` each.
 
     Args:
@@ -21,9 +22,17 @@ def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_d
         score_thr: drop boxes with score <= score_thr.
         iou: optionally run class-aware greedy rotated NMS again (mmrotate already ran its own).
         max_det: keep at most this many boxes per image, by score.
+        letterbox: the :class:`~obbmeta.Letterbox` the model's input was made with, to map the boxes back to the
+            source frame (``(input - pad) / scale``); None keeps them as they are.
 
-    mmrotate boxes are already in source-image pixels (its pipeline rescales), in obbmeta's angle direction.
+    Coordinates: the boxes stay in the pixels the results are in; only ``letterbox`` moves them. mmrotate's own
+    inference (``inference_detector``, a test pipeline with ``rescale=True``) already gives source-image pixels:
+    pass no letterbox. A model called on a letterboxed input tensor — what ``obbinfer`` and
+    :class:`obbmeta.infer.Detector` do with ``output-format=mmrotate`` — gives model-input pixels: pass that
+    letterbox (the Detector undoes it itself). Angles are in obbmeta's direction (clockwise on screen) already.
     """
+    if letterbox is not None and not isinstance(letterbox, Letterbox):
+        raise TypeError(f"letterbox must be None or an obbmeta.Letterbox, got {type(letterbox).__name__}")
     score_thr = threshold("score_thr", score_thr)
     if max_det is not None:
         int_in_range("max_det", max_det, 0, form="None or an int >= 0")
@@ -40,7 +49,7 @@ def mmrotate(results, score_thr: float = 0.0, iou: Optional[float] = None, max_d
             boxes = boxes[torch.argsort(boxes.scores, descending=True, stable=True)]
         if max_det is not None:
             boxes = boxes[:max_det]
-        out.append(boxes)
+        out.append(boxes if letterbox is None else boxes.rescale(letterbox))
     return out
 
 

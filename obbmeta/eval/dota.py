@@ -179,7 +179,8 @@ def evaluate(
         lo, hi = np.searchsorted(ranked_labels, [c, c + 1])
         classes[c] = _class_eval(c, names.get(c), int(num_gt[c]), int(num_difficult[c]),
                                  ranked_outcome[lo:hi], ranked_scores[lo:hi], thresholds, metric)
-    return EvalResult(iou_thresholds=thresholds, metric=metric, matching=matching, classes=classes)
+    return EvalResult(iou_thresholds=thresholds, metric=metric, matching=matching, classes=classes,
+                      num_classes=num_classes, class_names=names)
 
 
 def _iou_blocks(d_xywhr, d_labels, g_xywhr, g_labels):

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -39,6 +40,29 @@ class ClassEval:
     scores: Tuple[np.ndarray, ...]
 
 
+class PerClass(dict):
+    """A dict class id -> value over the evaluated classes that also answers for a class that was not evaluated.
+
+    Without ``num_classes`` the evaluated classes are the labels present in detections and ground truths; any other
+    class id ``c >= 0`` had nothing to score, and ``d[c]`` gives what evaluating it would have given (``num_gt`` 0,
+    AP NaN, empty curves) instead of a bare KeyError; it is not added to the dict (iteration, ``len`` and JSON keep
+    the evaluated classes). Ids that can be no class (negative, not an int, ``>= num_classes``) raise a KeyError
+    that says so.
+    """
+
+    def __init__(self, values: Mapping, absent: Callable[[int], object], num_classes: Optional[int]):
+        super().__init__(values)
+        self._absent = absent
+        self._num_classes = num_classes
+
+    def __missing__(self, key):
+        if isinstance(key, bool) or not isinstance(key, numbers.Integral) or key < 0:
+            raise KeyError(f"class ids are ints >= 0, got {key!r}")
+        if self._num_classes is not None:
+            raise KeyError(f"class {key} was not evaluated: the classes are range(num_classes={self._num_classes})")
+        return self._absent(int(key))
+
+
 @dataclass(frozen=True, eq=False)
 class EvalResult:
     """Result of :func:`obbmeta.eval.evaluate`.
@@ -50,18 +74,40 @@ class EvalResult:
 
     mAP counts exactly the classes with ``num_gt > 0`` (at least one non-difficult ground truth); it is NaN when
     there is none.
+
+    ``classes`` and the per-class views (``ap``, ``ap_at(t)``, ``precision``, ``recall``, ``num_gt``, ``num_det``)
+    are :class:`PerClass` dicts: ``res.ap[c]`` of a class id that appears in neither detections nor ground truths
+    (with ``num_classes`` not given) is NaN, its ``num_gt`` 0, its ``classes[c]`` an empty :class:`ClassEval`,
+    rather than a KeyError; an id outside ``range(num_classes)`` raises a KeyError that says so.
     """
 
     iou_thresholds: Tuple[float, ...]
     metric: str
     matching: str
     classes: Mapping[int, ClassEval]
+    num_classes: Optional[int] = None
+    class_names: Optional[Mapping[int, str]] = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "class_names", dict(self.class_names or {}))
+        object.__setattr__(self, "classes", self._per_class(self.classes, lambda e: e))
+
+    def _absent(self, c: int) -> ClassEval:
+        """What evaluating a class with no detection and no ground truth gives."""
+        k = len(self.iou_thresholds)
+        empty = np.zeros(0)
+        return ClassEval(class_id=c, name=self.class_names.get(c), num_gt=0, num_difficult=0, num_det=0,
+                         ap=(math.nan,) * k, num_tp=(0,) * k, num_fp=(0,) * k, precision=(empty,) * k,
+                         recall=(empty,) * k, scores=(empty,) * k)
+
+    def _per_class(self, values: Mapping, view: Callable[[ClassEval], object]) -> PerClass:
+        return PerClass(values, lambda c: view(self._absent(c)), self.num_classes)
 
     # --- averaged over the evaluated thresholds ------------------------------------------------------------
     @property
     def ap(self) -> Dict[int, float]:
         """Class id -> AP averaged over the IoU thresholds (NaN for classes without ground truth)."""
-        return {c: float(np.mean(e.ap)) if e.num_gt else math.nan for c, e in self.classes.items()}
+        return self._per_class({c: _ap(e) for c, e in self.classes.items()}, _ap)
 
     @property
     def map(self) -> float:
@@ -70,7 +116,7 @@ class EvalResult:
     # --- single thresholds ---------------------------------------------------------------------------------
     def ap_at(self, iou_threshold: float) -> Dict[int, float]:
         k = self._index(iou_threshold)
-        return {c: e.ap[k] for c, e in self.classes.items()}
+        return self._per_class({c: e.ap[k] for c, e in self.classes.items()}, lambda e: e.ap[k])
 
     def map_at(self, iou_threshold: float) -> float:
         k = self._index(iou_threshold)
@@ -98,19 +144,19 @@ class EvalResult:
     # --- per-class views at iou_thresholds[0] --------------------------------------------------------------
     @property
     def precision(self) -> Dict[int, np.ndarray]:
-        return {c: e.precision[0] for c, e in self.classes.items()}
+        return self._per_class({c: e.precision[0] for c, e in self.classes.items()}, lambda e: e.precision[0])
 
     @property
     def recall(self) -> Dict[int, np.ndarray]:
-        return {c: e.recall[0] for c, e in self.classes.items()}
+        return self._per_class({c: e.recall[0] for c, e in self.classes.items()}, lambda e: e.recall[0])
 
     @property
     def num_gt(self) -> Dict[int, int]:
-        return {c: e.num_gt for c, e in self.classes.items()}
+        return self._per_class({c: e.num_gt for c, e in self.classes.items()}, lambda e: e.num_gt)
 
     @property
     def num_det(self) -> Dict[int, int]:
-        return {c: e.num_det for c, e in self.classes.items()}
+        return self._per_class({c: e.num_det for c, e in self.classes.items()}, lambda e: e.num_det)
 
     # --- output --------------------------------------------------------------------------------------------
     def to_dict(self, curves: bool = False) -> dict:
@@ -170,6 +216,10 @@ class EvalResult:
         if k is None:
             raise ValueError(f"IoU threshold {t} was not evaluated; evaluated: {list(self.iou_thresholds)}")
         return k
+
+
+def _ap(e: ClassEval) -> float:
+    return float(np.mean(e.ap)) if e.num_gt else math.nan
 
 
 def _mean(values) -> float:

@@ -5,21 +5,25 @@ import argparse
 import shlex
 import sys
 
-from . import plugin_path, python_path
+from . import ELEMENTS, plugin_path, python_path
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m obbmeta.gst",
-        description="Make obbmeta's GStreamer elements (obbinfer, obboverlay) visible to gst-launch-1.0, "
+        description=f"Make obbmeta's GStreamer elements ({', '.join(ELEMENTS)}) visible to gst-launch-1.0, "
                     "gst-inspect-1.0 and any GStreamer application: export GST_PLUGIN_PATH=$(python -m obbmeta.gst "
-                    "--plugin-path)")
+                    "--plugin-path), with this interpreter activated or called by its path. The folder printed is "
+                    "made for this interpreter: its files add its site-packages to the plugin loader's Python.")
     g = ap.add_mutually_exclusive_group(required=True)
-    g.add_argument("--plugin-path", action="store_true", help="print the folder to put on GST_PLUGIN_PATH")
+    g.add_argument("--plugin-path", action="store_true",
+                   help="write this interpreter's plugin folder (again only if its content changed) and print it, "
+                        "for GST_PLUGIN_PATH")
     g.add_argument("--python-path", action="store_true",
-                   help="print this interpreter's package folders (PYTHONPATH for the plugin loader's Python)")
+                   help="print this interpreter's package folders (no standard library, lib-dynload, '' or current "
+                        "directory), for a PYTHONPATH that should see its packages")
     g.add_argument("--env", action="store_true",
-                   help="print shell exports of GST_PLUGIN_PATH and PYTHONPATH: "
+                   help="print the shell export of GST_PLUGIN_PATH (nothing else is needed): "
                         "eval \"$(python -m obbmeta.gst --env)\"")
     args = ap.parse_args(argv)
     if args.plugin_path:
@@ -28,7 +32,6 @@ def main(argv=None) -> int:
         print(python_path())
     else:
         print(f"export GST_PLUGIN_PATH={shlex.quote(plugin_path())}${{GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}}")
-        print(f"export PYTHONPATH={shlex.quote(python_path())}${{PYTHONPATH:+:$PYTHONPATH}}")
     return 0
 
 

@@ -135,7 +135,8 @@ def train(args) -> dict:
             block = False
 
     log = {"scene": args.scene, "class_names": list(names), "input_size": args.size,
-           "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+           # where this run wrote is no fact of the training, and would name a folder of that machine
+           "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "out"},
            "hardware": _hardware(device), "parameters": sum(p.numel() for p in model.parameters()),
            "seeds": {"train_from": args.seed, "heldout_from": HELDOUT_SEED}, "epochs": []}
     weights_path = args.out / f"{args.scene}.pt"

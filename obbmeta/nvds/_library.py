@@ -68,6 +68,12 @@ class Libraries:
                             lib.gst_buffer_get_nvds_batch_meta.restype = vp
                             lib.gst_buffer_add_nvds_meta.argtypes = [vp, vp, vp, vp, vp]
                             lib.gst_buffer_add_nvds_meta.restype = vp
+                            # gst_buffer_get_nvds_batch_meta matches metas by a tag quark that only this call's
+                            # one-time registration sets: before it, every other meta on a buffer (decodebin's,
+                            # an encoder's video meta) meets gst_meta_api_type_has_tag(api, 0) and a CRITICAL.
+                            register = lib.nvds_meta_api_get_type
+                            register.argtypes, register.restype = [], ctypes.c_size_t
+                            register()
                             self._gst_meta = lib
                         except OSError as exc:  # needs libgstreamer-1.0; only the Gst.Buffer helpers depend on it
                             self.gst_meta_error = f"{self.gst_meta_path} could not be loaded: {exc}"
@@ -183,11 +189,16 @@ def _declare(libs: Libraries) -> None:
         "nvds_get_user_meta_type": ([ctypes.c_char_p], ctypes.c_int),
         "nvds_acquire_display_meta_from_pool": ([vp], vp),
         "nvds_add_display_meta_to_frame": ([vp, vp], None),
+        "nvds_remove_display_meta_from_frame": ([vp, vp], None),
         "nvds_batch_meta_copy_func": ([vp, vp], vp),
         "nvds_batch_meta_release_func": ([vp, vp], None),
     }
     for name, (args, res) in sigs.items():
-        fn = getattr(m, name)
+        try:
+            fn = getattr(m, name)
+        except AttributeError:  # some other library under that name (a wrong OBBMETA_NVDS_LIB_DIR, a stub)
+            raise NvdsUnavailableError(
+                f"{libs.meta_path} (from {libs.source}) is not NVIDIA's {META_LIB}: it has no {name}()") from None
         fn.argtypes, fn.restype = args, res
     libs.glib.g_malloc.argtypes, libs.glib.g_malloc.restype = [ctypes.c_size_t], vp
     libs.glib.g_free.argtypes, libs.glib.g_free.restype = [vp], None

@@ -9,11 +9,12 @@ import math
 
 import torch
 
-from ..conventions import to_le90
+from ..conventions import normalize_angle, to_le90
 from ._validate import as_boxes
 
 MAX_POLYGON_POINTS = 64
 _CHUNK_ELEMENTS = 1 << 22  # candidate projections (N x pairs x K) computed at once
+_SQUARE_ULPS = 8  # |w - h| within this many ulps of the largest coordinate: a square
 
 _SX = (-0.5, 0.5, 0.5, -0.5)
 _SY = (-0.5, -0.5, 0.5, 0.5)
@@ -56,10 +57,19 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     of the points, so trying the K(K-1)/2 directions between pairs of points and keeping the smallest area
     finds it without a per-box loop (the other directions only give larger enclosing rectangles).
 
-    The result is canonical: the mmrotate ``le90`` form of :func:`obbmeta.conventions.to_le90` (w >= h, angle in
-    [-pi/2, pi/2); a square gets the quarter turn mmrotate gives it). Collinear points give h = 0; coincident points
-    give w = h = 0. Computed in float64; returned as float64 for float64 polygons, else float32. An empty (0, K, 2)
-    or (0, 2K) input gives an empty (0, 5) result.
+    The returned name of each rectangle is canonical:
+
+    * w >= h and angle in [-pi/2, pi/2) (mmrotate's ``le90``): an axis-aligned box wider than tall has angle 0, one
+      taller than wide angle -pi/2 (its long side is the width);
+    * a square (w == h up to the points' own rounding, i.e. a few float ulps of their largest coordinate; both sides
+      are then returned as the larger) has its angle in [-pi/4, pi/4): the one of its four names nearest the x
+      axis, so an axis-aligned square is angle 0, as mmrotate 1.x's ``qbox2rbox`` + ``le90`` and users expect.
+      (Regularising an angle-0 square with :func:`obbmeta.conventions.to_le90` gives -pi/2, as mmrotate's
+      ``regularize_boxes`` does; the minimum-area rectangle has no input angle to keep, so it takes the nearest.)
+
+    Collinear points give h = 0; coincident points give w = h = 0 and angle 0. Computed in float64; returned as
+    float64 for float64 polygons, else float32 (the ranges hold in the returned precision). An empty (0, K, 2) or
+    (0, 2K) input gives an empty (0, 5) result.
 
     Memory is bounded: polygons are processed in chunks of at most ~4 M candidate projections, and K is limited
     to 64 points (the pair search grows as K^3 per polygon; pass the convex hull of larger point sets).
@@ -110,5 +120,18 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     h = take(vmax) - take(vmin)
     angle = torch.atan2(ub[:, 1], ub[:, 0])
     out = torch.stack((centre[:, 0], centre[:, 1], w, h, angle), dim=-1)
-    # Regularise after the cast so the half-open range also holds in the returned precision.
-    return to_le90(out.to(out_dtype))
+    # A square's w and h differ only by rounding, which would make le90 flip its angle by a quarter turn at random;
+    # they are compared against the precision the points carry.
+    eps = max(torch.finfo(polygons.dtype).eps, torch.finfo(out_dtype).eps)
+    square = (w - h).abs() <= _SQUARE_ULPS * eps * polygons.detach().abs().amax(dim=(1, 2)).to(torch.float64)
+    # Canonical in float64 (exact axis directions give exactly 0), then again in the returned precision so that the
+    # half-open ranges hold there too.
+    return _canonical(_canonical(out, square).to(out_dtype), square)
+
+
+def _canonical(boxes: torch.Tensor, square: torch.Tensor) -> torch.Tensor:
+    """le90 for rectangles; for squares both sides the larger and the angle in [-pi/4, pi/4)."""
+    side = torch.maximum(boxes[:, 2], boxes[:, 3])
+    nearest = normalize_angle(boxes[:, 4], -math.pi / 4, math.pi / 2)
+    as_square = torch.stack((boxes[:, 0], boxes[:, 1], side, side, nearest), dim=-1)
+    return torch.where(square[:, None], as_square, to_le90(boxes))

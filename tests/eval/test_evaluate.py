@@ -315,3 +315,36 @@ def test_non_finite_scores_and_boxes_are_refused():
 def test_negative_labels_are_refused():
     with pytest.raises(ValueError, match=r"ground_truths\[0\].labels must be class ids >= 0"):
         evaluate([dets(A, scores=[0.9])], [gts(A, labels=[-1])])
+
+
+def test_a_class_absent_from_detections_and_ground_truths_answers_as_an_empty_class():
+    # classes 0 and 2 appear; 1 and 7 appear nowhere: asking about them is an answer (nothing to score), not a KeyError
+    res = evaluate([dets(A, C, scores=[0.9, 0.8], labels=[0, 2])], [gts(A, C, labels=[0, 2])],
+                   class_names={0: "plane", 1: "ship", 2: "car"})
+    assert sorted(res.classes) == [0, 2] and len(res.ap) == 2  # the evaluated classes only
+    for c in (1, 7):
+        e = res.classes[c]
+        assert (e.class_id, e.num_gt, e.num_det, e.num_tp, e.num_fp) == (c, 0, 0, (0,), (0,))
+        assert math.isnan(e.ap[0]) and e.precision[0].size == e.recall[0].size == 0
+        assert math.isnan(res.ap[c]) and math.isnan(res.ap_at(0.5)[c])
+        assert res.num_gt[c] == 0 and res.num_det[c] == 0 and res.precision[c].size == 0 and res.recall[c].size == 0
+    assert res.classes[1].name == "ship" and res.classes[7].name is None
+    assert res.map == 1.0 and 1 not in res.classes and json.loads(json.dumps(res.ap)) == {"0": 1.0, "2": 1.0}
+
+
+@pytest.mark.parametrize("key, match", [(-1, "class ids are ints >= 0, got -1"), ("ship", "got 'ship'"),
+                                        (1.0, "got 1.0"), (True, "got True")])
+def test_a_key_that_can_be_no_class_says_so(key, match):
+    res = evaluate([dets(A, scores=[0.9])], [gts(A)])
+    for view in (res.classes, res.ap, res.num_gt):
+        with pytest.raises(KeyError, match=match):
+            view[key]
+
+
+def test_a_class_outside_num_classes_says_what_was_evaluated():
+    res = evaluate([dets(A, scores=[0.9])], [gts(A)], num_classes=3)
+    assert math.isnan(res.ap[2]) and res.classes[2].num_gt == 0  # evaluated: in range(3), nothing there
+    with pytest.raises(KeyError, match=r"class 3 was not evaluated: the classes are range\(num_classes=3\)"):
+        res.classes[3]
+    with pytest.raises(KeyError, match=r"range\(num_classes=3\)"):
+        res.ap_at(0.5)[5]

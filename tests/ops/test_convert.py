@@ -87,8 +87,8 @@ def test_polygons_to_obb_accepts_flat_dota_rows():
 
 def test_polygons_to_obb_degenerate_point_sets():
     got = polygons_to_obb(t([[[1, 1], [1, 1], [1, 1], [1, 1]], [[0, 0], [1, 1], [2, 2], [3, 3]]]))
-    # w == h == 0 is a square for the le90 rule: the quarter turn mmrotate gives squares, wrapped to -pi/2
-    np.testing.assert_allclose(got[0].numpy(), [1, 1, 0, 0, -math.pi / 2], atol=1e-6)
+    # w == h == 0 is a square: angle 0, the name nearest the x axis
+    assert got[0].tolist() == [1, 1, 0, 0, 0]
     assert got[1, 3].item() == pytest.approx(0.0, abs=1e-5)
     assert got[1, 2].item() == pytest.approx(3 * math.sqrt(2), abs=1e-5)
     assert got[1, 4].item() == pytest.approx(math.pi / 4, abs=1e-6)
@@ -115,6 +115,63 @@ def test_polygons_to_obb_bad_inputs(value, error, match):
         polygons_to_obb(value)
 
 
-def test_an_axis_aligned_square_comes_out_as_mmrotate_le90_writes_it():
-    got = polygons_to_obb(t([[0, 0, 4, 0, 4, 4, 0, 4]]))[0].tolist()
-    assert got[:4] == pytest.approx([2, 2, 4, 4]) and got[4] == pytest.approx(-math.pi / 2)
+def axis_aligned_polygon(x, y, w, h, start, clockwise):
+    corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
+    corners = corners[start:] + corners[:start]
+    return corners if clockwise else corners[::-1]
+
+
+def mmrotate1_qbox2rbox_le90(pts: np.ndarray) -> list:
+    """mmrotate 1.x's polygon -> rotated box: ``qbox2rbox`` (OpenCV's minAreaRect, degrees -> radians) then
+    ``RotatedBoxes.regularize_boxes('le90')`` (width the longer side unless w > h fails, angle mod pi from -pi/2)."""
+    cv2 = pytest.importorskip("cv2")
+    (x, y), (w, h), deg = cv2.minAreaRect(pts.astype(np.float32))
+    a = math.radians(deg)
+    if not w > h:
+        w, h, a = h, w, a + math.pi / 2
+    return [x, y, w, h, (a + math.pi / 2) % math.pi - math.pi / 2]
+
+
+@given(st.integers(-2000, 2000), st.integers(-2000, 2000), st.integers(1, 500), st.integers(0, 3), st.booleans())
+def test_an_axis_aligned_square_given_as_a_polygon_has_angle_zero(x, y, side, start, clockwise):
+    pts = np.array(axis_aligned_polygon(x, y, side, side, start, clockwise), np.float64)
+    got = polygons_to_obb(torch.from_numpy(pts).float()[None])[0].tolist()
+    assert got == [x + side / 2, y + side / 2, side, side, 0.0]
+    ref = mmrotate1_qbox2rbox_le90(pts)  # what mmrotate 1.x gives for the same polygon
+    assert got == pytest.approx(ref, abs=1e-3)
+
+
+@given(st.integers(-2000, 2000), st.integers(-2000, 2000), st.integers(1, 500), st.integers(1, 500),
+       st.integers(0, 3), st.booleans())
+def test_an_axis_aligned_rectangle_has_angle_zero_or_its_long_side_vertical(x, y, w, h, start, clockwise):
+    pts = np.array(axis_aligned_polygon(x, y, w, h, start, clockwise), np.float64)
+    got = polygons_to_obb(torch.from_numpy(pts).float()[None])[0].tolist()
+    minx, miny, maxx, maxy = Polygon(pts).bounds  # shapely's reference extent
+    assert got[:4] == [(minx + maxx) / 2, (miny + maxy) / 2, max(w, h), min(w, h)]
+    # le90 puts the long side on the width: vertical (angle -pi/2) only when the box is taller than wide
+    assert got[4] == (float(np.float32(-math.pi / 2)) if h > w else 0.0)
+    assert got == pytest.approx(mmrotate1_qbox2rbox_le90(pts), abs=1e-3)
+
+
+@given(coord, coord, side, st.floats(-20.0, 20.0, allow_nan=False))
+def test_a_rotated_square_takes_the_name_nearest_the_x_axis(cx, cy, s, a):
+    # corners in float64 (no rounding beyond the float32 the polygon is handed in)
+    c, sn = math.cos(a), math.sin(a)
+    pts = np.array([[cx + c * u * s / 2 - sn * v * s / 2, cy + sn * u * s / 2 + c * v * s / 2]
+                    for u, v in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
+    got = polygons_to_obb(torch.from_numpy(pts).float()[None])[0].tolist()
+    quarter = float(np.float32(math.pi / 4))
+    assert got[2] == got[3] and -quarter <= got[4] < quarter
+    # the same rectangle as shapely's minimum rotated rectangle of the points
+    ref = MultiPoint([tuple(p) for p in pts.astype(np.float32).astype(np.float64)]).minimum_rotated_rectangle
+    assert reference.rect(*got).symmetric_difference(ref).area <= 2 * float32_slack((cx, cy, s, s, a))
+    # and its angle is the square's own modulo a quarter turn (OpenCV >= 4.5.1 writes it in (0, 90] degrees)
+    turn = (got[4] - a) / (math.pi / 2)
+    assert abs(turn - round(turn)) <= 1e-3 * (1 + (abs(cx) + abs(cy)) / s)
+
+
+def test_squares_in_float64_and_float16_polygons_are_squares_too():
+    sq = [[0.0, 0.0, 4.0, 0.0, 4.0, 4.0, 0.0, 4.0]]
+    for dtype in (torch.float64, torch.float16):
+        got = polygons_to_obb(torch.tensor(sq, dtype=dtype))[0].tolist()
+        assert got == [2.0, 2.0, 4.0, 4.0, 0.0], dtype
