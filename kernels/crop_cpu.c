@@ -60,9 +60,29 @@ static inline obb_v4f load4(const void *p)
 {
     uint32_t u;
     memcpy(&u, p, 4);
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i x = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)u), zero), zero);
+    return (obb_v4f)_mm_cvtepi32_ps(x);
+#else
     const obb_v4i v = {(int32_t)(u & 0xffu), (int32_t)((u >> 8) & 0xffu), (int32_t)((u >> 16) & 0xffu),
                        (int32_t)(u >> 24)};
     return __builtin_convertvector(v, obb_v4f);
+#endif
+}
+
+/* The four lanes as obb_float_to_u8 converts them, packed little end first. */
+static inline uint32_t to_u8x4(obb_v4f v)
+{
+#if defined(__SSE2__)
+    const __m128 x = _mm_min_ps(_mm_max_ps((__m128)v, _mm_setzero_ps()), _mm_set1_ps(255.0f));
+    __m128i i = _mm_cvtps_epi32(x);
+    i = _mm_packs_epi32(i, i);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(i, i));
+#else
+    return (uint32_t)obb_float_to_u8(v[0]) | (uint32_t)obb_float_to_u8(v[1]) << 8 |
+           (uint32_t)obb_float_to_u8(v[2]) << 16 | (uint32_t)obb_float_to_u8(v[3]) << 24;
+#endif
 }
 
 static inline obb_v4f blend4(obb_v4f v00, obb_v4f v01, obb_v4f v10, obb_v4f v11, float fx, float fy)
@@ -108,7 +128,12 @@ static inline obb_v4f blend4(obb_v4f v00, obb_v4f v01, obb_v4f v10, obb_v4f v11,
                     if (vec4) {                                                                                      \
                         const uint8_t *b = (const uint8_t *)at; /* uint8 pixels: strides are bytes */               \
                         const obb_v4f v = blend4(load4(b), load4(b + 4), load4(b + sy), load4(b + sy + 4), fx, fy);  \
-                        for (int32_t c = 0; c < C; ++c) row[c * plane + i] = STORE(v[pick[c]]);                      \
+                        if (sizeof(TOUT) == 1) { /* uint8 out: convert the four lanes at once */                    \
+                            const uint32_t u = to_u8x4(v);                                                           \
+                            for (int32_t c = 0; c < C; ++c) row[c * plane + i] = (TOUT)(u >> (8 * pick[c]));         \
+                        } else {                                                                                     \
+                            for (int32_t c = 0; c < C; ++c) row[c * plane + i] = STORE(v[pick[c]]);                  \
+                        }                                                                                            \
                         continue;                                                                                    \
                     }                                                                                                \
                     for (int32_t c = 0; c < C; ++c) {                                                                \

@@ -32,6 +32,9 @@
 #include <string.h>
 
 #include "obb_geometry.h" /* OBB_HD */
+#if defined(__SSE2__) && !defined(__CUDACC__)
+#include <emmintrin.h>
+#endif
 
 #define OBB_CROP_MAX_CHANNELS 16
 #define OBB_CROP_VERTICAL_EPS 1e-6
@@ -222,11 +225,20 @@ OBB_HD uint16_t obb_float_to_bf16(float f)
     return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-/* uint8 results round half to even (as OpenCV's saturate_cast) and saturate; NaN becomes 0. */
+/* uint8 results saturate and round half to even (as OpenCV's saturate_cast); NaN becomes 0. Branch-free: max / min
+ * instructions clamp (both return the second operand for NaN), the conversion rounds to nearest even. */
 OBB_HD uint8_t obb_float_to_u8(float v)
 {
-    const float r = rintf(v);
-    return !(r > 0.0f) ? (uint8_t)0 : (r >= 255.0f ? (uint8_t)255 : (uint8_t)r);
+#if defined(__CUDA_ARCH__)
+    return (uint8_t)__float2int_rn(fminf(fmaxf(v, 0.0f), 255.0f));
+#elif defined(__SSE2__) && !defined(__CUDACC__)
+    const __m128 r = _mm_min_ss(_mm_max_ss(_mm_set_ss(v), _mm_setzero_ps()), _mm_set_ss(255.0f));
+    return (uint8_t)_mm_cvtss_si32(r); /* MXCSR's rounding: nearest even unless a caller changed it */
+#else
+    float r = v > 0.0f ? v : 0.0f;
+    r = r < 255.0f ? r : 255.0f;
+    return (uint8_t)(int32_t)((r + 12582912.0f) - 12582912.0f); /* floats in [2^23, 2^24) are 1 apart */
+#endif
 }
 
 /* Size in bytes of an element of type t. */

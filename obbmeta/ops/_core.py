@@ -397,9 +397,10 @@ def crop_frame_count(frames) -> int:
 
 
 def _descriptor(frame: torch.Tensor, channels_last: bool, data: int) -> CropFrame:
-    c, h, w = frame_dims(frame, channels_last)
-    sc, sy, sx = (frame.stride(-1), frame.stride(-3), frame.stride(-2)) if channels_last else frame.stride()[-3:]
-    return CropFrame(data=data, stride_y=sy, stride_x=sx, stride_c=sc, height=h, width=w, channels=c)
+    (d0, d1, d2), (s0, s1, s2) = frame.shape[-3:], frame.stride()[-3:]
+    if channels_last:
+        return CropFrame(data, s0, s1, s2, d0, d1, d2)
+    return CropFrame(data, s1, s2, s0, d1, d2, d0)
 
 
 def crop_descriptors(frames, channels_last: bool) -> "tuple[ctypes.Array, int, int]":
