@@ -92,6 +92,9 @@ static inline obb_v4f blend4(obb_v4f v00, obb_v4f v01, obb_v4f v10, obb_v4f v11,
     return top * (1.0f - fy) + bottom * fy;
 }
 
+/* Frames are far larger than the caches: each pixel asks for the taps of the pixel this many columns ahead. */
+#define PREFETCH_AHEAD 16
+
 #define DEFINE_CROP(NAME, TIN, LOAD, TOUT, STORE)                                                                    \
     static void NAME(const obb_crop_frame *f, const obb_crop_map *map, const obb_crop_params *p, void *out_bytes,    \
                      int64_t base)                                                                                   \
@@ -112,11 +115,20 @@ static inline obb_v4f blend4(obb_v4f v00, obb_v4f v01, obb_v4f v10, obb_v4f v11,
             fill[c] = p->fill[c];                                                                                    \
             fill_out[c] = STORE(p->fill[c]);                                                                         \
             channel[c] = f ? (int64_t)p->channel_index[c] * f->stride_c : 0;                                         \
-            pick[c] = p->channel_index[c] & 3;                                                                       \
+            pick[c] = p->channel_index[c] & 3; /* used with 4-channel frames only */                                 \
         }                                                                                                            \
         for (int32_t j = 0; j < oh; ++j) {                                                                           \
             TOUT *restrict row = out + (int64_t)j * ow;                                                              \
             for (int32_t i = 0; i < ow; ++i) {                                                                       \
+                if (f) {                                                                                             \
+                    const float px = m.ox + (float)(i + PREFETCH_AHEAD) * m.ax + (float)j * m.bx;                    \
+                    const float py = m.oy + (float)(i + PREFETCH_AHEAD) * m.ay + (float)j * m.by;                    \
+                    if (px >= 0.0f && px < (float)(width - 1) && py >= 0.0f && py < (float)(height - 1)) {           \
+                        const TIN *ahead = src + (int64_t)py * sy + (int64_t)px * sx;                                \
+                        __builtin_prefetch(ahead);                                                                   \
+                        __builtin_prefetch(ahead + sy);                                                              \
+                    }                                                                                                \
+                }                                                                                                    \
                 int32_t x0, y0;                                                                                      \
                 float fx, fy;                                                                                        \
                 if (!f || i >= m.width || !obb_crop_locate(&m, i, j, height, width, &x0, &y0, &fx, &fy)) {           \
@@ -178,13 +190,11 @@ static const crop_fn CROPS[4][4] = {
 };
 
 /* Returns the index of the first invalid row (its crop is all fill, its width 0), -1 when all were valid, or -2 for
- * parameters out of range (types, channel count). */
+ * parameters out of range (types, sizes, channel indices). */
 OBB_EXPORT int64_t obbmeta_crop(const obb_crop_frame *frames, int64_t batch_stride, const float *table, int64_t k,
                                 const obb_crop_params *p, void *out, int64_t *widths)
 {
-    if (p->in_type < 0 || p->in_type > 3 || p->out_type < 0 || p->out_type > 3 || p->channels < 1 ||
-        p->channels > OBB_CROP_MAX_CHANNELS || p->out_h < 1 || p->out_w < 1)
-        return -2;
+    if (!obb_crop_params_valid(p, frames, batch_stride ? 1 : p->n_frames)) return -2;
     const crop_fn crop = CROPS[p->in_type][p->out_type];
     const int64_t per_crop = (int64_t)p->channels * p->out_h * p->out_w;
     const int esize = obb_crop_type_size(p->in_type);

@@ -83,6 +83,20 @@ OBB_HD int32_t obb_crop_aspect_width(double W, double H, int32_t out_h, int32_t 
     return x >= (double)max_w ? max_w : (int32_t)x;
 }
 
+/* Whether the call's parameters are in range for these frame descriptors (the wrapper checks them first; this keeps
+ * a direct C call from reading outside a frame). */
+OBB_HD int obb_crop_params_valid(const obb_crop_params *p, const obb_crop_frame *frames, int32_t n_desc)
+{
+    if (p->in_type < OBB_U8 || p->in_type > OBB_F32 || p->out_type < OBB_U8 || p->out_type > OBB_F32 ||
+        p->channels < 1 || p->channels > OBB_CROP_MAX_CHANNELS || p->out_h < 1 || p->out_w < 1 || n_desc < 1 ||
+        (int64_t)p->out_h * p->out_w > 0x7fffffff || p->n_frames < 0)
+        return 0;
+    for (int32_t d = 0; d < n_desc; ++d)
+        for (int32_t c = 0; c < p->channels; ++c)
+            if (p->channel_index[c] < 0 || p->channel_index[c] >= frames[d].channels) return 0;
+    return 1;
+}
+
 /* The row's validity: finite values, w >= 0 and h >= 0, an integer batch index in [0, n_frames). */
 OBB_HD int obb_crop_check_row(const float *row, int32_t n_frames)
 {

@@ -279,10 +279,7 @@ OBB_EXPORT int obbmeta_cuda_crop(const obb_crop_frame *frames, int32_t n_desc, i
                                  const float *table, int64_t k, const obb_crop_params *p, void *out, int64_t *widths,
                                  unsigned long long *status, void *stream)
 {
-    if (p->in_type < 0 || p->in_type > 3 || p->out_type < 0 || p->out_type > 3 || p->channels < 1 ||
-        p->channels > OBB_CROP_MAX_CHANNELS || p->out_h < 1 || p->out_w < 1 || n_desc < 1 ||
-        (int64_t)p->out_h * p->out_w > 0x7fffffff)
-        return (int)cudaErrorInvalidValue;
+    if (!obb_crop_params_valid(p, frames, n_desc)) return (int)cudaErrorInvalidValue;
     if (k == 0) return 0;
     crop_launch L;
     memset(&L, 0, sizeof L);

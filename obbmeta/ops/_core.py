@@ -1,4 +1,4 @@
-"""The C geometry core registered as torch operators (``torch.ops.obbmeta.*``).
+"""The C geometry core and the rotated crop registered as torch operators (``torch.ops.obbmeta.*``).
 
 One operator schema per op, like torchvision: the CPU kernel calls the host build of kernels/obb_geometry.h
 through ctypes on the tensors' own memory (no copies); the CUDA kernel calls kernels/obbmeta_cuda.cu, the same
