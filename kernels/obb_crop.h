@@ -16,7 +16,8 @@
  *
  * Sampling: bilinear on the 4 pixels around the sample position (in pixel-centre indices X, Y: x0 = floor(X),
  * fx = X - x0); a tap outside the frame takes the fill value (OpenCV's BORDER_CONSTANT), so a crop fades into the
- * fill over the frame's last half pixel. Per pixel the arithmetic is float32; the per-box set-up is double.
+ * fill from the centres of the frame's edge pixels to half a pixel beyond its edge. Per pixel the arithmetic is
+ * float32; the per-box set-up is double.
  *
  * Reading direction (the same rectangle has the names (w, h, a), (w, h, a + pi) and (h, w, a + pi/2)):
  *  - OBB_READ_AS_IS: the box's own name: x along its width axis u.

@@ -47,8 +47,9 @@ def crop_rotated(
     padded box), pixel ``(x, y)`` of a frame covering ``[x, x + 1) x [y, y + 1)``; that is OpenCV's ``warpAffine``
     with the inverse map and INTER_LINEAR in its pixel-centre convention, and roi_align's ``aligned=True`` with one
     sample per bin. No antialiasing: a crop much smaller than its box skips pixels, as warpAffine does. The four
-    taps of a sample that fall outside the frame take ``fill`` (BORDER_CONSTANT), so crops fade into the fill over
-    the frame's last half pixel. NaN / inf pixels propagate to the samples that touch them.
+    taps of a sample that fall outside the frame take ``fill`` (BORDER_CONSTANT), so crops fade into the fill from
+    the centres of the frame's edge pixels to half a pixel beyond its edge. NaN / inf pixels propagate to the samples
+    that touch them.
 
     Args:
         frames: a ``(B, C, H, W)`` or ``(B, H, W, C)`` tensor, one ``(C, H, W)`` / ``(H, W, C)`` frame, or a list of
@@ -98,7 +99,9 @@ def crop_rotated(
         ``(K, C, h, w)`` crops on the frames' device (C = ``len(channels)``), or ``(crops, widths)``.
 
     On CUDA one kernel launch does the batch (up to 64 frames per launch in a list) on torch's current stream,
-    with no host sync (unless ``check_boxes`` reads CUDA boxes or ``height`` without ``max_width`` needs the widths).
+    with no host sync (unless ``check_boxes`` reads CUDA boxes or ``height`` without ``max_width`` needs the widths):
+    the frames must stay valid and unchanged until the kernel has run (reading any result on the host waits for it).
+    Conventions, pictures and checks: docs/crop.md.
     """
     frame_list, channels_last = _frames(frames, layout)
     first = frame_list[0]
@@ -198,6 +201,8 @@ def _table(boxes, n_frames: int, device: torch.device):
         xywhr = torch.cat([p.to(torch.float32) for p in parts])
         return torch.cat([index[:, None], xywhr], dim=1), locate
     if isinstance(boxes, torch.Tensor) and boxes.dim() == 2 and boxes.shape[1] == 6:
+        if not boxes.is_floating_point():
+            raise TypeError(f"boxes must be a floating-point tensor, got {boxes.dtype}")
         return boxes, None
     if (isinstance(boxes, torch.Tensor) and boxes.dim() == 2 and boxes.shape[1] == 5) or hasattr(boxes, "xywhr"):
         if n_frames != 1:

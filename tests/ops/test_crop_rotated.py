@@ -467,6 +467,8 @@ def test_frames_and_boxes_on_different_devices_are_refused_or_uploaded():
     assert torch.equal(crop_rotated(frame.cuda(), boxes, (8, 8)).cpu(), want)  # CPU boxes: checked here, uploaded
     with pytest.raises(ValueError, match="boxes is on cuda:0 but frames are on cpu"):
         crop_rotated(frame, boxes.cuda(), (8, 8))
+    with pytest.raises(TypeError, match="boxes must be a floating-point tensor"):
+        crop_rotated(frame.cuda(), torch.zeros(2, 6, dtype=torch.int64), (8, 8))
     bad = boxes.clone()
     bad[3, 2] = float("nan")
     with pytest.raises(ValueError, match=r"boxes\[3\] = .* contains NaN"):
@@ -526,3 +528,126 @@ def test_the_kernels_are_the_ones_tested():
     # Without the CUDA kernels built the CUDA cases above would test the host code on a copy.
     if torch.cuda.is_available():
         assert cuda_library() is not None, "the CUDA kernels were not built: `pip install -e .` with nvcc"
+
+
+# ---- the CUDA kernel's logic, run on the CPU -----------------------------------------------------------------------
+# Stand-ins for the CUDA built-ins the crop kernel uses. Each block's threads run one after another: the kernel's
+# threads meet at __syncthreads only around one set-up, and with a grid that covers the work each thread makes one
+# pass of the block loop, so thread 0's set-up is done before the others read it, as on the GPU.
+EMULATION = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(x)
+#define __grid_constant__
+#define __shared__ static
+struct emu_dim { unsigned x; };
+static emu_dim threadIdx, blockIdx, gridDim;
+struct uchar4 { unsigned char x, y, z, w; };
+static inline uchar4 make_uchar4(unsigned char a, unsigned char b, unsigned char c, unsigned char d)
+{ uchar4 q = {a, b, c, d}; return q; }
+template <class T> static inline T __ldg(const T *p) { return *p; }
+static inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
+{ unsigned long long o = *p; if (v < o) *p = v; return o; }
+static inline void __syncthreads() {}
+typedef void *cudaStream_t;
+enum { cudaErrorInvalidValue = 1 };
+static inline int cudaGetLastError() { return 0; }
+static long emu_launches = 0;
+template <class F> static void emu_launch(unsigned grid, unsigned block, F body)
+{
+    ++emu_launches;
+    gridDim.x = grid;
+    for (unsigned b = 0; b < grid; ++b)
+        for (unsigned t = 0; t < block; ++t) { blockIdx.x = b; threadIdx.x = t; body(); }
+}
+#define OBB_EXPORT extern "C" __attribute__((visibility("default")))
+OBB_EXPORT long emu_launch_count(void) { return emu_launches; }
+"""
+
+
+@pytest.fixture(scope="module")
+def emulated_kernel(tmp_path_factory):
+    import ctypes
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("needs a C++ compiler")
+    kernels = Path(__file__).resolve().parents[2] / "kernels"
+    source = (kernels / "obbmeta_cuda.cu").read_text()
+    crop = source[source.index("// ---- rotated crops"):]
+    crop, launches = re.subn(r"(crop_kernel<[^>]*>)<<<([^,]+),\s*([^,]+),\s*0,\s*s>>>\(([^;]*)\);",
+                             r"emu_launch(\2, \3, [&]{ \1(\4); });", crop)
+    assert launches == 2 and "<<<" not in crop, "the crop kernel's launches changed: update the emulation"
+    folder = tmp_path_factory.mktemp("crop_kernel")
+    (folder / "emu.cpp").write_text(EMULATION + crop)
+    subprocess.run([compiler, "-O1", "-std=c++17", "-shared", "-fPIC", f"-I{kernels}", str(folder / "emu.cpp"), "-o",
+                    str(folder / "emu.so")], check=True, capture_output=True)
+    lib = ctypes.CDLL(str(folder / "emu.so"))
+    p = ctypes.c_void_p
+    lib.obbmeta_cuda_crop.argtypes = [p, ctypes.c_int32, ctypes.c_int64, p, ctypes.c_int64, p, p, p, p, p]
+    lib.obbmeta_cuda_crop.restype = ctypes.c_int
+    lib.emu_launch_count.restype = ctypes.c_long
+    return lib
+
+
+def test_the_cuda_kernel_run_on_the_cpu_crops_bit_for_bit_like_the_host_code(emulated_kernel):
+    """Indexing, chunking, the 4-lane path, batch strides, launches of 64 frames, fills, widths and the status word
+    of the CUDA kernel, compiled for the CPU (host arithmetic): every case equals the host library exactly."""
+    import ctypes
+    import random
+
+    from obbmeta.ops import _core
+
+    rng = random.Random(0)
+    ptr = lambda t: ctypes.c_void_p(t.data_ptr())  # noqa: E731
+    dtypes = [torch.uint8, torch.float16, torch.bfloat16, torch.float32]
+    launches = emulated_kernel.emu_launch_count()
+    expected_launches = 0
+    for _ in range(300):
+        n, c = rng.choice([1, 2, 5, 64, 65, 130]), rng.choice([1, 3, 4])
+        din, dout, channels_last = rng.choice(dtypes), rng.choice(dtypes), rng.random() < 0.5
+        batch = rng.choice([None, None, "stack", "expand"]) if n <= 65 else None
+        size = (rng.randint(1, 40), rng.randint(1, 40))
+        frames = []
+        for _ in range(n):
+            h, w = size if batch else (rng.randint(1, 40), rng.randint(1, 40))
+            store = torch.zeros(h, w + rng.randint(0, 5), c, dtype=din)  # pitched rows
+            store[:, :w] = (torch.rand(h, w, c) * 255).round().to(din)
+            frames.append(store[:, :w] if channels_last else store[:, :w].permute(2, 0, 1))
+        if batch == "stack":
+            frames = [torch.stack(frames)]
+        elif batch == "expand":
+            frames = [frames[0][None].expand(n, *frames[0].shape)]
+        k = rng.choice([0, 1, 9, 40])
+        table = torch.stack([torch.randint(0, n, (k,)).float(), torch.rand(k) * 50 - 5, torch.rand(k) * 50 - 5,
+                             torch.rand(k) * 60, torch.rand(k) * 60, torch.rand(k) * 14 - 7], 1).contiguous()
+        if k and rng.random() < 0.3:  # one invalid row
+            table[rng.randrange(k), rng.choice([0, 1, 3, 5])] = rng.choice([float("nan"), -1.0, float(n), 0.5])
+        channels = [rng.randrange(c) for _ in range(rng.randint(1, 5))]
+        params = _core.crop_params(frames, rng.randint(1, 20), rng.randint(1, 20), rng.random() < 0.4,
+                                   rng.choice([0.0, 0.1, 0.5]), [float(rng.randint(0, 255)) for _ in channels],
+                                   channels, rng.choice(list(_core.CROP_READINGS)), dout)
+        descriptors, n_desc, batch_stride = _core.crop_descriptors(frames, channels_last)
+        shape = (k, len(channels), params.out_h, params.out_w)
+        host, host_widths = torch.empty(shape, dtype=dout), torch.empty(k, dtype=torch.int64)
+        kernel, kernel_widths = torch.full(shape, 77, dtype=dout), torch.full((k,), -5, dtype=torch.int64)
+        status = torch.full((1,), -1, dtype=torch.int64)
+        bad = _core.crop_library().obbmeta_crop(descriptors, batch_stride, ptr(table), k, ctypes.byref(params),
+                                                ptr(host), ptr(host_widths)) if k else -1
+        assert emulated_kernel.obbmeta_cuda_crop(descriptors, n_desc, batch_stride, ptr(table), k,
+                                                 ctypes.byref(params), ptr(kernel), ptr(kernel_widths), ptr(status),
+                                                 None) == 0
+        bits = torch.int32 if dout == torch.float32 else (torch.uint8 if dout == torch.uint8 else torch.int16)
+        assert torch.equal(kernel.view(bits), host.view(bits)) and torch.equal(kernel_widths, host_widths)
+        assert int(status) == bad
+        expected_launches += 0 if k == 0 else (1 if batch_stride else -(-n_desc // 64))
+    assert emulated_kernel.emu_launch_count() - launches == expected_launches
