@@ -24,7 +24,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
-HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/nvds_meta.h"]
+HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/nvds_meta.h"]
 
 
 class CUDAExtension(Extension):
@@ -113,6 +113,7 @@ setup(
     ext_modules=[
         c_library("obbmeta._geometry", "kernels/geometry_cpu.c"),
         c_library("obbmeta._draw", "kernels/draw_cpu.c"),
+        c_library("obbmeta._crop", "kernels/crop_cpu.c"),
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),
         c_library("obbmeta.nvds._nvdsmessage", "kernels/nvds_message.c"),
         CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"],

@@ -1,4 +1,4 @@
-// obbmeta: CUDA kernels built on the same geometry headers as the host library (obb_geometry.h, obb_draw.h).
+// obbmeta: CUDA kernels built on the same headers as the host library (obb_geometry.h, obb_draw.h, obb_crop.h).
 // Plain C ABI for ctypes: device pointers from torch tensors and the caller's cudaStream_t; every launch is
 // asynchronous on that stream, and errors are returned as cudaError_t codes.
 #include <cuda_runtime.h>
@@ -9,7 +9,7 @@
 
 #define OBB_EXPORT extern "C" __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 3; }
+OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 4; }
 
 // Boxes arrive as float32 or float64 (n, 5); the geometry runs on obb_box (double) either way.
 __device__ __forceinline__ obb_box load_box(const float *b) { return obb_box_from_float(b); }
@@ -103,4 +103,197 @@ OBB_EXPORT int obbmeta_cuda_draw_outlines(uint8_t *image, int height, int width,
     draw_kernel<0><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
     draw_kernel<1><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
     return (int)cudaGetLastError();
+}
+
+// ---- rotated crops -----------------------------------------------------------------------------------------------
+// One block per chunk of CROP_THREADS * CROP_PIXELS output pixels of one crop: thread 0 sets up the crop's inverse
+// map (obb_crop.h, double) in shared memory, then each thread samples pixels CROP_THREADS apart, so a warp writes
+// consecutive columns of every output channel plane (coalesced). The frame descriptors travel by value in the kernel
+// parameters (no host-to-device copy, no sync): CROP_TABLE_FRAMES per launch, more frames take more launches.
+#include "obb_crop.h"
+
+#define CROP_TABLE_FRAMES 64
+#define CROP_THREADS 256
+#define CROP_PIXELS 4
+
+struct crop_launch {
+    obb_crop_params p;
+    obb_crop_frame frames[CROP_TABLE_FRAMES];
+    int64_t batch_stride;  // elements from one frame to the next of one (B, ...) tensor (frames[0] is frame 0); 0: table
+    int32_t first_frame;   // table mode: this launch crops the rows of frames first_frame .. first_frame + n_table - 1
+    int32_t n_table;
+};
+
+struct crop_u8 {
+    typedef uint8_t S;
+    static __device__ __forceinline__ float load(const S *p, int64_t i) { return (float)__ldg(p + i); }
+    static __device__ __forceinline__ void store(S *p, int64_t i, float v) { p[i] = obb_float_to_u8(v); }
+};
+struct crop_f16 {
+    typedef uint16_t S;
+    static __device__ __forceinline__ float load(const S *p, int64_t i) { return obb_half_to_float(__ldg(p + i)); }
+    static __device__ __forceinline__ void store(S *p, int64_t i, float v) { p[i] = obb_float_to_half(v); }
+};
+struct crop_bf16 {
+    typedef uint16_t S;
+    static __device__ __forceinline__ float load(const S *p, int64_t i) { return obb_bf16_to_float(__ldg(p + i)); }
+    static __device__ __forceinline__ void store(S *p, int64_t i, float v) { p[i] = obb_float_to_bf16(v); }
+};
+struct crop_f32 {
+    typedef float S;
+    static __device__ __forceinline__ float load(const S *p, int64_t i) { return __ldg(p + i); }
+    static __device__ __forceinline__ void store(S *p, int64_t i, float v) { p[i] = v; }
+};
+
+__device__ __forceinline__ float crop_pick(uchar4 q, int c)
+{
+    return (float)(c == 0 ? q.x : (c == 1 ? q.y : (c == 2 ? q.z : q.w)));
+}
+
+// VEC4: uint8 frames of 4 contiguous channels, 4-byte aligned pixels (RGBA-like NVMM surfaces): one 32-bit load
+// per tap serves every output channel.
+template <class IN, class OUT, bool VEC4>
+__global__ void __launch_bounds__(CROP_THREADS)
+    crop_kernel(const __grid_constant__ crop_launch L, const float *table, int64_t k, typename OUT::S *out,
+                int64_t *widths, unsigned long long *status)
+{
+    __shared__ obb_crop_map m;
+    __shared__ obb_crop_frame f;
+    __shared__ int live;  // 0: a row of another launch's frames; 1: crop it; 2: an invalid row, all fill
+    const int32_t C = L.p.channels, ow = L.p.out_w;
+    const int32_t plane = L.p.out_h * ow;
+    const int32_t per_block = CROP_THREADS * CROP_PIXELS;
+    const int64_t chunks = (plane + per_block - 1) / per_block;
+    for (int64_t blk = blockIdx.x; blk < k * chunks; blk += gridDim.x) {
+        const int64_t r = blk / chunks;
+        const int32_t chunk = (int32_t)(blk - r * chunks);
+        if (threadIdx.x == 0) {
+            int state = 0;
+            if (obb_crop_setup(table + 6 * r, &L.p, &m) != OBB_CROP_OK) {
+                state = L.first_frame == 0 ? 2 : 0;  // the first launch fills it and reports it
+                if (state && chunk == 0 && status) atomicMin(status, (unsigned long long)r);
+            } else if (L.batch_stride) {
+                state = 1;
+                f = L.frames[0];
+                f.data += (uint64_t)((int64_t)m.frame * L.batch_stride * (int64_t)sizeof(typename IN::S));
+            } else if (m.frame >= L.first_frame && m.frame < L.first_frame + L.n_table) {
+                state = 1;
+                f = L.frames[m.frame - L.first_frame];
+            }
+            if (state && chunk == 0) widths[r] = m.width;
+            live = state;
+        }
+        __syncthreads();
+        if (live) {
+            typename OUT::S *crop = out + r * C * (int64_t)plane;
+            const typename IN::S *src = (const typename IN::S *)(uintptr_t)f.data;
+            for (int t = 0; t < CROP_PIXELS; ++t) {
+                const int32_t px = chunk * per_block + t * CROP_THREADS + (int32_t)threadIdx.x;
+                if (px >= plane) break;
+                const int32_t j = px / ow, i = px - j * ow;
+                int32_t x0, y0;
+                float fx, fy;
+                if (live == 2 || i >= m.width || !obb_crop_locate(&m, i, j, f.height, f.width, &x0, &y0, &fx, &fy)) {
+                    for (int32_t c = 0; c < C; ++c) OUT::store(crop, px + (int64_t)c * plane, L.p.fill[c]);
+                    continue;
+                }
+                const bool left = x0 >= 0, right = x0 + 1 < f.width, top = y0 >= 0, bottom = y0 + 1 < f.height;
+                const int64_t at = (int64_t)y0 * f.stride_y + (int64_t)x0 * f.stride_x;
+                if (VEC4) {
+                    const uint8_t *b = (const uint8_t *)src;
+                    const uchar4 none = make_uchar4(0, 0, 0, 0);
+                    const uchar4 q00 = top && left ? __ldg((const uchar4 *)(b + at)) : none;
+                    const uchar4 q01 = top && right ? __ldg((const uchar4 *)(b + at + 4)) : none;
+                    const uchar4 q10 = bottom && left ? __ldg((const uchar4 *)(b + at + f.stride_y)) : none;
+                    const uchar4 q11 = bottom && right ? __ldg((const uchar4 *)(b + at + f.stride_y + 4)) : none;
+                    for (int32_t c = 0; c < C; ++c) {
+                        const int ch = L.p.channel_index[c];
+                        const float fill = L.p.fill[c];
+                        const float v = obb_crop_blend(top && left ? crop_pick(q00, ch) : fill,
+                                                       top && right ? crop_pick(q01, ch) : fill,
+                                                       bottom && left ? crop_pick(q10, ch) : fill,
+                                                       bottom && right ? crop_pick(q11, ch) : fill, fx, fy);
+                        OUT::store(crop, px + (int64_t)c * plane, v);
+                    }
+                } else {
+                    for (int32_t c = 0; c < C; ++c) {
+                        const int64_t q = at + (int64_t)L.p.channel_index[c] * f.stride_c;
+                        const float fill = L.p.fill[c];
+                        const float v = obb_crop_blend(top && left ? IN::load(src, q) : fill,
+                                                       top && right ? IN::load(src, q + f.stride_x) : fill,
+                                                       bottom && left ? IN::load(src, q + f.stride_y) : fill,
+                                                       bottom && right ? IN::load(src, q + f.stride_y + f.stride_x)
+                                                                       : fill,
+                                                       fx, fy);
+                        OUT::store(crop, px + (int64_t)c * plane, v);
+                    }
+                }
+            }
+        }
+        __syncthreads();  // the next block's set-up overwrites the shared map
+    }
+}
+
+template <class IN, class OUT>
+static int crop_launch_all(crop_launch &L, const obb_crop_frame *frames, int32_t n_desc, const float *table,
+                           int64_t k, void *out, int64_t *widths, unsigned long long *status, bool vec4,
+                           cudaStream_t s)
+{
+    const int64_t per_block = CROP_THREADS * CROP_PIXELS;
+    const int64_t blocks = k * ((L.p.out_h * (int64_t)L.p.out_w + per_block - 1) / per_block);
+    const unsigned grid = (unsigned)(blocks < (1 << 24) ? blocks : (1 << 24));
+    typename OUT::S *o = (typename OUT::S *)out;
+    const int32_t parts = L.batch_stride ? 1 : (n_desc + CROP_TABLE_FRAMES - 1) / CROP_TABLE_FRAMES;
+    for (int32_t part = 0; part < parts; ++part) {
+        L.first_frame = part * CROP_TABLE_FRAMES;
+        L.n_table = L.batch_stride ? 1 : (n_desc - L.first_frame < CROP_TABLE_FRAMES ? n_desc - L.first_frame
+                                                                                      : CROP_TABLE_FRAMES);
+        memcpy(L.frames, frames + L.first_frame, sizeof(obb_crop_frame) * (size_t)L.n_table);
+        if (vec4)
+            crop_kernel<IN, OUT, true><<<grid, CROP_THREADS, 0, s>>>(L, table, k, o, widths, status);
+        else
+            crop_kernel<IN, OUT, false><<<grid, CROP_THREADS, 0, s>>>(L, table, k, o, widths, status);
+        const int code = (int)cudaGetLastError();
+        if (code) return code;
+    }
+    return 0;
+}
+
+template <class IN>
+static int crop_dispatch_out(crop_launch &L, const obb_crop_frame *frames, int32_t n_desc, const float *table,
+                             int64_t k, void *out, int64_t *widths, unsigned long long *status, bool vec4,
+                             cudaStream_t s)
+{
+    switch (L.p.out_type) {
+    case OBB_U8: return crop_launch_all<IN, crop_u8>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    case OBB_F16: return crop_launch_all<IN, crop_f16>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    case OBB_BF16: return crop_launch_all<IN, crop_bf16>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    default: return crop_launch_all<IN, crop_f32>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    }
+}
+
+// frames: n_desc host descriptors of device memory (with batch_stride != 0: one, frame b batch_stride elements after
+// frame b - 1); table: (k, 6) float32 rows on the device; out: (k, channels, out_h, out_w) of p->out_type; widths:
+// (k,) int64; status: NULL, or one word (all ones on entry) that receives the lowest invalid row index.
+OBB_EXPORT int obbmeta_cuda_crop(const obb_crop_frame *frames, int32_t n_desc, int64_t batch_stride,
+                                 const float *table, int64_t k, const obb_crop_params *p, void *out, int64_t *widths,
+                                 unsigned long long *status, void *stream)
+{
+    if (!obb_crop_params_valid(p, frames, n_desc)) return (int)cudaErrorInvalidValue;
+    if (k == 0) return 0;
+    crop_launch L;
+    memset(&L, 0, sizeof L);
+    L.p = *p;
+    L.batch_stride = batch_stride;
+    bool vec4 = p->in_type == OBB_U8 && (batch_stride % 4) == 0;
+    for (int32_t d = 0; d < n_desc && vec4; ++d)
+        vec4 = frames[d].channels == 4 && frames[d].stride_c == 1 && frames[d].stride_x == 4 &&
+               frames[d].stride_y % 4 == 0 && frames[d].data % 4 == 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (p->in_type) {
+    case OBB_U8: return crop_dispatch_out<crop_u8>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    case OBB_F16: return crop_dispatch_out<crop_f16>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    case OBB_BF16: return crop_dispatch_out<crop_bf16>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    default: return crop_dispatch_out<crop_f32>(L, frames, n_desc, table, k, out, widths, status, vec4, s);
+    }
 }

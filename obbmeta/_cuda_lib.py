@@ -22,7 +22,7 @@ def cuda_library() -> Optional[ctypes.CDLL]:
     except (ImportError, OSError):
         return None
     lib.obbmeta_cuda_abi_version.restype = _i32
-    if lib.obbmeta_cuda_abi_version() != 3:
+    if lib.obbmeta_cuda_abi_version() != 4:
         return None
     lib.obbmeta_cuda_error_string.argtypes = [_i32]
     lib.obbmeta_cuda_error_string.restype = ctypes.c_char_p
@@ -34,8 +34,10 @@ def cuda_library() -> Optional[ctypes.CDLL]:
     lib.obbmeta_cuda_yolo_obb.argtypes = [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
                                           _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]
     lib.obbmeta_cuda_draw_outlines.argtypes = [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]
+    lib.obbmeta_cuda_crop.argtypes = [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]
     for name in ("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms_sizes", "obbmeta_cuda_nms",
-                 "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines"):
+                 "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines",
+                 "obbmeta_cuda_crop"):
         getattr(lib, name).restype = _i32
     return lib
 

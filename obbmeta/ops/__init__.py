@@ -1,12 +1,13 @@
-"""Oriented-box operators: exact rotated IoU, greedy rotated NMS, polygon / AABB conversions.
+"""Oriented-box operators: exact rotated IoU, greedy rotated NMS, polygon / AABB conversions, upright crops.
 
 All take and return torch tensors (``box_iou_rotated_host``: NumPy arrays, for per-frame CPU callers); boxes are
 (N, 5) [cx, cy, w, h, angle] with the angle in radians, positive clockwise on screen (image y axis down). See
 ``kernels/obb_geometry.h`` for the shared C geometry.
 """
 from .convert import obb_to_aabb, obb_to_polygons, polygons_to_obb
+from .crop import crop_rotated
 from .iou import box_iou_rotated, box_iou_rotated_host
 from .nms import nms_rotated, nms_rotated_padded
 
 __all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "nms_rotated_padded", "obb_to_polygons",
-           "polygons_to_obb", "obb_to_aabb"]
+           "polygons_to_obb", "obb_to_aabb", "crop_rotated"]

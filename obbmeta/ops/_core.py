@@ -1,4 +1,4 @@
-"""The C geometry core registered as torch operators (``torch.ops.obbmeta.*``).
+"""The C geometry core and the rotated crop registered as torch operators (``torch.ops.obbmeta.*``).
 
 One operator schema per op, like torchvision: the CPU kernel calls the host build of kernels/obb_geometry.h
 through ctypes on the tensors' own memory (no copies); the CUDA kernel calls kernels/obbmeta_cuda.cu, the same
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import ctypes
 from functools import lru_cache
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
 from .._native import load_library
 from .._native import ptr as _ptr
+from .._validators import int_in_range, number_in_range
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
 
 _p = ctypes.c_void_p
@@ -248,3 +249,238 @@ def _(boxes, scores, labels, iou_threshold, pool):
     keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, min(bound, POOL_FIXED if pool < 0 else pool))
     count = torch.where(status[1] == 0, status[0], torch.full_like(status[0], -1))
     return keep, count
+
+
+# ---- rotated crops (kernels/obb_crop.h; the wrapper is obbmeta/ops/crop.py) ---------------------------------------
+CROP_READINGS = {"as-is": 0, "left-to-right": 1, "long-side": 2}
+CROP_DTYPES = {torch.uint8: 0, torch.float16: 1, torch.bfloat16: 2, torch.float32: 3}
+CROP_MAX_CHANNELS = 16
+CROP_MAX_SIDE = 8192
+# Why a box row is invalid (obb_crop_setup's codes).
+CROP_NONFINITE, CROP_NEGATIVE_SIDE, CROP_BAD_FRAME = 1, 2, 3
+
+
+class CropFrame(ctypes.Structure):
+    """obb_crop_frame: one frame as the kernels read it (strides in elements)."""
+    _fields_ = [("data", ctypes.c_uint64), ("stride_y", _i64), ("stride_x", _i64), ("stride_c", _i64),
+                ("height", ctypes.c_int32), ("width", ctypes.c_int32), ("channels", ctypes.c_int32),
+                ("reserved", ctypes.c_int32)]
+
+
+class CropParams(ctypes.Structure):
+    """obb_crop_params: what every crop of one call shares."""
+    _fields_ = [("out_h", ctypes.c_int32), ("out_w", ctypes.c_int32), ("keep_aspect", ctypes.c_int32),
+                ("reading", ctypes.c_int32), ("channels", ctypes.c_int32), ("n_frames", ctypes.c_int32),
+                ("in_type", ctypes.c_int32), ("out_type", ctypes.c_int32), ("padding", ctypes.c_float),
+                ("reserved", ctypes.c_int32), ("channel_index", ctypes.c_int32 * CROP_MAX_CHANNELS),
+                ("fill", ctypes.c_float * CROP_MAX_CHANNELS)]
+
+
+@lru_cache(maxsize=None)
+def crop_library() -> ctypes.CDLL:
+    lib = load_library("_crop")
+    lib.obbmeta_crop_abi_version.restype = ctypes.c_int
+    if lib.obbmeta_crop_abi_version() != 1:
+        raise ImportError("obbmeta's compiled crop core is out of date; rebuild it with `pip install -e .`")
+    if (lib.obbmeta_crop_descriptor_size() != ctypes.sizeof(CropFrame)
+            or lib.obbmeta_crop_params_size() != ctypes.sizeof(CropParams)):
+        raise ImportError("obbmeta's compiled crop core does not match obbmeta/ops/_core.py; rebuild it")
+    lib.obbmeta_crop_check.argtypes = [_p, _i64, ctypes.c_int32, _p]
+    lib.obbmeta_crop_check.restype = _i64
+    lib.obbmeta_crop_widths.argtypes = [_p, _i64, _p, _p]
+    lib.obbmeta_crop_widths.restype = None
+    lib.obbmeta_crop.argtypes = [_p, _i64, _p, _i64, _p, _p, _p]
+    lib.obbmeta_crop.restype = _i64
+    return lib
+
+
+class CropBoxError(ValueError):
+    """A row of the crop's box table that cannot be cropped; ``row`` is its index in the (K, 6) table."""
+
+    def __init__(self, name: str, row: int, values, reason: int, n_frames: int):
+        self.row, self.values, self.reason, self.n_frames = row, values, reason, n_frames
+        b, _, _, w, h, _ = values
+        if reason == CROP_NONFINITE:
+            text = f"{name} = {values} contains NaN or inf; every box must be finite"
+        elif reason == CROP_NEGATIVE_SIDE:
+            text = f"{name} has a negative side (w={w:g}, h={h:g}); w and h must be >= 0"
+        else:
+            text = f"{name} has batch index {b:g}, not an integer in [0, {n_frames}) (the number of frames)"
+        super().__init__(text)
+
+
+def crop_row_error(table: torch.Tensor, row: int, n_frames: int) -> CropBoxError:
+    """The error for row `row` of the (K, 6) float32 table (any device; read once, on the error path only)."""
+    values = table[row].detach().cpu().contiguous()
+    reason = ctypes.c_int32()
+    crop_library().obbmeta_crop_check(_ptr(values), 1, n_frames, ctypes.byref(reason))
+    return CropBoxError(f"boxes[{row}]", row, [float(v) for v in values.tolist()], reason.value, n_frames)
+
+
+def check_crop_boxes_host(table: torch.Tensor, n_frames: int) -> None:
+    """Raise CropBoxError for the first invalid row of a (K, 6) float32 contiguous CPU table."""
+    reason = ctypes.c_int32()
+    bad = crop_library().obbmeta_crop_check(_ptr(table), table.shape[0], n_frames, ctypes.byref(reason))
+    if bad >= 0:
+        raise crop_row_error(table, bad, n_frames)
+
+
+def frame_dims(frame: torch.Tensor, channels_last: bool) -> Tuple[int, int, int]:
+    """(channels, height, width) of one frame (the last three dims of a frame tensor)."""
+    if channels_last:
+        return frame.shape[-1], frame.shape[-3], frame.shape[-2]
+    return frame.shape[-3], frame.shape[-2], frame.shape[-1]
+
+
+def check_crop_args(frames, boxes, out_h, out_w, padding, fill, channels, channels_last, reading, out_dtype) -> None:
+    """The arguments of crop_rotated_op (types, shapes, dtypes, devices, ranges; never the data): the kernels and the
+    fake kernel call it."""
+    if not isinstance(frames, (list, tuple)) or not frames or not all(isinstance(f, torch.Tensor) for f in frames):
+        raise TypeError("frames must be a non-empty list of tensors")
+    four = frames[0].dim() == 4
+    if (four and len(frames) != 1) or not all(f.dim() == (4 if four else 3) for f in frames):
+        raise ValueError("frames must be one (B, C, H, W) / (B, H, W, C) tensor or a list of (C, H, W) / (H, W, C) "
+                         f"frames, got shapes {[tuple(f.shape) for f in frames]}")
+    first = frames[0]
+    if first.dtype not in CROP_DTYPES:
+        raise TypeError(f"frames must be uint8, float16, bfloat16 or float32, got {first.dtype}")
+    c_in = frame_dims(first, channels_last)[0]
+    for i, f in enumerate(frames):
+        if f.dtype != first.dtype or f.device != first.device:
+            raise ValueError(f"frames[{i}] is {f.dtype} on {f.device} but frames[0] is {first.dtype} on "
+                             f"{first.device}; every frame must have one dtype and device")
+        c, h, w = frame_dims(f, channels_last)
+        if c != c_in:
+            raise ValueError(f"frames[{i}] has {c} channels but frames[0] has {c_in}; every frame needs the same")
+        if c < 1 or h < 1 or w < 1 or (four and f.shape[0] < 1):
+            layout = "HWC" if channels_last else "CHW"
+            raise ValueError(f"frames[{i}] has an empty dimension: shape {tuple(f.shape)} ({layout})")
+    if not isinstance(boxes, torch.Tensor):
+        raise TypeError(f"boxes must be a (K, 6) tensor [batch_index, cx, cy, w, h, angle], got {type(boxes).__name__}")
+    if boxes.dim() != 2 or boxes.shape[1] != 6:
+        raise ValueError(f"boxes must have shape (K, 6) [batch_index, cx, cy, w, h, angle], got {tuple(boxes.shape)}")
+    if not boxes.is_floating_point():
+        raise TypeError(f"boxes must be a floating-point tensor, got {boxes.dtype}")
+    if boxes.device != first.device:
+        raise ValueError(f"boxes is on {boxes.device} but frames are on {first.device}; put them on one device")
+    for name, side in (("out_h", out_h), ("out_w", out_w)):
+        int_in_range(name, side, 1, CROP_MAX_SIDE)
+    number_in_range("padding", padding, 0.0, 1e6, "a number >= 0 (a fraction of the box's shorter side)")
+    if not isinstance(channels, (list, tuple)) or not 1 <= len(channels) <= CROP_MAX_CHANNELS:
+        raise ValueError(f"channels must be a list of 1 to {CROP_MAX_CHANNELS} channel indices, got {channels!r}")
+    for c in channels:
+        int_in_range("channels", c, 0, c_in - 1, f"indices of the frames' {c_in} channels (0 .. {c_in - 1})")
+    limit = 255.0 if first.dtype == torch.uint8 else float(torch.finfo(first.dtype).max)
+    low = 0.0 if first.dtype == torch.uint8 else -limit
+    if not isinstance(fill, (list, tuple)) or len(fill) != len(channels):
+        raise ValueError(f"fill must hold one value per output channel ({len(channels)}), got {fill!r}")
+    for v in fill:
+        number_in_range("fill", v, low, limit, f"a number in [{low:g}, {limit:g}] (the frames' {first.dtype} range)")
+    if reading not in CROP_READINGS:
+        raise ValueError(f"reading must be one of {sorted(CROP_READINGS)}, got {reading!r}")
+    if out_dtype not in CROP_DTYPES:
+        raise TypeError(f"out_dtype must be torch.uint8, float16, bfloat16 or float32, got {out_dtype}")
+
+
+def crop_params(frames, out_h, out_w, keep_aspect, padding, fill, channels, reading, out_dtype) -> CropParams:
+    p = CropParams(out_h=out_h, out_w=out_w, keep_aspect=int(keep_aspect), reading=CROP_READINGS[reading],
+                   channels=len(channels), n_frames=crop_frame_count(frames), in_type=CROP_DTYPES[frames[0].dtype],
+                   out_type=CROP_DTYPES[out_dtype], padding=float(padding))
+    for c, (index, value) in enumerate(zip(channels, fill)):
+        p.channel_index[c] = int(index)
+        p.fill[c] = float(value)
+    return p
+
+
+def crop_frame_count(frames) -> int:
+    return frames[0].shape[0] if frames[0].dim() == 4 else len(frames)
+
+
+def _descriptor(frame: torch.Tensor, channels_last: bool, data: int) -> CropFrame:
+    (d0, d1, d2), (s0, s1, s2) = frame.shape[-3:], frame.stride()[-3:]
+    if channels_last:
+        return CropFrame(data, s0, s1, s2, d0, d1, d2)
+    return CropFrame(data, s1, s2, s0, d1, d2, d0)
+
+
+def crop_descriptors(frames, channels_last: bool) -> "tuple[ctypes.Array, int, int]":
+    """(descriptor array, descriptors, batch stride in elements): one descriptor and the batch stride for a (B, ...)
+    tensor whose frames are apart in memory, else one per frame. The frames are read where they are."""
+    if frames[0].dim() == 4:
+        batch = frames[0]
+        if batch.shape[0] == 1 or batch.stride(0) > 0:
+            table = (CropFrame * 1)(_descriptor(batch[0], channels_last, batch.data_ptr()))
+            return table, 1, batch.stride(0) if batch.shape[0] > 1 else 0
+        frames = list(batch)  # an expanded batch (stride 0): every frame is the same memory
+    table = (CropFrame * len(frames))(*(_descriptor(f, channels_last, f.data_ptr()) for f in frames))
+    return table, len(frames), 0
+
+
+def crop_widths_host(table: torch.Tensor, params: CropParams) -> torch.Tensor:
+    """The content width each row of a (K, 6) float32 contiguous CPU table gets (0 for an invalid row)."""
+    widths = torch.empty(table.shape[0], dtype=torch.int64)
+    if table.shape[0]:
+        crop_library().obbmeta_crop_widths(_ptr(table), table.shape[0], ctypes.byref(params), _ptr(widths))
+    return widths
+
+
+@torch.library.custom_op("obbmeta::crop_rotated", mutates_args=())
+def crop_rotated_op(
+    frames: List[torch.Tensor], boxes: torch.Tensor, out_h: int, out_w: int, keep_aspect: bool, padding: float,
+    fill: List[float], channels: List[int], channels_last: bool, reading: str, out_dtype: torch.dtype,
+    check_boxes: bool
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Upright crops (K, len(channels), out_h, out_w) and their content widths (K,) int64; see ops/crop.py."""
+    check_crop_args(frames, boxes, out_h, out_w, padding, fill, channels, channels_last, reading, out_dtype)
+    _require_host(boxes)
+    table = boxes.to(torch.float32).contiguous()
+    k = table.shape[0]
+    out = torch.empty((k, len(channels), out_h, out_w), dtype=out_dtype)
+    widths = torch.empty(k, dtype=torch.int64)
+    if k:
+        params = crop_params(frames, out_h, out_w, keep_aspect, padding, fill, channels, reading, out_dtype)
+        descriptors, n_desc, batch_stride = crop_descriptors(frames, channels_last)
+        bad = crop_library().obbmeta_crop(descriptors, batch_stride, _ptr(table), k, ctypes.byref(params), _ptr(out),
+                                          _ptr(widths))
+        if bad < -1:
+            raise RuntimeError("obbmeta's crop core refused its parameters (a build that does not match the wrapper)")
+        if check_boxes and bad >= 0:
+            raise crop_row_error(table, bad, params.n_frames)
+    return out, widths
+
+
+@crop_rotated_op.register_fake
+def _(frames, boxes, out_h, out_w, keep_aspect, padding, fill, channels, channels_last, reading, out_dtype,
+      check_boxes):
+    check_crop_args(frames, boxes, out_h, out_w, padding, fill, channels, channels_last, reading, out_dtype)
+    k = boxes.shape[0]
+    return (frames[0].new_empty((k, len(channels), out_h, out_w), dtype=out_dtype),
+            boxes.new_empty((k,), dtype=torch.int64))
+
+
+@crop_rotated_op.register_kernel("cuda")
+def _(frames, boxes, out_h, out_w, keep_aspect, padding, fill, channels, channels_last, reading, out_dtype,
+      check_boxes):
+    check_crop_args(frames, boxes, out_h, out_w, padding, fill, channels, channels_last, reading, out_dtype)
+    lib = cuda_library()
+    device = boxes.device
+    if lib is None:  # kernels not built: the host code on copies of the frames
+        out, widths = crop_rotated_op([f.cpu() for f in frames], boxes.cpu(), out_h, out_w, keep_aspect, padding,
+                                      fill, channels, channels_last, reading, out_dtype, check_boxes)
+        return out.to(device), widths.to(device)
+    table = boxes.to(torch.float32).contiguous()
+    k = table.shape[0]
+    out = torch.empty((k, len(channels), out_h, out_w), dtype=out_dtype, device=device)
+    widths = torch.empty(k, dtype=torch.int64, device=device)
+    if k == 0:
+        return out, widths
+    params = crop_params(frames, out_h, out_w, keep_aspect, padding, fill, channels, reading, out_dtype)
+    descriptors, n_desc, batch_stride = crop_descriptors(frames, channels_last)
+    status = torch.full((1,), -1, dtype=torch.int64, device=device) if check_boxes else None
+    launch(device, lib.obbmeta_cuda_crop, descriptors, n_desc, batch_stride, _ptr(table), k, ctypes.byref(params),
+           _ptr(out), _ptr(widths), _ptr(status))
+    if status is not None:
+        bad = int(status.item())  # the one host sync, asked for by check_boxes
+        if bad >= 0:
+            raise crop_row_error(table, bad, params.n_frames)
+    return out, widths
