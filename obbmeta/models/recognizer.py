@@ -12,9 +12,9 @@ A detector's box of a text line says nothing of which end the line starts at: cr
 that scores whether a crop reads the right way up; ``forward`` reads every crop the way that head prefers (``read``
 also says which crops it turned by 180 degrees). ``auto_orient = False`` reads crops as given.
 
-Architecture: six 3x3 Conv-BN-ReLU layers (max pools to height 1 and width W / 4), a bidirectional LSTM over the
-W / 4 columns and a linear layer to the C classes; the orientation head pools the convolutional columns (mean and
-max) into a small MLP.
+Architecture: six 3x3 Conv-BN-ReLU layers and a 2x1 one (max pools to height 1 and width W / 4), a bidirectional
+LSTM over the W / 4 columns and a linear layer to the C classes; the orientation head pools the convolutional
+columns (mean and max) into a small MLP.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ class TextRecognizer(nn.Module):
     """
 
     def __init__(self, charset: Union[str, Sequence[str]] = CHARSET,
-                 widths: Tuple[int, int, int, int] = (32, 64, 96, 128), hidden: int = 128):
+                 widths: Tuple[int, int, int, int] = (16, 32, 64, 96), hidden: int = 96):
         super().__init__()
         tokens = tuple(charset)
         if not tokens or len(set(tokens)) != len(tokens) or not all(isinstance(t, str) and t for t in tokens):
@@ -97,7 +97,7 @@ class TextRecognizer(nn.Module):
         turned = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
         if x.shape[0] == 0:  # the LSTM refuses an empty batch
             return x.new_zeros(0, cols.shape[1], self.num_classes), turned
-        if self.auto_orient and x.shape[0]:
+        if self.auto_orient:
             # Compare the two readings: the head scores each, the better one wins (ties keep the crop as given).
             cols_t = self.columns(x.flip(2, 3))
             turned = self.upright_logit(cols_t) > self.upright_logit(cols)

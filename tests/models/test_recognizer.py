@@ -191,17 +191,24 @@ def test_frame_lines_keep_only_lines_wholly_inside_the_frame():
 
 
 # ----------------------------------------------------------------------------------------------- training
-def test_training_runs_and_writes_weights_and_a_log(tmp_path):
-    args = parse_args(["--out", str(tmp_path), "--steps", "2", "--batch", "8", "--lines-per-frame", "4",
-                       "--chunks", "2", "--frames", "2", "--frames-per-scene", "2", "--size", "256",
-                       "--workers", "0", "--eval-every", "2", "--eval-scenes", "1", "--eval-size", "256",
-                       "--eval-scale", "1.0", "--log-every", "1", "--device", "cpu"])
-    log = train(args)
-    model = load_recognizer(tmp_path / "recognizer.pt")
+def test_training_runs_writes_weights_and_a_log_and_repeats_exactly_on_the_cpu(tmp_path):
+    def run(out):
+        args = parse_args(["--out", str(out), "--steps", "2", "--batch", "8", "--lines-per-frame", "4",
+                           "--chunks", "2", "--frames", "2", "--frames-per-scene", "2", "--size", "256",
+                           "--workers", "0", "--eval-every", "2", "--eval-scenes", "1", "--eval-size", "256",
+                           "--eval-scale", "1.0", "--log-every", "1", "--threads", "1", "--device", "cpu"])
+        return train(args)
+
+    log = run(tmp_path / "a")
+    model = load_recognizer(tmp_path / "a" / "recognizer.pt")
     assert model.charset == CHARSET
-    saved = (tmp_path / "recognizer_train_log.json").read_text()
+    saved = (tmp_path / "a" / "recognizer_train_log.json").read_text()
     assert '"evals"' in saved and len(log["steps"]) == 2 and math.isfinite(log["steps"][-1]["loss_ctc"])
     assert 0.0 <= log["evals"][-1]["cer"] and log["evals"][-1]["lines"] > 0
+    again = run(tmp_path / "b")
+    assert again["steps"] == [dict(r, time_s=again["steps"][i]["time_s"]) for i, r in enumerate(log["steps"])]
+    other = load_recognizer(tmp_path / "b" / "recognizer.pt").state_dict()
+    assert all(torch.equal(v, other[k]) for k, v in model.state_dict().items())
 
 
 # ----------------------------------------------------------------------------------------------- bundled weights
@@ -240,4 +247,4 @@ def test_the_bundled_recognizer_reads_held_out_lines_whichever_way_up(bundled):
         refs += texts
         assert ((conf >= 0) & (conf <= 1)).all()
     assert len(refs) > 20
-    assert character_error_rate(preds, refs) < 0.5
+    assert character_error_rate(preds, refs) < 0.05  # the demo's goal
