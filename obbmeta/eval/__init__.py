@@ -9,6 +9,7 @@ The rules (ranking, matching, difficult ground truths, the two AP metrics) are i
 """
 from .dota import MATCHINGS, METRICS, average_precision, evaluate
 from .result import IOU_THRESHOLDS_50_95, ClassEval, EvalResult
+from .text import character_error_rate, edit_distance
 
 __all__ = ["evaluate", "EvalResult", "ClassEval", "average_precision", "IOU_THRESHOLDS_50_95", "METRICS",
-           "MATCHINGS"]
+           "MATCHINGS", "character_error_rate", "edit_distance"]

@@ -10,6 +10,10 @@ multiple of 32 runs). Output: (B, 4 + nc + 1, (S/8)^2), rows [cx, cy, w, h (inpu
 angle (radians, clockwise on screen)] — the raw YOLO-OBB layout :func:`obbmeta.decode.yolo_obb` decodes.
 ``model.class_names`` names the classes. ``aerial_detector`` and ``document_detector`` take no arguments, so
 ``obbmeta.models:aerial_detector`` can be named as a factory.
+
+The document demo's text recogniser (:class:`TextRecognizer`, ``text_recognizer`` / ``load_text_recognizer``)
+reads upright crops of text lines: (K, 3, 32, W) float RGB in [0, 1] -> (K, W / 4, C) CTC logits (blank 0, class
+i >= 1 = ``model.charset[i - 1]``), decoded by :func:`obbmeta.decode.ctc_greedy`.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from pathlib import Path
 from ..infer import PAD_VALUE
 from .detector import OBBDetector
 from .preprocess import letterbox_frames
+from .recognizer import CHARSET, TextRecognizer, crop_width, load_recognizer, save_recognizer
 from .weights import load_weights, save_weights
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -44,5 +49,20 @@ def document_detector() -> OBBDetector:
     return load_demo_model("document")
 
 
+def load_text_recognizer(device="cpu") -> TextRecognizer:
+    """The bundled text-line recogniser of the document demo, in eval mode on ``device``."""
+    path = WEIGHTS_DIR / "recognizer.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"bundled weights {path} are missing (train them with "
+                                "python -m obbmeta.models.train_recognizer)")
+    return load_recognizer(path, device)
+
+
+def text_recognizer() -> TextRecognizer:
+    """Factory: the bundled text-line recogniser (CTC over ``model.charset``) on the CPU, eval mode."""
+    return load_text_recognizer()
+
+
 __all__ = ["OBBDetector", "load_demo_model", "aerial_detector", "document_detector", "letterbox_frames",
-           "load_weights", "save_weights", "PAD_VALUE", "WEIGHTS_DIR"]
+           "load_weights", "save_weights", "PAD_VALUE", "WEIGHTS_DIR", "TextRecognizer", "text_recognizer",
+           "load_text_recognizer", "load_recognizer", "save_recognizer", "crop_width", "CHARSET"]

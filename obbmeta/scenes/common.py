@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import torch
@@ -23,6 +23,10 @@ class SceneFrame:
         track_ids: (N,) int64, one per box: the same object keeps its id in every frame of a video.
         class_names: the scene's class names.
         index: the frame's number in its video (0 for a single frame).
+        texts: for scenes with text (documents), each box's string as rendered, one per box; None otherwise.
+        reading_angles: with ``texts``, (N,) float32, the direction each line's text reads in (along its baseline,
+            first letter to last), radians clockwise on screen in [-pi, pi). The box angle is only known modulo pi
+            (and w may be the short side); this says which way round the line is.
     """
 
     image: np.ndarray
@@ -30,6 +34,15 @@ class SceneFrame:
     track_ids: np.ndarray
     class_names: Tuple[str, ...]
     index: int = 0
+    texts: Optional[Tuple[str, ...]] = None
+    reading_angles: Optional[np.ndarray] = None
+
+    def __post_init__(self):
+        n = len(self.boxes)
+        if self.texts is not None and len(self.texts) != n:
+            raise ValueError(f"texts must hold one string per box ({n}), got {len(self.texts)}")
+        if self.reading_angles is not None and np.shape(self.reading_angles) != (n,):
+            raise ValueError(f"reading_angles must have shape ({n},), got {np.shape(self.reading_angles)}")
 
     @property
     def size(self) -> Tuple[int, int]:

@@ -5,7 +5,10 @@ Ground truth: one oriented box per text line — class ``text_line`` for body te
 lines) and ``title`` for headings. A line's box is its rectangle on the page: horizontally the ink extent of the
 line, vertically from the top of the font's capitals and ascenders to the bottom of its descenders (the same
 band for every line of one font, whatever letters it holds), mapped to the frame by the page's transform. With
-perspective the mapped rectangle is a quadrilateral, and the box is its minimum-area rectangle.
+perspective the mapped rectangle is a quadrilateral, and the box is its minimum-area rectangle. Each line also
+carries its string (``SceneFrame.texts``: words of lower-case letters, capitalised words and numbers, single
+spaces) and the direction it reads in (``SceneFrame.reading_angles``): the camera can turn the page by any angle,
+so a line may read right to left, upside down, along its box's angle.
 
 A video keeps the page and moves the camera (rotation, drift, slight zoom); a line is in a frame's ground truth
 while its centre lies inside the frame, and keeps its track id.
@@ -68,12 +71,13 @@ def _band(size: int, stroke: int) -> Tuple[int, int]:
 
 
 class _Line:
-    __slots__ = ("corners", "cls", "track_id")
+    __slots__ = ("corners", "cls", "track_id", "text")
 
-    def __init__(self, corners, cls):
+    def __init__(self, corners, cls, text):
         self.corners = np.asarray(corners, np.float64)  # (4, 2) on the page, clockwise from top-left
         self.cls = cls
         self.track_id = 0
+        self.text = text
 
 
 class DocumentScene:
@@ -154,7 +158,7 @@ class DocumentScene:
             left, top, right, low = draw.textbbox((x0, y), text, font=font, stroke_width=stroke)
             top, low = min(top, y + top_band), max(low, y + bottom_band)
             draw.text((x0, y), text, font=font, fill=255, stroke_width=stroke, stroke_fill=255)
-            self.lines.append(_Line([(left, top), (right, top), (right, low), (left, low)], cls))
+            self.lines.append(_Line([(left, top), (right, top), (right, low), (left, low)], cls, text))
             y += leading
             count += 1
         return y
@@ -346,8 +350,11 @@ class DocumentScene:
         if sensor_noise:
             noise_rng = np.random.default_rng([self.seed, 0xD0C, t])
             img = img + noise_rng.standard_normal(img.shape, dtype=np.float32) * 0.015
-        rows, ids = self._truth(hom)
-        return SceneFrame(raster.to_uint8(img), make_boxes(rows), np.asarray(ids, np.int64), CLASS_NAMES, int(t))
+        keep, rows, reading = self._in_frame(hom)
+        return SceneFrame(raster.to_uint8(img), make_boxes(rows), np.asarray([self.lines[i].track_id for i in keep],
+                                                                             np.int64),
+                          CLASS_NAMES, int(t), texts=tuple(self.lines[i].text for i in keep),
+                          reading_angles=reading[keep].astype(np.float32))
 
     def ink(self, t: int = 0) -> np.ndarray:
         """(H, W) float32 text ink coverage in [0, 1] of frame t, warped exactly as ``render`` warps the page."""
@@ -358,13 +365,12 @@ class DocumentScene:
                                      resample=Image.BILINEAR, fillcolor=0)
         return np.asarray(warped, np.float32) / 255.0
 
-    def _truth(self, hom):
-        rows, ids = [], []
-        for row in self.line_boxes_at(hom):
-            if 0 <= row[0] < self.width and 0 <= row[1] < self.height:
-                rows.append(row[:6])
-                ids.append(row[6])
-        return rows, ids
+    def _in_frame(self, hom):
+        """Indices of the lines whose centre is inside the frame, their (cx, cy, w, h, angle, class) rows and every
+        line's reading angle."""
+        boxes = self.line_boxes_at(hom)
+        keep = [i for i, row in enumerate(boxes) if 0 <= row[0] < self.width and 0 <= row[1] < self.height]
+        return keep, [boxes[i][:6] for i in keep], self.reading_angles_at(hom)
 
     def line_boxes(self, t: int = 0):
         """Every line's (cx, cy, w, h, angle, class, track id) at frame t, in or out of the frame."""
@@ -373,10 +379,27 @@ class DocumentScene:
     def line_boxes_at(self, hom):
         if not self.lines:
             return []
+        boxes = _min_area_rects(self._frame_corners(hom))
+        return [(*map(float, box), line.cls, line.track_id) for line, box in zip(self.lines, boxes)]
+
+    def line_texts(self) -> Tuple[str, ...]:
+        """Every line's string, in the order of :meth:`line_boxes`."""
+        return tuple(line.text for line in self.lines)
+
+    def reading_angles_at(self, hom) -> np.ndarray:
+        """(N,) the direction each line reads in under ``hom``: the angle of its mapped baseline direction (the
+        page rectangle's top edge, left to right), radians clockwise on screen in [-pi, pi)."""
+        if not self.lines:
+            return np.zeros(0)
+        q = self._frame_corners(hom)
+        # Under perspective the top and bottom edges differ slightly: their mean direction is the line's.
+        d = (q[:, 1] - q[:, 0]) + (q[:, 2] - q[:, 3])
+        return (np.arctan2(d[:, 1], d[:, 0]) + math.pi) % (2 * math.pi) - math.pi
+
+    def _frame_corners(self, hom) -> np.ndarray:
         corners = np.stack([line.corners for line in self.lines])  # (N, 4, 2) page pixels
         pts = np.concatenate([corners, np.ones(corners.shape[:2] + (1,))], axis=2) @ hom.T
-        boxes = _min_area_rects(pts[..., :2] / pts[..., 2:])
-        return [(*map(float, box), line.cls, line.track_id) for line, box in zip(self.lines, boxes)]
+        return pts[..., :2] / pts[..., 2:]
 
 
 def _min_area_rects(quads: np.ndarray) -> np.ndarray:
