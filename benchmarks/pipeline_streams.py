@@ -84,11 +84,14 @@ def buffers(surface, streams: int, count: int) -> list:
 
 
 def pipeline(fmt: str, element: str | None, props: dict) -> tuple:
+    """appsrc [! element] ! fakesink, and the list the sink's pad probe appends each buffer's arrival time to."""
     p = Gst.Pipeline()
     src = Gst.ElementFactory.make("appsrc")
     src.set_property("caps", Gst.Caps.from_string(f"video/x-raw(memory:NVMM),format={fmt},width={W},height={H},"
                                                   "framerate=30/1"))
     src.set_property("format", Gst.Format.TIME)
+    src.set_property("max-buffers", 8)
+    src.set_property("block", True)
     sink = Gst.ElementFactory.make("fakesink")
     sink.set_property("sync", False)
     chain = [src]
@@ -103,38 +106,41 @@ def pipeline(fmt: str, element: str | None, props: dict) -> tuple:
         p.add(e)
     for a, b in zip(chain, chain[1:]):
         a.link(b)
-    return p, src, infer
+    arrivals: list[float] = []
+    sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER,
+                                          lambda _pad, _info: arrivals.append(time.perf_counter())
+                                          or Gst.PadProbeReturn.OK)
+    return p, src, infer, arrivals
 
 
-def run_pipelines(specs: list, count: int) -> float:
-    """Push ``count`` buffers into each pipeline from its own thread at once; wall seconds until all reached EOS."""
-    for p, _src, _bufs in specs:
+def run_pipelines(specs: list, warmup: int) -> float:
+    """Feed each (pipeline, appsrc, buffers, arrivals) from its own thread at once; the wall seconds from the last
+    pipeline's ``warmup``-th buffer out to the last buffer out of all of them (the model loads at start, before)."""
+    for p, *_ in specs:
         if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             raise RuntimeError("a pipeline did not start")
-        p.get_state(60 * Gst.SECOND)
-    barrier = threading.Barrier(len(specs) + 1)
 
     def feed(src, bufs):
-        barrier.wait()
-        for b in bufs[:count]:
+        for b in bufs:
             src.emit("push-buffer", b)
         src.emit("end-of-stream")
 
-    threads = [threading.Thread(target=feed, args=(src, bufs)) for _p, src, bufs in specs]
+    threads = [threading.Thread(target=feed, args=(src, bufs)) for _p, src, bufs, _a in specs]
     for t in threads:
         t.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    for p, _src, _bufs in specs:
-        msg = p.get_bus().timed_pop_filtered(600 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
-        if msg is None or msg.type != Gst.MessageType.EOS:
-            raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
-    wall = time.perf_counter() - t0
-    for t in threads:
-        t.join()
-    for p, _src, _bufs in specs:
-        p.set_state(Gst.State.NULL)
-    return wall
+    try:
+        for p, *_ in specs:
+            msg = p.get_bus().timed_pop_filtered(600 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            if msg is None or msg.type != Gst.MessageType.EOS:
+                raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
+    finally:
+        for t in threads:
+            t.join()
+        for p, *_ in specs:
+            p.set_state(Gst.State.NULL)
+    start = max(a[warmup - 1] for *_, a in specs)
+    end = max(a[-1] for *_, a in specs)
+    return end - start
 
 
 def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count: int, repeats: int) -> dict:
@@ -145,24 +151,26 @@ def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count:
     per_pipe = streams if mode == "batched" else 1
     pipes = 1 if mode == "batched" else streams
     surfaces = [frames_for(per_pipe, fmt, device) for _ in range(pipes)]
+    warmup = 5
 
     def rate(element: str | None, profile: bool = False) -> tuple[float, list]:
         specs, infers = [], []
         for s in surfaces:
-            p, src, infer = pipeline(fmt, element, props if element else {})
-            specs.append((p, src, buffers(s, per_pipe, count + 5)))
+            p, src, infer, arrivals = pipeline(fmt, element, props if element else {})
+            specs.append((p, src, buffers(s, per_pipe, count + warmup), arrivals))
             infers.append(infer)
-        run_pipelines([(p, src, bufs[:5]) for p, src, bufs in specs], 5)  # warm-up (model loaded at start)
-        specs = [(p, src, bufs[5:]) for p, src, bufs in specs]
-        if profile:
+        if profile:  # the detector exists once the element started: profile from its first batch on
             for infer in infers:
                 infer.timings = []
+            for p, *_ in specs:
+                p.set_state(Gst.State.PAUSED)
+            for infer in infers:
                 infer.detector.timings = []
-        wall = run_pipelines(specs, count)
+        wall = run_pipelines(specs, warmup)
         phases = []
         if profile:
             for infer in infers:
-                for outer, inner in zip(infer.timings, infer.detector.timings):
+                for outer, inner in list(zip(infer.timings, infer.detector.timings))[warmup:]:
                     phases.append({**outer, **inner})
         return streams * count / wall, phases
 

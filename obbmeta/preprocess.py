@@ -196,7 +196,7 @@ class Preprocess:
         for (w, h), idx in groups.items():
             lb, (nw, nh) = self.plan((w, h), input_size, (cw, ch))
             x = self._resize(torch.stack([images[i] for i in idx]), (nw, nh))
-            x = self._normalise(x)
+            x = self.normalise(x)
             px, py = int(lb.pad_x), int(lb.pad_y)
             out[idx, :, py:py + nh, px:px + nw] = x
             for i in idx:
@@ -234,7 +234,7 @@ class Preprocess:
             y = torch.round_(y).clamp_(0, 255)
         return y
 
-    def _normalise(self, levels: Any) -> Any:
+    def normalise(self, levels: Any) -> Any:
         """(n, 3, h, w) RGB levels 0-255 -> (n, C, h, w) model input."""
         import torch
 

@@ -37,12 +37,26 @@ PRECISIONS = ("fp32", "fp16", "bf16")
 MODEL_PROPERTIES = frozenset({
     "model", "config-file-path", "input-size", "output-format", "device", "preprocess", "model-color-format",
     "maintain-aspect-ratio", "symmetric-padding", "scaling-filter", "net-scale-factor", "offsets", "precision",
-    "batch-size", "warm-up", "cuda-graph", "compile", "channels-last", "threads", "max-batch-wait-us"})
+    "batch-size", "warm-up", "cuda-graph", "compile", "channels-last", "threads", "max-batch-wait-us", "crop-size",
+    "crop-padding", "crop-reading", "crop-fill", "charset", "classifier-threshold"})
 # Read at every batch.
 BATCH_PROPERTIES = frozenset({
     "conf", "iou", "max-det", "class-names", "labelfile-path", "unique-id", "interval", "filter-out-class-ids",
     "operate-on-gie-id", "operate-on-class-ids"})
 UNSET = -1
+
+
+REINFER_AREA_GROWTH = 0.2   # nvinfer's REINFER_AREA_THRESHOLD: an object whose box grew this much is inferred again
+HISTORY_MAX_AGE = 150       # nvinfer's CLEANUP_ACCESS_CRITERIA: frames after which an unseen object is forgotten
+
+
+@dataclass
+class _History:
+    """What a secondary element last did for a tracked object (nvinfer's GstNvInferObjectHistory)."""
+    frame_num: int      # frame it was last inferred on
+    area: float         # its rect_params area then
+    seen: int           # frame it was last seen on
+    result: Any         # the labels attached then (None: nothing passed the threshold)
 
 
 def _check_model(value: Any) -> str:
@@ -84,8 +98,18 @@ def _check_label_file(value: Any) -> str:
 
 def _check_output_format(value: Any) -> str:
     from ..infer import OUTPUT_FORMATS
+    from ..secondary import OUTPUT_FORMATS as SECONDARY_FORMATS
 
-    return one_of(*OUTPUT_FORMATS)(value)
+    return one_of(*OUTPUT_FORMATS, *SECONDARY_FORMATS)(value)
+
+
+def _check_crop_size(value: Any) -> str:
+    text = (value or "").strip().lower()
+    if text:
+        parts = text.split("x")
+        if len(parts) > 2 or not all(p.isdigit() and 1 <= int(p) <= 4096 for p in parts):
+            raise ValueError(f"expected HxW or H (pixels, 1..4096), got {value!r}")
+    return text
 
 
 def _check_device(value: Any) -> str:
@@ -160,10 +184,37 @@ _SPECS = {
     "interval": (int, "interval", "batches to skip between inferences (as nvinfer's interval)", 0, 2**31 - 1,
                  0, RW),
     "output-format": (str, "output format", "yolo-obb (raw or end-to-end head), mmrotate (results list) or boxes "
-                      "(OrientedBoxes per frame)", "yolo-obb", RW),
+                      "(OrientedBoxes per frame); secondary: classifier ((K, C) scores, or one per head) or text "
+                      "((K, T, C) CTC logits, or K strings)", "yolo-obb", RW),
     "batch-size": (int, "batch size", "frames per model call (0: every frame of the buffer in one call)", 0, 1024,
                    0, RW),
-    "process-mode": (int, "process mode", "1: primary (whole frames)", 1, 1, 1, RW),
+    "process-mode": (int, "process mode", "1: primary (whole frames); 2: secondary (each object's box cropped upright "
+                     "for a classifier or text recogniser, results in NvDsClassifierMeta)", 1, 2, 1, RW),
+    "input-object-min-width": (int, "input object min width", "secondary: objects narrower (rect_params) are skipped",
+                               0, 2**31 - 1, 0, RW),
+    "input-object-min-height": (int, "input object min height", "secondary: objects lower are skipped", 0,
+                                2**31 - 1, 0, RW),
+    "input-object-max-width": (int, "input object max width", "secondary: objects wider are skipped (0: no limit)",
+                               0, 2**31 - 1, 0, RW),
+    "input-object-max-height": (int, "input object max height", "secondary: objects higher are skipped (0: no limit)",
+                                0, 2**31 - 1, 0, RW),
+    "classifier-threshold": (float, "classifier threshold", "secondary: a label's probability (a string's "
+                             "confidence) must exceed this", 0.0, 1.0, 0.0, RW),
+    "secondary-reinfer-interval": (int, "secondary reinfer interval", "secondary: frames before a tracked object is "
+                                   "inferred again (its last result is attached meanwhile; an object whose box grew "
+                                   "by 20 % is inferred at once)", 0, 2**31 - 1, 2**31 - 1, RW),
+    "classifier-type": (str, "classifier type", "secondary: classifier_type of the NvDsClassifierMeta (nvmsgconv's "
+                        "key for the label)", "", RW),
+    "crop-size": (str, "crop size", "secondary: HxW of every crop, or H alone: that height with the width by the "
+                  "box's aspect ratio (text lines); empty: input-size", "", RW),
+    "crop-padding": (float, "crop padding", "secondary: margin on every side of a crop, a fraction of the box's "
+                     "shorter side", 0.0, 10.0, 0.0, RW),
+    "crop-reading": (str, "crop reading", "secondary: as-is (the box's width axis), left-to-right, or long-side "
+                     "(text lines)", "as-is", RW),
+    "crop-fill": (float, "crop fill", "secondary: pixel level outside the frame and beyond a narrow crop", 0.0, 255.0,
+                  0.0, RW),
+    "charset": (str, "charset", "secondary text: the recogniser's tokens (a file of one per line); empty: the "
+                "model's charset", "", RW),
     "operate-on-gie-id": (int, "operate on gie id", "secondary mode: objects of this unique_component_id (-1: any)",
                           -1, 2**31 - 1, -1, RW),
     "infer-on-gie-id": (int, "infer on gie id", "alias of operate-on-gie-id (nvinfer's element name)", -1,
@@ -209,6 +260,7 @@ _CONFIG_CHECKS = {
     "labelfile-path": _check_label_file, "output-format": _check_output_format, "device": _check_device,
     "operate-on-class-ids": _check_class_ids, "filter-out-class-ids": _check_class_ids,
     "preprocess": one_of(*PRESETS), "precision": one_of(*PRECISIONS), "offsets": _check_offsets,
+    "crop-size": _check_crop_size, "crop-reading": one_of("as-is", "left-to-right", "long-side"),
 }
 
 
@@ -272,6 +324,7 @@ class ObbInfer(ObbmetaElement):
         self._generation = 0
         self._swap_lock = threading.Lock()
         self._config_props: dict[str, Any] = {}
+        self._history: dict[int, dict[int, _History]] = {}  # secondary: per source, per tracked object
         self._assigned = False
         self._label_cache: tuple = (None, None)
         self.batches = 0   # buffers seen (for interval)
@@ -357,8 +410,18 @@ class ObbInfer(ObbmetaElement):
             raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file "
                              "(in the element or in the config's [obbmeta] group), or, from Python, assign "
                              "element.detector = obbmeta.infer.Detector(...)")
-        if config and config.properties.get("network-type") == "classifier":
+        secondary = settings["process-mode"] == 2
+        if config and config.properties.get("network-type") == "classifier" and not secondary:
             raise ValueError(f"{config.path}: network-type=1 (classifier) needs process-mode=2 (secondary)")
+        if config and config.properties.get("network-type") == "classifier" and "output-format" not in \
+                self._explicit and "output-format" not in (config.properties if config else {}):
+            settings["output-format"] = "classifier"
+        from ..secondary import OUTPUT_FORMATS as SECONDARY_FORMATS
+
+        if secondary != (settings["output-format"] in SECONDARY_FORMATS):
+            raise ValueError(f"output-format={settings['output-format']} and process-mode={settings['process-mode']} "
+                             "do not go together: process-mode=2 (secondary) takes output-format classifier or text, "
+                             "process-mode=1 a detector's yolo-obb, mmrotate or boxes")
         device = settings["device"]
         if device == "auto":
             import torch
@@ -373,6 +436,8 @@ class ObbInfer(ObbmetaElement):
             scaling_filter=None if settings["scaling-filter"] == UNSET else settings["scaling-filter"],
             net_scale_factor=settings["net-scale-factor"] or None,
             offsets=[float(v) for v in settings["offsets"].split(";")] if settings["offsets"] else None)
+        if secondary:
+            return self._build_secondary(settings, config, device, pre)
         class_filter = ClassFilter.from_config(config, _ids(settings["filter-out-class-ids"])) if config else \
             ClassFilter(drop=frozenset(_ids(settings["filter-out-class-ids"])))
         t0 = time.perf_counter()
@@ -392,6 +457,36 @@ class ObbInfer(ObbmetaElement):
         self._check_classes(detector, config)
         return _Loaded(detector, config, settings["model"], settings["config-file-path"])
 
+    def _build_secondary(self, settings: dict, config: Any, device: str, pre: Any) -> _Loaded:
+        """process-mode=2: a classifier or recogniser on upright crops of the objects' boxes."""
+        import torch
+
+        from ..infer import parse_input_size
+        from ..secondary import SecondaryModel
+
+        crop = settings["crop-size"]
+        parts = crop.split("x") if crop else []
+        if len(parts) == 1:
+            size, height = None, int(parts[0])
+        else:
+            w, h = parse_input_size(settings["input-size"])
+            size, height = ((int(parts[0]), int(parts[1])) if parts else (h, w)), None
+        t0 = time.perf_counter()
+        sec = SecondaryModel(settings["model"], settings["output-format"], device, crop_size=size or (1, 1),
+                             crop_height=height, padding=settings["crop-padding"], reading=settings["crop-reading"],
+                             preprocess=pre, labels=settings["labelfile-path"] or settings["class-names"] or None,
+                             charset=settings["charset"] or None, threshold=settings["classifier-threshold"],
+                             batch_size=settings["batch-size"], precision=settings["precision"],
+                             fill=settings["crop-fill"])
+        CATEGORY.info(self, "secondary model %s (%s) loaded on %s in %.3f s", settings["model"],
+                      settings["output-format"], device, time.perf_counter() - t0)
+        if settings["warm-up"]:
+            t0 = time.perf_counter()
+            grey = torch.full((64, 128, 3), 114, dtype=torch.uint8, device=device)
+            sec([grey], "RGB", torch.tensor([[0.0, 64.0, 32.0, 96.0, 24.0, 0.0]]))
+            CATEGORY.info(self, "warm-up: %.3f s", time.perf_counter() - t0)
+        return _Loaded(sec, config, settings["model"], settings["config-file-path"])
+
     def _check_classes(self, detector: Any, config: Any) -> None:
         expected = config.properties.get("num-detected-classes") if config else None
         labels = self._labels(detector)
@@ -407,6 +502,8 @@ class ObbInfer(ObbmetaElement):
     def _labels(self, detector: Any) -> list[str] | None:
         from ..infer import parse_class_names
 
+        if self._props["process-mode"] == 2:
+            return None  # a secondary element's labels are its classifier's (SecondaryModel.labels_for)
         names = self.prop("class-names")
         if names:
             return parse_class_names(names)
@@ -426,6 +523,9 @@ class ObbInfer(ObbmetaElement):
         loaded = self._build()
         self._config_props = dict(loaded.config.properties) if loaded.config else {}
         self.loaded = loaded
+
+    def reset(self) -> None:
+        self._history.clear()  # a stream ended or was flushed: its objects' ids start again
 
     def stop(self) -> None:
         with self._swap_lock:
@@ -471,6 +571,64 @@ class ObbInfer(ObbmetaElement):
 
     # ---------------------------------------------------------------- buffers
 
+    def _secondary(self, batch: Any, frames: list, views: list, sec: Any, t0: float, batch_index: int,
+                   timing: bool) -> None:
+        """process-mode=2: the objects nvinfer's secondary mode would take (operate-on-gie-id / class ids, input
+        object sizes, the reinfer interval of tracked objects) cropped upright and classified / read; results in
+        NvDsClassifierMeta; tracked objects not due again get their last result, as nvinfer attaches its cache."""
+        from .. import nvds
+        from ..nvds.classifier import Label
+
+        gie = self.prop("operate-on-gie-id")
+        classes = set(_ids(self.prop("operate-on-class-ids")))
+        lo_w, lo_h = self.prop("input-object-min-width"), self.prop("input-object-min-height")
+        hi_w, hi_h = self.prop("input-object-max-width"), self.prop("input-object-max-height")
+        interval = self.prop("secondary-reinfer-interval")
+        rows, targets, keys, cached = [], [], [], []
+        for f in frames:
+            history = self._history.setdefault(f.source_id, {})
+            frame_num = f.frame_num
+            for info, obb in nvds.read_obbs(f):
+                w, h = info.rect[2], info.rect[3]
+                if (gie >= 0 and info.component_id != gie) or (classes and info.class_id not in classes) or \
+                        w < lo_w or h < lo_h or (hi_w and w > hi_w) or (hi_h and h > hi_h):
+                    continue
+                key = info.object_id if info.tracked else None
+                past = history.get(key) if key is not None else None
+                if past is not None:
+                    past.seen = frame_num
+                    grew = w * h > past.area * (1 + REINFER_AREA_GROWTH)
+                    if not grew and frame_num - past.frame_num <= interval:
+                        cached.append((info.address, past.result))
+                        continue
+                rows.append([float(f.batch_id), *obb.xywhr])
+                targets.append(info.address)
+                keys.append((f.source_id, key, frame_num, w * h))
+            for k in [k for k, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
+                del history[k]
+        t1 = time.perf_counter()
+        formats = [v.format for v in views]
+        results = sec([v.model_input for v in views], formats, rows) if rows else []
+        t2 = time.perf_counter()
+        labels = [None if r is None else [Label(x.class_id, x.prob, x.label, x.label_id) for x in r] for r in results]
+        for (source, key, frame_num, area), result in zip(keys, labels):
+            if key is not None:
+                self._history[source][key] = _History(frame_num, area, frame_num, result)
+        objects = targets + [a for a, _ in cached]
+        written = None
+        if objects:
+            written = nvds.attach_classifications(batch, objects, results=labels + [r for _, r in cached],
+                                                  component_id=self.prop("unique-id"),
+                                                  classifier_type=self.prop("classifier-type") or None)
+        t3 = time.perf_counter()
+        if self.timings is not None:
+            self.timings.append({"frames": len(frames), "objects": len(rows), "map": t1 - t0, "infer": t2 - t1,
+                                 "write": t3 - t2})
+        if timing:
+            CATEGORY.debug(self, "batch %d: %d objects inferred, %d from the cache, %d classified; select %.3f ms, "
+                           "crop + model %.3f ms, write %.3f ms", batch_index, len(rows), len(cached),
+                           written.classified if written else 0, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         from .. import nvds
 
@@ -498,6 +656,10 @@ class ObbInfer(ObbmetaElement):
                                      f"{len(views)})")
                 chosen.append(views[f.batch_id])
             if not chosen:
+                return Gst.FlowReturn.OK
+            if self._props["process-mode"] == 2:
+                self._secondary(batch, frames, views, detector, t0, batch_index, timing)
+                self.inferred += 1
                 return Gst.FlowReturn.OK
             detector.conf, detector.iou, detector.max_det = self.prop("conf"), self.prop("iou"), self.prop("max-det")
             drop = frozenset(_ids(self.prop("filter-out-class-ids")))

@@ -150,3 +150,28 @@ def counting() -> torch.nn.Module:
             CALLS.append(x.shape[0])
             return ToyObb()(x)
     return Counting()
+
+
+# ---------------------------------------------------------------- secondary models (crops in, results out)
+
+SECONDARY_CALLS: list = []  # crops per call of the toy secondary models
+
+
+class ToyClassifier(torch.nn.Module):
+    """(K, 3, h, w) crops -> (K, 3) logits: the class is the crop's brightest channel, confidently."""
+
+    def forward(self, x):
+        SECONDARY_CALLS.append(x.shape[0])
+        return x.mean((2, 3)) * 40.0
+
+
+def toy_classifier() -> torch.nn.Module:
+    return ToyClassifier()
+
+
+def toy_reader():
+    """output-format=text as a callable returning one string per crop: its size."""
+    def read(x):
+        SECONDARY_CALLS.append(x.shape[0])
+        return [f"{x.shape[2]}x{x.shape[3]}"] * x.shape[0]
+    return read

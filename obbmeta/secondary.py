@@ -1,0 +1,302 @@
+"""Secondary inference on oriented objects: each object's box cropped upright, a classifier or a text recogniser on
+the batch of crops, one result per object (the weight of ``obbinfer process-mode=2``, usable from any probe).
+
+nvinfer's secondary mode crops an object's axis-aligned ``rect_params``; for a rotated text line or ship that crop
+is mostly background and the content is slanted. Here the crop is the oriented box turned upright
+(:func:`obbmeta.ops.crop_rotated`, read in place from the frames, NVMM views included), so the second model sees
+what it was trained on::
+
+    sec = SecondaryModel("obbmeta.models:text_recognizer", output_format="text", crop_height=32, padding=0.08)
+    results = sec(frames, "RGBA", boxes)        # boxes: (K, 6) [frame index, cx, cy, w, h, angle] -> K results
+
+Output formats:
+
+* ``"classifier"``: the model returns ``(K, C)`` scores (logits or probabilities; a row that is not already a
+  probability distribution is softmaxed) or a list / tuple of such heads, one per attribute (``label_id`` 0, 1, ...);
+  per head the best class whose probability exceeds ``threshold`` is the label (nvinfer's classifier-threshold).
+* ``"text"``: the model returns ``(K, T, C)`` CTC logits decoded greedily with its ``charset`` (blank 0;
+  :func:`obbmeta.decode.ctc_greedy`), or a list of K strings; a string whose confidence is below ``threshold`` is
+  no result.
+
+Each result is a list of :class:`obbmeta.nvds.classifier.Label` (a recognised string: ``label_id`` 0,
+``class_id`` 1, as NVIDIA's licence-plate sample writes it), or None, for
+:func:`obbmeta.nvds.attach_classifications`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+
+from .decode import ctc_greedy
+from .infer import Detector, parse_class_names, read_label_file
+from .ops import crop_rotated
+from .pixels import lookup, to_rgb
+from .preprocess import preset
+
+OUTPUT_FORMATS = ("classifier", "text")
+READINGS = ("as-is", "left-to-right", "long-side")
+TEXT_CLASS_ID = 1  # what NVIDIA's licence-plate parser sets for a recognised string
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the model said of one object: ``class_id`` / ``prob`` / ``label`` per output (``label_id``)."""
+    label_id: int
+    class_id: int
+    prob: float
+    label: str
+
+
+class SecondaryModel:
+    """A classifier or recogniser on upright crops of oriented boxes.
+
+    Args:
+        model: anything :func:`obbmeta.infer.load_model` takes; shared with other users of the same spec.
+        output_format: ``"classifier"`` or ``"text"``.
+        device: where the model runs (``"auto"``: the frames' device).
+        crop_size: ``(h, w)`` of every crop (classifiers), or None with ``crop_height``: crops of that height and
+            width by aspect ratio, up to ``max_width`` (text lines; the batch's width is its widest crop, rounded up
+            to ``width_multiple``).
+        padding: margin on every side, as a fraction of the box's shorter side.
+        reading: ``as-is``, ``left-to-right`` or ``long-side`` (:func:`obbmeta.ops.crop_rotated`).
+        preprocess: the normalisation of the crops (channel order, mean, scale) as in :mod:`obbmeta.preprocess`.
+        labels: classifier labels: a label file (nvinfer's: one line per output, labels separated by ``;``), a list
+            per output, or one list; None: the model's own ``class_names`` / ``names``, else the class ids.
+        charset: text: the tokens of classes 1.. (a str, a list, or a file with one per line); None: the model's
+            ``charset``.
+        threshold: a label's probability (classifier) or a string's confidence (text) must exceed it.
+        batch_size: crops per model call (0: all at once); crops of width by aspect ratio are batched by width, so a
+            short line is not padded to the longest one's width.
+        fill: the pixel level (0-255) of the crop outside the frame and beyond a narrow crop's content.
+        precision: ``fp32`` / ``fp16`` / ``bf16`` (autocast).
+    """
+
+    def __init__(self, model: Any, output_format: str = "classifier", device: str = "auto", *,
+                 crop_size: Any = (224, 224), crop_height: int | None = None, max_width: int = 1024,
+                 width_multiple: int = 4, padding: float = 0.0, reading: str = "as-is", preprocess: Any = "ultralytics",
+                 labels: Any = None, charset: Any = None, threshold: float = 0.0, batch_size: int = 0,
+                 precision: str = "fp32", fill: float = 0.0):
+        if output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}")
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+        if crop_height is None:
+            h, w = _pair("crop_size", crop_size)
+            self.crop_size: tuple[int, int] | None = (h, w)
+        else:
+            self.crop_size = None
+            if not isinstance(crop_height, int) or isinstance(crop_height, bool) or not 1 <= crop_height <= 4096:
+                raise ValueError(f"crop_height must be an int in 1..4096, got {crop_height!r}")
+        for name, v, lo, hi in (("max_width", max_width, 1, 16384), ("width_multiple", width_multiple, 1, 64),
+                                ("batch_size", batch_size, 0, 1 << 20)):
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
+        if not isinstance(padding, (int, float)) or isinstance(padding, bool) or not 0 <= padding <= 10:
+            raise ValueError(f"padding must be a number in [0, 10] (a fraction of the box's shorter side), got "
+                             f"{padding!r}")
+        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
+            raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+        self.output_format, self.reading, self.padding = output_format, reading, float(padding)
+        self.crop_height, self.max_width, self.width_multiple = crop_height, max_width, width_multiple
+        self.threshold, self.batch_size = float(threshold), batch_size
+        if not isinstance(fill, (int, float)) or isinstance(fill, bool) or not 0 <= fill <= 255:
+            raise ValueError(f"fill must be a pixel level in [0, 255], got {fill!r}")
+        self.fill = float(fill)
+        self.pre = preset(preprocess)
+        # The model is loaded (and shared) exactly as a detector's; its decode settings are unused here.
+        self._detector = Detector(model, input_size=64, device=device, precision=precision, output_format="boxes")
+        self._labels = _labels(labels)
+        self._charset = _charset(charset)
+
+    @property
+    def device(self) -> str:
+        return self._detector.device
+
+    def model_on(self, device: Any) -> Any:
+        return self._detector.model_on(device)
+
+    def labels_for(self, head: int, class_id: int, model: Any) -> str:
+        table = self._labels
+        if table is None:
+            names = _model_names(model)
+            table = [names] if names else None
+        if table:
+            row = table[head] if head < len(table) else (table[0] if len(table) == 1 else None)
+            if row is not None and 0 <= class_id < len(row):
+                return row[class_id]
+        return str(class_id)
+
+    # ---------------------------------------------------------------- crops
+
+    def crops(self, frames: Sequence[Any], pixel_format: Any, boxes: torch.Tensor) -> torch.Tensor:
+        """(K, C, h, w) model input: the boxes of the ``(K, 6)`` table cropped upright from ``frames`` (views as
+        :class:`obbmeta.infer.Detector` takes them), normalised as ``preprocess`` says."""
+        formats = [pixel_format] * len(frames) if isinstance(pixel_format, str) else list(pixel_format)
+        device = self._run_device(frames)
+        sources, channels = [], None
+        packed = all(lookup(f).family == "rgb" and lookup(f).packed and lookup(f).bits == 8 for f in formats) and \
+            len({f for f in formats}) == 1
+        if packed:  # 8-bit packed RGB (NVMM RGBA views): read in place, the channels picked by the crop
+            channels = list(lookup(formats[0]).rgb_order)
+            sources = [f.to(device, non_blocking=True) for f in frames]
+            scale, fill = 1.0, self.fill
+        else:  # YUV / planar / deep formats: the frame as RGB first (a whole-frame conversion)
+            for f, fmt in zip(frames, formats):
+                planes = tuple(p.to(device, non_blocking=True) for p in f) if isinstance(f, (tuple, list)) else \
+                    f.to(device, non_blocking=True)
+                sources.append(to_rgb(planes, fmt))
+            scale, fill = 255.0, self.fill / 255
+        boxes = boxes.to(torch.float32)
+        if self.crop_size is not None:
+            crops = crop_rotated(sources, boxes, self.crop_size, padding=self.padding, channels=channels, fill=fill,
+                                 reading=self.reading, out_dtype=torch.float32)
+        else:
+            width = self._batch_width(boxes)
+            crops = crop_rotated(sources, boxes, height=self.crop_height, max_width=width, padding=self.padding,
+                                 channels=channels, fill=fill, reading=self.reading, out_dtype=torch.float32)
+            if crops.shape[3] != width:  # the widest crop sets the width: round it up to the model's multiple
+                crops = torch.nn.functional.pad(crops, (0, width - crops.shape[3]), value=fill)
+        levels = crops if scale == 1.0 else crops * scale
+        return self.pre.normalise(levels)
+
+    def _widths(self, boxes: torch.Tensor) -> torch.Tensor:
+        """Each box's content width in a crop of ``crop_height`` rows (the aspect ratio of its padded box)."""
+        w, h = boxes[:, 3].double().cpu(), boxes[:, 4].double().cpu()
+        pad = self.padding * torch.minimum(w, h)
+        w, h = w + 2 * pad, h + 2 * pad
+        if self.reading == "long-side":
+            w, h = torch.maximum(w, h), torch.minimum(w, h)
+        ratio = torch.where(h > 0, w / h.clamp(min=1e-9), torch.full_like(w, float(self.max_width)))
+        return ratio * self.crop_height
+
+    def _batch_width(self, boxes: torch.Tensor) -> int:
+        if boxes.numel() == 0:
+            return self.width_multiple
+        widest = int(math.floor(float(self._widths(boxes).max()) + 0.5))
+        m = self.width_multiple
+        return int(min(max(-(-max(widest, 1) // m) * m, m), self.max_width // m * m or m))
+
+    def _run_device(self, frames: Sequence[Any]) -> torch.device:
+        if self.device != "auto":
+            return torch.device(self.device)
+        first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
+        return first.device
+
+    # ---------------------------------------------------------------- the call
+
+    @torch.inference_mode()
+    def __call__(self, frames: Sequence[Any], pixel_format: Any, boxes: Any) -> list[list[Result] | None]:
+        """One result per box of the ``(K, 6)`` [frame index, cx, cy, w, h, angle] table (frame pixels): a list of
+        :class:`Result` (one per output) or None when no output passed the threshold."""
+        boxes = torch.as_tensor(boxes, dtype=torch.float32)
+        if boxes.dim() != 2 or boxes.shape[1] != 6:
+            raise ValueError(f"boxes must be a (K, 6) [frame index, cx, cy, w, h, angle] table, got "
+                             f"{tuple(boxes.shape)}")
+        k = boxes.shape[0]
+        if k == 0:
+            return []
+        step = self.batch_size or (k if self.crop_size is not None else 32)
+        order = list(range(k)) if self.crop_size is not None else \
+            torch.argsort(self._widths(boxes), stable=True).tolist()
+        out: list[list[Result] | None] = [None] * k
+        for start in range(0, k, step):
+            part = order[start:start + step]
+            x = self.crops(frames, pixel_format, boxes[part])
+            model = self.model_on(x.device)
+            for i, r in zip(part, self._decode(self._detector.forward(x), model, x.shape[0])):
+                out[i] = r
+        return out
+
+    def _decode(self, output: Any, model: Any, k: int) -> list[list[Result] | None]:
+        if self.output_format == "text":
+            return self._decode_text(output, model, k)
+        heads = list(output) if isinstance(output, (list, tuple)) else [output]
+        per_head = []
+        for h, scores in enumerate(heads):
+            if not isinstance(scores, torch.Tensor) or scores.dim() != 2 or scores.shape[0] != k:
+                raise ValueError(f"output-format classifier expects (K, C) scores per head with K = {k} crops; head "
+                                 f"{h} is {tuple(scores.shape) if isinstance(scores, torch.Tensor) else scores!r}")
+            p = scores.float()
+            if not _is_distribution(p):
+                p = torch.softmax(p, dim=1)
+            prob, cls = p.max(dim=1)
+            per_head.append((prob.cpu().tolist(), cls.cpu().tolist()))
+        results: list[list[Result] | None] = []
+        for i in range(k):
+            row = [Result(h, int(cls[i]), float(prob[i]), self.labels_for(h, int(cls[i]), model))
+                   for h, (prob, cls) in enumerate(per_head) if prob[i] > self.threshold]
+            results.append(row or None)
+        return results
+
+    def _decode_text(self, output: Any, model: Any, k: int) -> list[list[Result] | None]:
+        if isinstance(output, (list, tuple)) and all(isinstance(s, str) for s in output):
+            texts, conf = list(output), [1.0] * len(output)
+        else:
+            if not isinstance(output, torch.Tensor) or output.dim() != 3:
+                got = tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__
+                raise ValueError(f"output-format text expects (K, T, C) CTC logits or a list of K strings, got {got}")
+            charset = self._charset or getattr(model, "charset", None)
+            if charset is None:
+                raise ValueError("output-format text needs a charset: the model's .charset, or set charset (a label "
+                                 "file of one token per line)")
+            texts, confidence = ctc_greedy(output.float(), charset)
+            conf = confidence.tolist()
+        if len(texts) != k:
+            raise ValueError(f"the model read {len(texts)} strings for {k} crops")
+        return [[Result(0, TEXT_CLASS_ID, float(c), t)] if t and c > self.threshold else None
+                for t, c in zip(texts, conf)]
+
+
+def _is_distribution(p: torch.Tensor) -> bool:
+    return bool(((p >= 0) & (p <= 1)).all()) and bool(torch.allclose(p.sum(1), torch.ones(p.shape[0],
+                                                                                       device=p.device), atol=1e-3))
+
+
+def _pair(name: str, value: Any) -> tuple[int, int]:
+    if isinstance(value, str):
+        parts = value.lower().split("x")
+        try:
+            value = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else None
+        except ValueError:
+            value = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value, value)
+    if not (isinstance(value, (tuple, list)) and len(value) == 2 and
+            all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 4096 for v in value)):
+        raise ValueError(f"{name} must be (h, w), 'HxW' or N with sides in 1..4096, got {value!r}")
+    return int(value[0]), int(value[1])
+
+
+def _labels(labels: Any) -> list[list[str]] | None:
+    if labels is None or labels == "":
+        return None
+    if isinstance(labels, str):
+        if "," in labels and "/" not in labels:
+            return [parse_class_names(labels)]
+        return [[name.strip() for name in line] for line in read_label_file(labels)]
+    labels = list(labels)
+    if labels and all(isinstance(n, str) for n in labels):
+        return [labels]
+    return [list(row) for row in labels]
+
+
+def _charset(charset: Any) -> Any:
+    if charset is None or charset == "":
+        return None
+    if isinstance(charset, str) and ("/" in charset or charset.endswith(".txt")):
+        from .decode import read_charset
+
+        return read_charset(charset)
+    return charset
+
+
+def _model_names(model: Any) -> list[str] | None:
+    from .infer import model_class_names
+
+    return model_class_names(model)
+
+
+__all__ = ["SecondaryModel", "Result", "OUTPUT_FORMATS", "READINGS", "TEXT_CLASS_ID"]

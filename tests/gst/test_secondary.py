@@ -1,0 +1,160 @@
+"""obbinfer process-mode=2: secondary inference on upright crops of the objects' oriented boxes, results where
+nvinfer's SGIE writes them (NvDsClassifierMeta / NvDsLabelInfo), read back by obbmeta's reader and by an independent
+raw read of NVIDIA's lists; nvinfer's object selection (operate-on-*, input object sizes, reinfer interval)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import obb_toy_models
+import pytest
+import torch
+from pipelines import buffer_probe, run
+
+from obbmeta import nvds
+from obbmeta.gst._gi import Gst
+from obbmeta.nvds.classifier import read_classifications
+from obbmeta.ops import crop_rotated
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nvds"))
+import raw  # noqa: E402
+
+W, H = 160, 120
+PRIMARY = "obbinfer name=pgie model=obb_toy_models:toy input-size=96 unique-id=1"
+
+
+def frame_copy(buf):
+    ok, info = buf.map(Gst.MapFlags.READ)
+    try:
+        return np.frombuffer(info.data, np.uint8)[: W * H * 4].reshape(H, W, 4).copy()
+    finally:
+        buf.unmap(info)
+
+
+def secondary_pipeline(sgie: str, n=8, middle=""):
+    return Gst.parse_launch(
+        f"videotestsrc num-buffers={n} pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
+        f"! {middle}identity name=before ! obbinfer name=sgie process-mode=2 {sgie} ! fakesink name=sink")
+
+
+def collect(p):
+    """Per frame: the original pixels and, per object, (info, obb, obbmeta's reading, the raw reading)."""
+    frames, objects = {}, {}
+
+    def before(buf):
+        frames[buf.pts] = frame_copy(buf)
+
+    def after(buf):
+        (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        rows = []
+        for info, obb in nvds.read_obbs(f):
+            rows.append((info, obb, read_classifications(info),
+                         [raw.classifier_fields(c) for c in raw.classifier_metas_of(info.address)]))
+        objects[buf.pts] = rows
+
+    errors = buffer_probe(p.get_by_name("before"), "src", before)
+    buffer_probe(p.get_by_name("sink"), "sink", after, errors)
+    return frames, objects, errors
+
+
+def expected_class(image, obb):
+    """The toy classifier on the crop obbmeta's op cuts (RGB channels of the RGBA frame), as argmax."""
+    crop = crop_rotated(torch.from_numpy(image), torch.tensor([obb.xywhr]), (32, 64), channels=[0, 1, 2],
+                        out_dtype=torch.float32)
+    logits = obb_toy_models.ToyClassifier()(crop / 255)
+    p = torch.softmax(logits, 1)
+    return int(p.argmax()), float(p.max())
+
+
+def test_a_classifier_writes_one_classifier_meta_per_object_where_nvinfer_writes_it(tmp_path):
+    labels = tmp_path / "colours.txt"
+    labels.write_text("red;green;blue\n")
+    p = secondary_pipeline(f"model=obb_toy_models:toy_classifier output-format=classifier unique-id=2 crop-size=32x64 "
+                           f"labelfile-path={labels} classifier-type=colour")
+    frames, objects, errors = collect(p)
+    outcome = run(p)
+    assert outcome.eos and not errors, (outcome, errors[:1])
+    total = 0
+    for pts, rows in objects.items():
+        for _info, obb, ours, theirs in rows:
+            cls, prob = expected_class(frames[pts], obb)
+            (c,) = ours
+            assert c.component_id == 2 and c.classifier_type == "colour" and len(c.labels) == 1
+            (lab,) = c.labels
+            assert (lab.label_id, lab.class_id, lab.label) == (0, cls, ["red", "green", "blue"][cls])
+            assert abs(lab.prob - prob) < 1e-4
+            (t,) = theirs  # NVIDIA's own list, read at NVIDIA's offsets
+            assert t["unique_component_id"] == 2 and t["classifier_type"] == b"colour" and t["num_labels"] == 1
+            (tl,) = t["labels"]
+            assert tl["result_class_id"] == cls and tl["result_label"].split(b"\0")[0] == lab.label.encode()
+            total += 1
+    assert total > 10
+
+
+def test_operate_on_class_ids_and_input_object_sizes_choose_the_objects():
+    p = secondary_pipeline("model=obb_toy_models:toy_classifier output-format=classifier unique-id=2 crop-size=16x16 "
+                           "operate-on-class-ids=0;2 input-object-min-width=20 input-object-max-height=40 "
+                           "operate-on-gie-id=1")
+    _, objects, errors = collect(p)
+    assert run(p).eos and not errors
+    chosen = skipped = 0
+    for rows in objects.values():
+        for info, _obb, ours, _ in rows:
+            w, h = info.rect[2], info.rect[3]
+            want = info.class_id in (0, 2) and w >= 20 and h <= 40
+            assert bool(ours) == want, (info.class_id, w, h)
+            chosen, skipped = chosen + want, skipped + (not want)
+    assert chosen and skipped
+    p = secondary_pipeline("model=obb_toy_models:toy_classifier output-format=classifier unique-id=2 crop-size=16x16 "
+                           "operate-on-gie-id=7")  # no object comes from a gie 7
+    _, objects, errors = collect(p)
+    assert run(p).eos and not errors and not any(ours for rows in objects.values() for *_, ours, _ in rows)
+
+
+def test_tracked_objects_are_reinferred_every_n_frames_and_carry_their_last_result_between():
+    obb_toy_models.SECONDARY_CALLS.clear()
+    p = secondary_pipeline("model=obb_toy_models:toy_classifier output-format=classifier unique-id=2 crop-size=16x16 "
+                           "secondary-reinfer-interval=3", n=20, middle="obbtrack min-hits=1 ! ")
+    _, objects, errors = collect(p)
+    assert run(p).eos and not errors
+    tracked = [(pts, info, ours) for pts, rows in sorted(objects.items()) for info, _o, ours, _ in rows
+               if info.tracked]
+    assert tracked and all(ours for _, _, ours in tracked)  # every tracked object shows a result on every frame
+    per_object: dict[int, list] = {}
+    for _pts, info, ours in tracked:
+        per_object.setdefault(info.object_id, []).append(ours[0].labels[0].class_id)
+    inferred = sum(obb_toy_models.SECONDARY_CALLS)
+    assert inferred < len(tracked)  # the cache stood in for most frames
+    assert any(len(v) > 4 for v in per_object.values())
+
+
+def test_a_text_reader_writes_the_string_as_nvidias_licence_plate_sample_does():
+    p = secondary_pipeline("model=obb_toy_models:toy_reader output-format=text unique-id=3 crop-size=32 "
+                           "crop-reading=long-side crop-padding=0.1")
+    _, objects, errors = collect(p)
+    assert run(p).eos and not errors
+    n = 0
+    for rows in objects.values():
+        for _info, _obb, ours, theirs in rows:
+            (c,) = ours
+            (lab,) = c.labels
+            assert (lab.label_id, lab.class_id, c.component_id) == (0, 1, 3) and lab.label.startswith("32x")
+            assert int(lab.label.split("x")[1]) % 4 == 0  # the batch's width, a multiple of 4
+            assert theirs[0]["labels"][0]["result_label"].split(b"\0")[0] == lab.label.encode()
+            n += 1
+    assert n > 10
+
+
+@pytest.mark.parametrize("props,message", [
+    ("model=obb_toy_models:toy_classifier output-format=yolo-obb", "do not go together"),
+    ("model=obb_toy_models:toy_classifier output-format=classifier crop-size=0x8", "crop-size"),
+])
+def test_secondary_settings_that_do_not_fit_fail_the_start(props, message):
+    p = secondary_pipeline(props)
+    ret = p.set_state(Gst.State.PAUSED)
+    if ret == Gst.StateChangeReturn.ASYNC:
+        ret = p.get_state(10 * Gst.SECOND)[0]
+    msg = p.get_bus().timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    assert ret == Gst.StateChangeReturn.FAILURE and message in msg.parse_error()[0].message
