@@ -6,10 +6,12 @@ Batches as nvstreammux makes them: one NvBufSurface of B frames (1920x1080 RGBA)
 pushed by appsrc (system memory on the CPU, built like tests/surfaces.py; NVIDIA's NvBufSurfaceCreate in CUDA memory
 with ``--device cuda``). The model is a stand-in returning a fixed YOLO-OBB head output (B, 4+15+1, 8400) with 20
 objects x 3 proposals per frame above conf (20 objects written per frame), so decode + NMS do real work and the
-model itself costs ~nothing. Inside the element each phase is timed per batch (perf_counter; on CUDA with a stream
-sync at the end of the phase): ``preprocess`` (letterbox of B frames to 640x640 on the model's device), ``model``,
-and the rest = the overhead. Median over 60 batches after 5 warm-up batches, one CPU core (affinity + 1 torch
-thread).
+model itself costs ~nothing. The element's phases are timed per batch (``element.timings``: map the frames and find
+the batch meta; infer = letterbox of B frames to 640x640 on the model's device, the model, decode + NMS, the one copy
+of the results to the host; write), and their sum is what obbinfer costs beyond the model. On CUDA the detector's own
+phases come too (``prepare``, ``model_decode``, ``copy``; timed in the same run, the device synchronised between
+them), eager and with the model + decode in a CUDA graph. Median over 60 batches after 5 warm-up batches; on the CPU
+one core (affinity + 1 torch thread).
 
 Usage: python benchmarks/pipeline_overhead.py [--device cpu|cuda] [--quick]
        -> benchmarks/results/pipeline_overhead[_cuda].{json,png}
@@ -69,29 +71,6 @@ class FixedHead(torch.nn.Module):
 
     def forward(self, x):
         return self.out[: x.shape[0]]
-
-
-class TimedDetector(Detector):
-    """Detector whose preprocessing and model call are timed (the element's other work is the overhead)."""
-    sync = staticmethod(lambda: None)
-
-    def preprocess(self, frames, pixel_format):
-        t0 = time.perf_counter()
-        out = super().preprocess(frames, pixel_format)
-        self.sync()
-        self.times["preprocess"].append(time.perf_counter() - t0)
-        return out
-
-    def model_on(self, device):
-        model = super().model_on(device)
-
-        def timed(x):
-            t0 = time.perf_counter()
-            y = model(x)
-            self.sync()
-            self.times["model"].append(time.perf_counter() - t0)
-            return y
-        return timed
 
 
 class Identity(GstBase.BaseTransform):
@@ -156,39 +135,34 @@ def run(element: Gst.Element, batch: int, count: int, device: str) -> float:
     return wall / count
 
 
-def measure(batch: int, device: str, count: int, warmup: int) -> dict:
+def measure(batch: int, device: str, count: int, warmup: int, graph: bool = False) -> dict:
+    """obbinfer's time per batch (its own phases, element.timings) with a model that costs nothing: everything the
+    element does besides the model forward, the letterbox included; and the identity element's in the same run."""
     global TIMES
-    sync = (lambda: torch.cuda.current_stream().synchronize()) if device == "cuda" else (lambda: None)
-    original = ObbInfer.process
-
-    def timed_process(self, buf):
-        t0 = time.perf_counter()
-        r = original(self, buf)
-        TIMES["process"].append(time.perf_counter() - t0)
-        return r
-
-    ObbInfer.process = timed_process
-    try:
-        TIMES = {"process": [], "preprocess": [], "model": [], "identity": []}
-        det = TimedDetector(FixedHead(batch, device), input_size=640, conf=0.25, iou=0.45, device=device)
-        det.times, det.sync = TIMES, sync
-        infer = Gst.ElementFactory.make("obbinfer")
-        infer.detector = det
-        per_buffer = run(infer, batch, count + warmup, device)
-        proc, pre, mod = (np.array(TIMES[k][warmup:]) for k in ("process", "preprocess", "model"))
-        overhead = proc - pre - mod
-        ident_per_buffer = run(Gst.ElementFactory.make("obbmeta_bench_identity"), batch, count + warmup, device)
-        ident = np.array(TIMES["identity"][warmup:])
-    finally:
-        ObbInfer.process = original
+    TIMES = {"identity": []}
+    det = Detector(FixedHead(batch, device), input_size=640, conf=0.25, iou=0.45, device=device, cuda_graph=graph)
+    infer = Gst.ElementFactory.make("obbinfer")
+    infer.detector = det
+    infer.timings = []
+    det.timings = [] if device == "cuda" else None
+    per_buffer = run(infer, batch, count + warmup, device)
+    phases = infer.timings[warmup:]
+    total = np.array([p["map"] + p["infer"] + p["write"] for p in phases])
+    ident_per_buffer = run(Gst.ElementFactory.make("obbmeta_bench_identity"), batch, count + warmup, device)
+    ident = np.array(TIMES["identity"][warmup:])
     ms = lambda a: round(float(statistics.median(a)) * 1e3, 4)  # noqa: E731
-    return {"batch": batch, "frames": f"{W}x{H} RGBA", "objects_per_frame": OBJECTS, "buffers": count,
-            "overhead_ms": ms(overhead), "overhead_per_frame_ms": round(ms(overhead) / batch, 4),
-            "preprocess_ms": ms(pre), "model_ms": ms(mod), "process_ms": ms(proc),
-            "identity_transform_ms": ms(ident),
-            "pipeline_ms_per_buffer": {"obbinfer": round(per_buffer * 1e3, 3),
-                                       "identity (python)": round(ident_per_buffer * 1e3, 3)},
-            "goal_ms": round(0.05 * 1e3 / 30, 3) if batch == 1 else 1.3}
+    row = {"batch": batch, "variant": "graph" if graph else "eager", "frames": f"{W}x{H} RGBA",
+           "objects_per_frame": OBJECTS, "buffers": count,
+           "overhead_ms": ms(total), "overhead_per_frame_ms": round(ms(total) / batch, 4),
+           "map_ms": ms([p["map"] for p in phases]), "infer_ms": ms([p["infer"] for p in phases]),
+           "write_ms": ms([p["write"] for p in phases]), "identity_transform_ms": ms(ident),
+           "pipeline_ms_per_buffer": {"obbinfer": round(per_buffer * 1e3, 3),
+                                      "identity (python)": round(ident_per_buffer * 1e3, 3)},
+           "goal_ms": 0.5 if batch == 1 else 1.0}
+    if det.timings:
+        inner = det.timings[warmup:]
+        row["detector_ms"] = {k: ms([t[k] for t in inner]) for k in inner[0]}
+    return row
 
 
 def main() -> None:
@@ -202,10 +176,12 @@ def main() -> None:
     obbmeta.gst.register()
     Gst.Element.register(None, "obbmeta_bench_identity", Gst.Rank.NONE, Identity)
     count, warmup = (10, 2) if args.quick else (60, 5)
-    rows = [measure(b, args.device, count, warmup) for b in (1, 16)]
+    rows = [measure(b, args.device, count, warmup, graph) for b in (1, 16)
+            for graph in ((False, True) if args.device == "cuda" else (False,))]
     for r in rows:
-        print(f"batch {r['batch']:2}: overhead {r['overhead_ms']:.3f} ms ({r['overhead_per_frame_ms']:.3f} ms/frame), "
-              f"preprocess {r['preprocess_ms']:.2f} ms, model {r['model_ms']:.3f} ms, identity element "
+        print(f"batch {r['batch']:2} {r['variant']}: overhead {r['overhead_ms']:.3f} ms "
+              f"({r['overhead_per_frame_ms']:.3f} ms/frame; map {r['map_ms']:.3f}, letterbox + decode + copy "
+              f"{r['infer_ms']:.3f}, write {r['write_ms']:.3f}; detector {r.get('detector_ms')}), identity element "
               f"{r['identity_transform_ms']:.4f} ms; pipeline per buffer {r['pipeline_ms_per_buffer']}")
     name = "pipeline_overhead" + ("_cuda" if args.device == "cuda" else "")
     if not args.quick:
@@ -221,8 +197,8 @@ def plot(rows, name) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    labels = [f"batch {r['batch']}" for r in rows]
-    ax.bar(labels, [r["overhead_ms"] for r in rows], label="obbinfer overhead (all but preprocess + model)")
+    labels = [f"batch {r['batch']} {r['variant']}" for r in rows]
+    ax.bar(labels, [r["overhead_ms"] for r in rows], label="obbinfer per batch beyond the model (letterbox included)")
     ax.bar(labels, [r["identity_transform_ms"] for r in rows], label="python identity element", alpha=0.8)
     ax.plot(labels, [r["goal_ms"] for r in rows], "r_", markersize=40, label="goal")
     ax.set_ylabel("ms per batch (median)")

@@ -6,14 +6,15 @@ Frames: held-out document videos (seeds from ``HELDOUT_SEED``, never used in tra
 page happens to lie nearly level) and ``--videos`` more, ``--frames`` frames each (every 10th), for pages at other
 angles.
 Lines: every ground-truth line wholly inside its frame (a line cut by the frame edge cannot be read whole; the
-JSON also gives the CER over every line whose centre is in the frame). Crops, both (32, W) with W by the rotated
-box's aspect ratio (``obbmeta.models.crop_width``), batched by width and padded with 114/255:
+JSON also gives the CER over every line whose centre is in the frame). Crops, both 32 rows high with the width by
+the cropped box's aspect ratio, cut by ``obbmeta.ops.crop_rotated`` through ``obbmeta.secondary.SecondaryModel``
+(what ``obbinfer process-mode=2`` runs), batched by width and padded with 114:
 
 * rotated: the ground-truth box along its long side (``obbmeta.conventions.to_le90``; its angle is only known
   modulo pi, so about a third of the crops are upside down and the model's orientation head turns them), grown by
-  8 % of the line height per side, cropped upright (``affine_grid`` + ``grid_sample``, bilinear);
+  8 % of the line height per side, cropped upright (bilinear, OpenCV's warpAffine convention);
 * aabb: the axis-aligned box around that padded rectangle (what nvinfer's secondary mode crops from
-  ``rect_params``), resized to the same (32, W).
+  ``rect_params``), cropped as it is at its own aspect ratio (no distortion: the most it can give).
 
 Tilt buckets: the long side's angle from horizontal, folded into [0, 90] degrees. Also the bundled document
 detector's mAP50 on the same frames (letterboxed to its 256 input, as the demo's pipeline would run it at
@@ -37,10 +38,11 @@ from _common import RESULTS, arguments, write_json  # noqa: E402
 
 from obbmeta.conventions import to_le90  # noqa: E402
 from obbmeta.eval.text import error_counts  # noqa: E402
-from obbmeta.models import crop_width, load_demo_model, load_recognizer, load_text_recognizer  # noqa: E402
+from obbmeta.models import load_demo_model, load_recognizer, load_text_recognizer  # noqa: E402
 from obbmeta.models.data import HELDOUT_SEED  # noqa: E402
-from obbmeta.models.train_recognizer import aabb_boxes, pad_boxes, read_lines  # noqa: E402
+from obbmeta.models.train_recognizer import aabb_boxes, pad_boxes  # noqa: E402
 from obbmeta.scenes.document import DocumentScene  # noqa: E402
+from obbmeta.secondary import SecondaryModel  # noqa: E402
 
 BUCKETS = ((0.0, 5.0), (5.0, 15.0), (15.0, 45.0), (45.0, 90.01))
 PAD = 0.08
@@ -50,11 +52,10 @@ def bucket_name(lo, hi):
     return f"{lo:g}-{min(hi, 90):g}" if hi <= 90 else f">{lo:g}"
 
 
-def _score(preds, refs, tilts, turned):
+def _score(preds, refs, tilts):
     edits, chars = error_counts(preds, refs)
     out = {"lines": len(refs), "characters": chars, "edits": edits, "cer": round(edits / max(chars, 1), 5),
-           "exact_lines": round(sum(p == r for p, r in zip(preds, refs)) / max(len(refs), 1), 4),
-           "turned_by_the_model": int(sum(turned))}
+           "exact_lines": round(sum(p == r for p, r in zip(preds, refs)) / max(len(refs), 1), 4)}
     out["by_tilt"] = {}
     for lo, hi in BUCKETS:
         sel = [i for i, t in enumerate(tilts) if lo <= t < hi]
@@ -71,7 +72,12 @@ def _score(preds, refs, tilts, turned):
 
 
 def measure(model, frames):
-    """Per crop mode: strings for every wholly visible line, with its reference, tilt and the model's turn flag."""
+    """Per crop mode: strings for every wholly visible line, with its reference and tilt. Both modes crop with
+    obbmeta.ops.crop_rotated through obbmeta.secondary.SecondaryModel (what obbinfer process-mode=2 runs): rotated,
+    the ground-truth box along its long side with 8 % of the line height around; aabb, the axis-aligned box of that
+    padded rectangle, read as it is, its width by its own aspect ratio (undistorted)."""
+    rotated = SecondaryModel(model, "text", crop_height=32, padding=PAD, reading="long-side", fill=114.0)
+    aabb = SecondaryModel(model, "text", crop_height=32, padding=0.0, reading="as-is", fill=114.0)
     rows = {"rotated": [], "aabb": []}
     cut = {"rotated": [], "aabb": []}  # lines whose centre is inside but which reach out of the frame
     for f in frames:
@@ -80,21 +86,16 @@ def measure(model, frames):
         w, h = f.size
         poly = f.boxes.polygons()
         inside = ((poly[..., 0] >= 0) & (poly[..., 0] <= w) & (poly[..., 1] >= 0) & (poly[..., 1] <= h)).all(1)
-        boxes = pad_boxes(to_le90(f.boxes.xywhr), PAD)
-        widths = crop_width(boxes[:, 2], boxes[:, 3])
-        tilts = torch.rad2deg(to_le90(f.boxes.xywhr)[:, 4].abs()).tolist()
-        image = torch.from_numpy(f.image).permute(2, 0, 1)[None].float().div(255.0)
-        index = torch.zeros(len(boxes), dtype=torch.int64)
-        for mode, b in (("rotated", boxes), ("aabb", aabb_boxes(boxes))):
-            strings, turned = _read(model, image, index, b, widths)
+        boxes = to_le90(f.boxes.xywhr)
+        tilts = torch.rad2deg(boxes[:, 4].abs()).tolist()
+        image = torch.from_numpy(f.image)
+        index = torch.zeros(len(boxes), 1)
+        for mode, sec, b in (("rotated", rotated, boxes), ("aabb", aabb, aabb_boxes(pad_boxes(boxes, PAD)))):
+            results = sec([image], "RGB", torch.cat([index, b.float()], 1))
+            strings = [r[0].label if r else "" for r in results]
             for i, text in enumerate(f.texts):
-                (rows if inside[i] else cut)[mode].append((strings[i], text, tilts[i], turned[i]))
+                (rows if inside[i] else cut)[mode].append((strings[i], text, tilts[i]))
     return rows, cut
-
-
-def _read(model, image, index, boxes, widths):
-    strings, _, turned = read_lines(model, image.to(next(model.parameters()).device), index, boxes, widths)
-    return strings, turned.tolist()
 
 
 def plot(results, path):
@@ -154,8 +155,8 @@ def main():
     read_s = time.perf_counter() - t0
     results = {}
     for mode in ("rotated", "aabb"):
-        preds, refs, tilts, turned = (list(c) for c in zip(*rows[mode]))
-        results[mode] = _score(preds, refs, tilts, turned)
+        preds, refs, tilts = (list(c) for c in zip(*rows[mode]))
+        results[mode] = _score(preds, refs, tilts)
         demo = rows[mode][:n_demo[mode]]
         e, c = error_counts([r[0] for r in demo], [r[1] for r in demo])
         results[mode]["demo_video_only"] = {"lines": len(demo), "characters": c, "cer": round(e / max(c, 1), 5)}
@@ -183,8 +184,9 @@ def main():
         "frames": {"videos": len(seeds), "seeds": seeds, "demo_video_frames": demo_frames,
                    "frames_per_other_video": args.frames, "size": args.size, "scale": args.scale,
                    "first_video_is_the_demo_video": True},
-        "crops": {"height": 32, "width": "crop_width(padded w, padded h): aspect ratio kept, multiple of 4, <= 1024",
-                  "pad_per_side": f"{PAD} x line height", "batched": "sorted by width, padded with 114/255"},
+        "crops": {"op": "obbmeta.ops.crop_rotated via obbmeta.secondary.SecondaryModel", "height": 32,
+                  "width": "the box's aspect ratio kept, the batch's widest rounded up to a multiple of 4, <= 1024",
+                  "pad_per_side": f"{PAD} x line height", "batched": "32 crops by width, padded with 114"},
         "results": results, "rotated_over_aabb_cer_tilted_over_15": None if ratio is None else round(ratio, 4),
         "goals": goals, "document_detector_on_these_frames": detector,
         "seconds": {"generate": round(gen_s, 1), "read_both_modes": round(read_s, 1)},

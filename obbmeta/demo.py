@@ -78,7 +78,9 @@ class Generated:
     frames: int
     size: int
     seed: int = 0
+    scale: float = 1.0
     truth: list = field(default_factory=list)
+    texts: list = field(default_factory=list)
 
     fps = (GENERATED_FPS, 1)
 
@@ -98,8 +100,9 @@ class Generated:
         from . import scenes
         from .models.data import HELDOUT_SEED
 
-        for f in scenes.video(self.scene, HELDOUT_SEED + self.seed, self.frames, self.size):
+        for f in scenes.video(self.scene, HELDOUT_SEED + self.seed, self.frames, self.size, scale=self.scale):
             self.truth.append(f.boxes)
+            self.texts.append(f.texts)
             yield f.image
 
 
@@ -185,15 +188,28 @@ def gst_quote(value: str) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+READER = "obbmeta.models:text_recognizer"
+READER_ID = 2
+
+
+def reader_stage(device: str) -> str:
+    """The secondary obbinfer that reads each text line: upright crops 32 px high, the width by the line's aspect
+    ratio, along the long side, 8 % of the line height around (how the bundled recogniser was trained)."""
+    return (f"! obbinfer name=reader process-mode=2 model={gst_quote(READER)} output-format=text "
+            f"unique-id={READER_ID} operate-on-gie-id=1 crop-size=32 crop-reading=long-side crop-padding=0.08 "
+            f"crop-fill=114 classifier-type=text device={gst_quote(device)} ")
+
+
 def pipeline_description(model: str, class_names: Sequence[str], output: Path, *, width: int, height: int,
                          fps: tuple[int, int], conf: float, device: str, input_size: int,
-                         output_format: str = "yolo-obb") -> str:
+                         output_format: str = "yolo-obb", read_text: bool = False) -> str:
     """The demo's whole pipeline as one gst-launch description (every stage is added here)."""
     return (f"appsrc name=src format=time "
             f"caps=video/x-raw,format=RGB,width={width},height={height},framerate={fps[0]}/{fps[1]} "
-            f"! obbinfer name=infer model={gst_quote(model)} input-size={input_size} "
+            f"! obbinfer name=infer model={gst_quote(model)} input-size={input_size} unique-id=1 "
             f"class-names={gst_quote(','.join(class_names))} conf={conf!r} iou=0.5 device={gst_quote(device)} "
             f"output-format={gst_quote(output_format)} "
+            + (reader_stage(device) if read_text else "") +
             "! obboverlay mode=draw thickness=2 ! tee name=t "
             "t. ! queue ! videoconvert ! vp8enc deadline=1 target-bitrate=2000000 ! webmmux "
             f"! filesink location={gst_quote(output / 'annotated.webm')} "
@@ -221,7 +237,8 @@ def _padded_rows(image) -> bytes:
 
 def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Sequence[str], width: int, height: int,
                  total: int | None = None, fps: tuple[int, int] = (GENERATED_FPS, 1), conf: float = 0.25,
-                 device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb") -> dict:
+                 device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb",
+                 read_text: bool = False) -> dict:
     """Run the pipeline over ``frames`` ((H, W, 3) uint8 RGB arrays of ``width`` x ``height``, pushed as they are
     made) with ``model`` (obbinfer's ``model`` property) and its ``class_names``; ``total`` (the expected count)
     sizes the progress line and spreads the PNG frames. Returns what was read back: ``{"objects": [per-frame rows],
@@ -238,7 +255,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
 
     p = Gst.parse_launch(pipeline_description(model, class_names, output, width=width, height=height, fps=fps,
                                               conf=conf, device=device, input_size=input_size,
-                                              output_format=output_format))
+                                              output_format=output_format, read_text=read_text))
     png_at = png_indices(total)
     rows: list = []
     pngs: list = []
@@ -310,10 +327,14 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
 
 
 def obj_row(info: Any, obb: Any) -> dict:
-    """One object as detections.jsonl writes it."""
+    """One object as detections.jsonl writes it (``text``: what the reader read, when one ran)."""
+    from .nvds import read_classifications
+
     cx, cy, w, h, a = obb.xywhr
     left, top, rw, rh = info.rect
-    return {"class_id": info.class_id, "label": info.label, "confidence": round(info.confidence, 5),
+    text = next((lab.label for c in read_classifications(info) if c.component_id == READER_ID for lab in c.labels),
+                None)
+    return {"class_id": info.class_id, "label": info.label, "confidence": round(info.confidence, 5), "text": text,
             "object_id": None if not info.tracked else info.object_id,
             "aabb": [round(v, 2) for v in (left, top, left + rw, top + rh)],
             "obb": {"cx": round(cx, 2), "cy": round(cy, 2), "w": round(w, 2), "h": round(h, 2),
@@ -332,6 +353,43 @@ def score(truth: Sequence, read_back: list, class_names: Sequence[str]) -> Any:
     dets = [OrientedBoxes(torch.from_numpy(r["arrays"]["xywhr"]), torch.from_numpy(r["arrays"]["confidence"]),
                           torch.from_numpy(r["arrays"]["class_id"].astype("int64"))) for r in read_back]
     return evaluate(dets, list(truth)[: len(dets)], iou_threshold=IOU_THRESHOLDS_50_95, class_names=list(class_names))
+
+
+def read_score(truth: Sequence, texts: Sequence, read_back: list, width: int, height: int) -> dict:
+    """How well the pipeline read the text: every ground-truth line wholly inside its frame is matched to the
+    detection of highest rotated IoU (at least 0.5, each detection once); the character error rate
+    (:func:`obbmeta.eval.character_error_rate`) over the matched lines, their string against the generator's, and
+    how many lines had no detection."""
+    import torch
+
+    from .eval import character_error_rate
+    from .ops import box_iou_rotated
+
+    preds, refs, missed = [], [], 0
+    for boxes, strings, row in zip(truth, texts, read_back):
+        poly = boxes.polygons()
+        inside = ((poly[..., 0] >= 0) & (poly[..., 0] <= width) & (poly[..., 1] >= 0) &
+                  (poly[..., 1] <= height)).all(1).tolist()
+        objs = row["objects"]
+        det = torch.tensor([[o["obb"][k] for k in ("cx", "cy", "w", "h", "angle_rad")] for o in objs],
+                           dtype=torch.float32).reshape(-1, 5)
+        iou = box_iou_rotated(boxes.xywhr.float(), det) if len(objs) and len(boxes) else None
+        used: set = set()
+        for i, (text, keep) in enumerate(zip(strings, inside)):
+            if not keep:
+                continue
+            j = -1
+            if iou is not None:
+                order = torch.argsort(iou[i], descending=True).tolist()
+                j = next((k for k in order if iou[i, k] >= 0.5 and k not in used), -1)
+            if j < 0:
+                missed += 1
+                continue
+            used.add(j)
+            preds.append(objs[j]["text"] or "")
+            refs.append(text)
+    cer = character_error_rate(preds, refs) if refs else None
+    return {"cer": None if cer is None else round(cer, 5), "lines_read": len(refs), "lines_missed": missed}
 
 
 def write_outputs(output: Path, result: dict, summary: dict) -> None:
@@ -370,7 +428,15 @@ def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> 
     ap.add_argument("--input", help="a video file instead of a generated one (no ground truth: no mAP)")
     ap.add_argument("--frames", type=int, default=30,
                     help="frames to generate, or at most this many read from --input (default 30)")
-    ap.add_argument("--size", type=int, default=256, help="side of the generated frames in pixels (default 256)")
+    ap.add_argument("--size", type=int, default=None,
+                    help="side of the generated frames in pixels (default 256; document scenes 512, where the text "
+                         "is large enough to read)")
+    ap.add_argument("--scale", type=float, default=None,
+                    help="size of the generated scene's content (default: size / 256, the scale the bundled models "
+                         "were trained at once the frame is fitted to a 256 input)")
+    ap.add_argument("--read-text", action=argparse.BooleanOptionalAction, default=None,
+                    help="document scenes: a second obbinfer (process-mode=2) reads each text line with the bundled "
+                         "recogniser; default on for --scene document")
     ap.add_argument("--seed", type=int, default=0, help="which held-out scene (default 0)")
     ap.add_argument("--conf", type=_unit_interval, default=0.25, help="score threshold in [0, 1] (default 0.25)")
     ap.add_argument("--device", type=_device, default="auto",
@@ -385,8 +451,10 @@ def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> 
 def check_arguments(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if not 1 <= args.frames <= 100000:
         ap.error("--frames must be in 1..100000")
-    if not 64 <= args.size <= 4096:
+    if args.size is not None and not 64 <= args.size <= 4096:
         ap.error("--size must be in 64..4096")
+    if args.scale is not None and not 0.25 <= args.scale <= 16:
+        ap.error("--scale must be in 0.25..16")
     if args.input_size is not None and (args.input_size % 32 or not 32 <= args.input_size <= MAX_INPUT_SIZE):
         ap.error(f"--input-size must be a multiple of 32 in 32..{MAX_INPUT_SIZE}")
 
@@ -439,11 +507,17 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DemoError(f"--output {args.output}: cannot be created: {exc.strerror or exc}") from None
-    source = VideoFile(args.input, args.frames) if args.input else Generated(scene, args.frames, args.size, args.seed)
-    input_size = args.input_size or min(MAX_INPUT_SIZE, -(-max(source.width, source.height) // 32) * 32)
+    size = args.size or (512 if scene == "document" else 256)
+    scale = args.scale or size / 256
+    read_text = scene == "document" if args.read_text is None else args.read_text
+    source = VideoFile(args.input, args.frames) if args.input else \
+        Generated(scene, args.frames, size, args.seed, scale=scale)
+    fitted = max(source.width, source.height) / (1 if args.input else scale)
+    input_size = args.input_size or min(MAX_INPUT_SIZE, -(-round(fitted) // 32) * 32)
     result = run_pipeline(source, output, model=model, class_names=class_names, width=source.width,
                           height=source.height, total=source.total, fps=source.fps, conf=args.conf,
-                          device=args.device, input_size=input_size, output_format=output_format)
+                          device=args.device, input_size=input_size, output_format=output_format,
+                          read_text=read_text)
     n = result["frames"]
     if n == 0:
         raise DemoError(f"--input {args.input}: no frame came through the pipeline" if args.input else
@@ -458,6 +532,10 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
         ev = score(source.truth, result["objects"], class_names)
         summary.update(map50=round(ev.map50, 4), map50_95=round(ev.map50_95, 4),
                        ap50={class_names[c]: (None if ap != ap else round(ap, 4)) for c, ap in ev.ap_at(0.5).items()})
+    if read_text:
+        summary["reader"] = READER
+        if isinstance(source, Generated) and source.texts and source.texts[0] is not None:
+            summary.update(read_score(source.truth, source.texts, result["objects"], source.width, source.height))
     write_outputs(output, result, summary)
     _report(result, summary, output)
     if getattr(source, "error", None):
@@ -476,10 +554,16 @@ def _report(result: dict, summary: dict, output: Path) -> None:
             b = o["obb"]
             obb = f"{b['cx']:.0f},{b['cy']:.0f},{b['w']:.0f},{b['h']:.0f},{b['angle_deg']:.0f}"
             print(f"{o['label']:>13} {o['confidence']:5.2f}  {','.join(f'{v:.0f}' for v in o['aabb']):>24}  {obb:>24}")
-    print(f"{summary['frames']} frames through appsrc ! obbinfer ! obboverlay ! vp8enc in {result['seconds']:.1f} s "
+    stages = "obbinfer ! obbinfer process-mode=2 (reader)" if summary.get("reader") else "obbinfer"
+    print(f"{summary['frames']} frames through appsrc ! {stages} ! obboverlay ! vp8enc in {result['seconds']:.1f} s "
           f"({summary['fps']} fps), {summary['objects']} objects read back"
           + (f"; mAP50 {summary['map50']:.3f} (mAP50:95 {summary['map50_95']:.3f}) against the generator's truth"
              if summary["map50"] is not None else ""))
+    if summary.get("cer") is not None:
+        read = [o for r in result["objects"] for o in r["objects"] if o.get("text")]
+        print(f"text read on {len(read)} objects; character error rate {100 * summary['cer']:.2f} % over "
+              f"{summary['lines_read']} lines wholly in view against the generator's strings "
+              f"({summary['lines_missed']} lines not detected)" + (f", e.g. {read[0]['text']!r}" if read else ""))
     print(f"outputs in {output}: " + ", ".join(summary["outputs"]))
 
 

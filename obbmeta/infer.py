@@ -36,7 +36,7 @@ import torch
 from . import decode
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
-from .pixels import to_rgb
+from .pixels import frame_size
 from .preprocess import MAX_FRAME_SIDE, Preprocess, preset
 
 OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
@@ -723,10 +723,11 @@ class Detector:
 
     # ---------------------------------------------------------------- frames
 
-    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[torch.Tensor]:
-        formats = _formats(pixel_format, len(frames))
-        images = []
-        for i, (f, fmt) in enumerate(zip(frames, formats)):
+    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[Any]:
+        """The frames on ``device`` as given (a tensor, or a tuple of plane tensors), each checked against its pixel
+        format and refused by name when it is no frame or of an implausible size."""
+        out = []
+        for i, f in enumerate(frames):
             planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
             for p in planes:
                 if not isinstance(p, torch.Tensor):
@@ -736,8 +737,8 @@ class Detector:
             if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
                 raise ValueError(f"frames[{i}] is {w}x{h}: frames must be 1..{MAX_FRAME_SIDE} pixels per side")
             planes = tuple(p.to(device, non_blocking=True) for p in planes)
-            images.append(to_rgb(planes if isinstance(f, (tuple, list)) else planes[0], fmt))
-        return images
+            out.append(planes if isinstance(f, (tuple, list)) else planes[0])
+        return out
 
     def _run_device(self, frames: Sequence[Any]) -> torch.device:
         if self.device != "auto":
@@ -750,7 +751,8 @@ class Detector:
         on the model's device and the letterbox of each frame."""
         device = self._run_device(frames)
         with torch.no_grad():
-            return self.pre.apply(self._images(frames, pixel_format, device), self.input_size)
+            formats = _formats(pixel_format, len(frames))
+            return self.pre.apply_frames(self._images(frames, formats, device), formats, self.input_size)
 
     # ---------------------------------------------------------------- the call
 
@@ -784,15 +786,16 @@ class Detector:
 
     def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool = False) -> list[OrientedBoxes]:
         device = self._run_device(frames)
-        images = self._images(frames, pixel_format, device)
-        sizes = [(int(im.shape[2]), int(im.shape[1])) for im in images]
+        formats = _formats(pixel_format, len(frames))
+        images = self._images(frames, formats, device)
+        sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
         if device.type == "cuda" and self.output_format == "yolo-obb" and (on_host or self.cuda_graph):
-            dets = self._call_padded(images, sizes, device)
+            dets = self._call_padded(images, formats, sizes, device)
             return dets if on_host else [d.to(device) for d in dets]
         shape = self.pre.input_shape(sizes, self.input_size)
         canvas = self._canvases.take(shape, device)
         try:
-            x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
+            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
             output = self.forward(x)
             first = output[0] if isinstance(output, (tuple, list)) and output else output
             if isinstance(first, torch.Tensor) and first.device != x.device:
@@ -805,7 +808,7 @@ class Detector:
             self._canvases.give(canvas)
         return [d.to("cpu") for d in dets] if on_host else dets
 
-    def _call_padded(self, images: list, sizes: list, device: torch.device) -> list[OrientedBoxes]:
+    def _call_padded(self, images: list, formats: list, sizes: list, device: torch.device) -> list[OrientedBoxes]:
         """CUDA, raw or end-to-end YOLO-OBB head: prepare, model, fixed-size decode (in a CUDA graph when
         ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU.
         With :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
@@ -814,7 +817,7 @@ class Detector:
         clock = _Clock(device) if self.timings is not None else None
         if runner is not None:
             with runner.lock:
-                x, letterboxes = self.pre.apply(images, self.input_size, out=runner.input[:shape[0]])
+                x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=runner.input[:shape[0]])
                 clock and clock.tick("prepare")
                 tables = runner.replay()
                 clock and clock.tick("model_decode")
@@ -822,7 +825,7 @@ class Detector:
         else:
             canvas = self._canvases.take(shape, device)
             try:
-                x, letterboxes = self.pre.apply(images, self.input_size, out=canvas)
+                x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
                 clock and clock.tick("prepare")
                 tables = self._forward_padded(x)
                 clock and clock.tick("model_decode")
@@ -834,7 +837,7 @@ class Detector:
             self.timings.append(clock.phases)
         boxes, scores, labels, counts, status = host
         if status & 4:  # the overlap pool was outgrown: the sized decode sizes it exactly (rare; never silent)
-            x, letterboxes = self.pre.apply(images, self.input_size)
+            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
             return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes)]
         if status:
             raise ValueError("the model's output holds NaN / inf boxes or inf scores (decode status "

@@ -310,6 +310,14 @@ def to_rgb(frame: Any, pixel_format: Any) -> Any:
     return _yuv(planes, fmt, height, width, torch)
 
 
+def frame_size(frame: Any, pixel_format: Any) -> tuple[int, int]:
+    """(width, height) in pixels of a frame as :func:`to_rgb` takes it, checked the way to_rgb checks it."""
+    import torch
+
+    _, (height, width) = _check_frame(frame, lookup(pixel_format), torch)
+    return width, height
+
+
 def _check_frame(frame: Any, fmt: PixelFormat, torch: Any) -> tuple[tuple, tuple[int, int]]:
     """The frame's planes as (rows, cols, comps) tensors, checked against the format; and (H, W)."""
     n = len(fmt.planes)
@@ -491,4 +499,4 @@ def _rgb(planes: tuple, fmt: PixelFormat, height: int, width: int, torch: Any) -
 
 __all__ = ["NVBUF_COLOR_FORMATS", "HEADER_LAST", "UNREAD", "MATRICES", "MAX_SIDE", "Plane", "PixelFormat", "FORMATS",
            "BY_NVBUF_ID", "CAPS_FORMATS", "DRAW_FORMATS", "UnreadFormatError", "lookup", "from_nvbuf",
-           "from_gst", "check_size", "first_release", "to_rgb"]
+           "from_gst", "check_size", "first_release", "to_rgb", "frame_size"]

@@ -203,6 +203,68 @@ class Preprocess:
                 letterboxes[i] = lb
         return out, letterboxes
 
+    def apply_frames(self, frames: Sequence[Any], formats: Sequence[str], input_size: tuple[int, int],
+                     out: Any = None) -> tuple[Any, list]:
+        """Frames as the pipeline holds them (tensors or plane tuples in their pixel formats, one device) -> what
+        :meth:`apply` gives. 8-bit packed RGB frames (NVMM RGBA views) that a bilinear resize shrinks are read in
+        place by one resampling kernel per frame size (:func:`obbmeta.ops.crop_rotated` of the whole frame: the
+        sample positions of ``cv2.resize``'s INTER_LINEAR, rounded to whole levels when ``quantize``), then
+        normalised and placed in two tensor operations for the batch, with no per-frame RGB copy; on the CPU with
+        OpenCV installed (its ``cv2.resize`` is exact) and for other formats, filters or enlargements the frames go
+        through :func:`obbmeta.pixels.to_rgb` and :meth:`apply`."""
+        from .pixels import to_rgb
+
+        if not frames:
+            raise ValueError("preprocessing needs at least one frame")
+        if not all(self._direct(f, fmt, input_size) for f, fmt in zip(frames, formats)):
+            return self.apply([to_rgb(f, fmt) for f, fmt in zip(frames, formats)], input_size, out)
+        import torch
+
+        from .ops import crop_rotated
+        from .pixels import lookup
+
+        sizes = [(int(f.shape[1]), int(f.shape[0])) for f in frames]
+        cw, ch = self.canvas_size(sizes, input_size)
+        shape = (len(frames), self.num_channels, ch, cw)
+        device = frames[0].device
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32, device=device)
+        elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
+            raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
+                             f"on {out.device}")
+        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
+            out[:, c].fill_((self.pad_value - m) / (1 / k))
+        groups: dict[tuple, list[int]] = {}
+        for i, (s, fmt) in enumerate(zip(sizes, formats)):
+            groups.setdefault((s, lookup(fmt).rgb_order), []).append(i)
+        letterboxes: list = [None] * len(frames)
+        for ((w, h), order), idx in groups.items():
+            lb, (nw, nh) = self.plan((w, h), input_size, (cw, ch))
+            table = torch.tensor([[k, w / 2, h / 2, w, h, 0.0] for k in range(len(idx))], dtype=torch.float32)
+            levels = crop_rotated([frames[i] for i in idx], table, (nh, nw), channels=list(order), layout="HWC",
+                                  out_dtype=torch.uint8 if self.quantize else torch.float32)
+            x = self.normalise(levels.float())
+            px, py = int(lb.pad_x), int(lb.pad_y)
+            out[idx, :, py:py + nh, px:px + nw] = x
+            for i in idx:
+                letterboxes[i] = lb
+        return out, letterboxes
+
+    def _direct(self, frame: Any, fmt: str, input_size: tuple[int, int]) -> bool:
+        """Whether ``frame`` takes :meth:`apply_frames`' in-place resampling path."""
+        import torch
+
+        from .pixels import lookup
+
+        f = lookup(fmt)
+        if not (isinstance(frame, torch.Tensor) and frame.dtype == torch.uint8 and frame.dim() == 3 and
+                f.family == "rgb" and f.packed and f.bits == 8 and self.resize == "bilinear"):
+            return False
+        if frame.device.type == "cpu" and self.quantize and _has_cv2():
+            return False  # OpenCV's own resize is exact there
+        _, (nw, nh) = self.plan((int(frame.shape[1]), int(frame.shape[0])), input_size)
+        return nw <= frame.shape[1] and nh <= frame.shape[0]  # shrinking: no sample reaches past the frame's edge
+
     def input_shape(self, sizes: Sequence[tuple[int, int]], input_size: tuple[int, int]) -> tuple[int, int, int, int]:
         """The (B, C, H, W) shape :meth:`apply` gives frames of these (w, h) sizes."""
         cw, ch = self.canvas_size(sizes, input_size)
@@ -260,6 +322,12 @@ def _per_channel(name: str, value: Any, n: int, nonzero: bool = False) -> tuple[
     if nonzero and any(v == 0 for v in values):
         raise ValueError(f"Preprocess.{name} must not be 0, got {value!r}")
     return tuple(float(v) for v in values)
+
+
+def _has_cv2() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("cv2") is not None
 
 
 def _cv2_resize(x: Any, size: tuple[int, int]) -> Any:

@@ -80,6 +80,26 @@ def test_ultralytics_input_without_opencv_is_within_one_level(monkeypatch, devic
     assert np.abs(got - want).max() * 255 <= 1.0 + 1e-3
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("w,h,name", [(1280, 720, "ultralytics"), (720, 1280, "ultralytics"),
+                                      (1366, 768, "ultralytics"), (1920, 1080, "ultralytics-rect")])
+def test_packed_frames_are_resampled_in_place_within_one_level(monkeypatch, device, w, h, name):
+    """The in-place path (what CUDA frames and a CPU without OpenCV take): RGBA frames resampled by the crop kernel
+    straight from their uint8 pixels, no whole-frame RGB copy, within one level of Ultralytics' LetterBox."""
+    import obbmeta.pixels
+
+    monkeypatch.setattr(pre, "_has_cv2", lambda: False)
+    monkeypatch.setattr(obbmeta.pixels, "to_rgb", lambda *a: pytest.fail("a whole-frame RGB copy was made"))
+    img = frame(w, h, seed=6)
+    rgba = np.concatenate([img, np.full((h, w, 1), 255, np.uint8)], 2)
+    views = [torch.from_numpy(rgba).to(device)] * 2
+    x, lbs = pre.preset(name).apply_frames(views, ["RGBA", "RGBA"], (640, 640))
+    want = ultralytics_reference(img, 640, name.endswith("rect"))
+    assert x.shape[1:] == want.shape and lbs[0] == lbs[1]
+    assert np.abs(x[0].cpu().numpy() - want).max() * 255 <= 1.0 + 1e-3
+    assert torch.equal(x[0], x[1])
+
+
 @pytest.mark.parametrize("w,h", [(1280, 720), (720, 1280), (1366, 768)])
 def test_mmrotate_input_equals_mmdets_pipeline(w, h):
     img = frame(w, h, seed=2)
