@@ -372,7 +372,7 @@ def classifier_main(args) -> None:
         "what": "NvDsClassifierMeta + NvDsLabelInfo per object (one label, display_text appended): "
                 "obbmeta.nvds.attach_classifications (one C call) vs a per-object Python ctypes loop",
         "pinned_to": pinned, "numpy": np.__version__, "load_average": list(os.getloadavg()),
-        "nvds_library": str(core.libs.meta_path), "layout": core.layout.name,
+        "nvds_library": portable_path(core.libs.meta_path), "layout": core.layout.name,
         "timing": "median over repeats (>= 5, up to 1.5 s per case) of the classifier write only, each on a fresh "
                   "batch whose objects attach_obbs wrote outside the timer; us_per_object, objects_per_s and speedup "
                   "from the thread's CPU time (the machine is shared), wall time beside it",
