@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
@@ -362,11 +361,10 @@ def _tensor_view(ptr: int, shape: tuple, strides: tuple, nbytes: int, mem_type: 
                              "arrays) has no linear address to view; convert to CUDA device memory with nvvideoconvert")
 
 
-# CUDA driver API values (cuda.h): CUpointer_attribute MEMORY_TYPE 2, IS_MANAGED 8, DEVICE_ORDINAL 9;
-# CUmemorytype DEVICE 2, UNIFIED 4.
-_CU_MEMORY_TYPE, _CU_IS_MANAGED, _CU_DEVICE_ORDINAL = 2, 8, 9
+# CUDA driver API values (cuda.h): CUpointer_attribute MEMORY_TYPE 2, IS_MANAGED 8, DEVICE_ORDINAL 9,
+# RANGE_START_ADDR 11, RANGE_SIZE 12; CUmemorytype DEVICE 2, UNIFIED 4.
+_CU_ATTRIBUTES = (2, 8, 9, 11, 12)
 _CU_DEVICE_MEMORY = (2, 4)
-_driver_lock = threading.Lock()
 
 
 @lru_cache(maxsize=1)
@@ -378,39 +376,36 @@ def _cuda_driver() -> ctypes.CDLL | None:
     lib.cuInit.argtypes = [ctypes.c_uint]
     lib.cuPointerGetAttributes.argtypes = [ctypes.c_uint, ctypes.POINTER(ctypes.c_int),
                                            ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint64]
-    lib.cuMemGetAddressRange_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t),
-                                            ctypes.c_uint64]
-    for fn in (lib.cuInit, lib.cuPointerGetAttributes, lib.cuMemGetAddressRange_v2):
+    for fn in (lib.cuInit, lib.cuPointerGetAttributes):
         fn.restype = ctypes.c_int
     return lib if lib.cuInit(0) == 0 else None
 
 
 def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
     """[ptr, ptr + nbytes) must be CUDA device (or managed) memory of GPU ``gpu_id``, inside one allocation: a
-    forged pointer handed to a kernel would corrupt the CUDA context for the whole process."""
-    import torch
-
+    forged pointer handed to a kernel would corrupt the CUDA context for the whole process. One
+    ``cuPointerGetAttributes`` call answers all of it and, unlike ``cuMemGetAddressRange``, needs no current context
+    (a GStreamer streaming thread has none)."""
     lib = _cuda_driver()
     if lib is None:
         raise SurfaceLayoutError(f"{what} is CUDA memory, but the CUDA driver (libcuda.so.1) could not be loaded to "
                                  "check its pointer")
-    values = (ctypes.c_uint64 * 3)()
-    attrs = (ctypes.c_int * 3)(_CU_MEMORY_TYPE, _CU_IS_MANAGED, _CU_DEVICE_ORDINAL)
-    data = (ctypes.c_void_p * 3)(*(ctypes.addressof(values) + 8 * i for i in range(3)))
-    base, size = ctypes.c_uint64(), ctypes.c_size_t()
-    with _driver_lock, torch.cuda.device(gpu_id):  # the GPU's primary context current on this thread
-        rc = lib.cuPointerGetAttributes(3, attrs, data, ptr)
-        rc_range = lib.cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr)
-    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values)
+    n = len(_CU_ATTRIBUTES)
+    values = (ctypes.c_uint64 * n)()
+    attrs = (ctypes.c_int * n)(*_CU_ATTRIBUTES)
+    data = (ctypes.c_void_p * n)(*(ctypes.addressof(values) + 8 * i for i in range(n)))
+    rc = lib.cuPointerGetAttributes(n, attrs, data, ptr)
+    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values[:3])
+    base, size = int(values[3]), int(values[4])
     if rc != 0 or not (mem_type in _CU_DEVICE_MEMORY or managed):
         raise SurfaceLayoutError(f"{what}: dataPtr 0x{ptr:x} is not CUDA device memory (driver: result {rc}, memory "
                                  f"type {mem_type})")
     if ordinal != gpu_id:
         raise SurfaceLayoutError(f"{what}: dataPtr 0x{ptr:x} is memory of GPU {ordinal}, the surface says gpuId "
                                  f"{gpu_id}")
-    if rc_range != 0 or not base.value <= ptr or ptr + nbytes > base.value + size.value:
+    if not base <= ptr or ptr + nbytes > base + size:
         raise SurfaceLayoutError(f"{what}: its {nbytes} bytes at 0x{ptr:x} are not inside one CUDA allocation "
-                                 f"(driver: result {rc_range}, allocation 0x{base.value:x} + {size.value})")
+                                 f"(allocation 0x{base:x} + {size})")
 
 
 # ---------------------------------------------------------------- mapping a GstBuffer

@@ -789,7 +789,9 @@ class Detector:
         formats = _formats(pixel_format, len(frames))
         images = self._images(frames, formats, device)
         sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
-        if device.type == "cuda" and self.output_format == "yolo-obb" and (on_host or self.cuda_graph):
+        # The fixed-size decode runs one NMS threshold: per-class ones take the sized decode (one NMS each).
+        padded = self.output_format == "yolo-obb" and not self.class_filter.iou
+        if device.type == "cuda" and padded and (on_host or self.cuda_graph):
             dets = self._call_padded(images, formats, sizes, device)
             return dets if on_host else [d.to(device) for d in dets]
         shape = self.pre.input_shape(sizes, self.input_size)
@@ -866,8 +868,6 @@ class Detector:
         conf = self.conf
         if self.class_filter.pre_threshold:
             output, conf = _per_class_scores(output, self.class_filter.pre_threshold, self.conf)
-        if self.class_filter.iou:
-            raise ValueError("per-class NMS thresholds need the sized decode (on_host=False, cuda_graph=False)")
         try:
             padded = decode.yolo_obb_padded(output, conf=conf, iou=self.iou, max_det=self.max_det)
         except (TypeError, ValueError) as exc:

@@ -54,8 +54,9 @@ def caps(fmt):
 def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
     rng = np.random.default_rng(11)
     tail = "! fakesink name=s" if fmt == "NV12" else "! obboverlay mode=draw thickness=1 ! fakesink name=s"
+    device = "cpu" if kind == "host" else "cuda"  # the model runs where the frames are
     p = Gst.parse_launch(f"appsrc name=src caps={caps(fmt)} format=time "
-                         f"! obbinfer model=obb_toy_models:toy input-size=64 {tail}")
+                         f"! obbinfer model=obb_toy_models:toy input-size=64 device={device} {tail}")
     items = batch_buffers(6, rng, fmt, kind)
     got = []
 

@@ -134,9 +134,10 @@ def flat(rgba, radius=3):
 
 
 # What nvvideoconvert offers in NVMM (its caps in the DeepStream 9.1 wheel) that obbmeta reads; sizes on both
-# sides of the SD / HD colorimetry switch.
+# sides of the SD / HD colorimetry switch. BGRA64_LE is in its caps too, but converting to it stopped with an internal
+# data-flow error on the H200 (2026-12-01): NVIDIA's element does not produce it there.
 CONVERTER_FORMATS = ["NV12", "I420", "P010_10LE", "Y444", "UYVY", "UYVP", "GRAY8", "GRAY16_LE", "RGBA", "BGRx", "RGB",
-                     "BGR", "RGB10A2_LE", "BGR10A2_LE", "BGRA64_LE"]
+                     "BGR", "RGB10A2_LE", "BGR10A2_LE"]
 SIZES = [(320, 240), (1280, 720), (1920, 1080)]
 # Round trip RGB -> NVIDIA's format -> obbmeta's RGB on flat areas, in levels: 8-bit Y, U and V codes each round (or
 # truncate) once, which alone moves B by up to 0.5 x 1.16 + 0.5 x 2.1 levels with rounding and twice that with

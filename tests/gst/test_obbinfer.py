@@ -45,6 +45,7 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
     p = Gst.parse_launch(
         f"videotestsrc num-buffers=300 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
         f"! identity name=before ! obbinfer name=infer model=obb_toy_models:toy input-size=96 class-names={NAMES} "
+        "device=cpu "
         "! tee name=t t. ! queue ! obboverlay name=draw mode=draw thickness=2 ! fakesink name=drawn "
         "t. ! queue ! fakesink name=meta")
     originals, got, drawn = {}, {}, {}

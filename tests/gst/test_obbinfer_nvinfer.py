@@ -3,6 +3,7 @@ and exceptions from user code. Objects are read back through NVIDIA's lists (obb
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -70,6 +71,7 @@ nms-iou-threshold=0.4
 pre-cluster-threshold=0.6
 [obbmeta]
 model=obb_toy_models:toy
+device=cpu
 """)
     p = videotest(20, f"obbinfer name=infer config-file-path={path}")
     originals, got, warnings = {}, {}, []
@@ -118,6 +120,7 @@ infer-dims=3;64;64
 model=obb_toy_models:recording
 warm-up=false
 preprocess=nvinfer
+device=cpu
 """)
     obb_toy_models.INPUTS.clear()
     p = Gst.parse_launch(f"videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=RGBA,width=64,height=64 ! "
@@ -314,7 +317,7 @@ def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch():
     env = dict(os.environ, GST_DEBUG="obbinfer:5", GST_DEBUG_NO_COLOR="1")
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "obbinfer" in r.stderr and "model obb_toy_models:toy loaded on cpu" in r.stderr
+    assert "obbinfer" in r.stderr and re.search(r"model obb_toy_models:toy loaded on (cpu|cuda:0)", r.stderr)
     assert "warm-up on (64, 64)" in r.stderr
     assert all(f"batch {k}: 1 frames" in r.stderr for k in range(3))
     assert "model + decode" in r.stderr

