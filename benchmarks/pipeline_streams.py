@@ -263,19 +263,23 @@ def main() -> None:
     ap.add_argument("--streams", default="1,4,16")
     ap.add_argument("--formats", default="RGBA,NV12")
     ap.add_argument("--cpu-load", action="store_true", help="also the CPU demo with and without an encoder's load")
+    ap.add_argument("--modes", default="batched,separate")
+    ap.add_argument("--variants", default=None, help="comma-separated (default: every variant of the device)")
+    ap.add_argument("--name", default=None, help="results/<name>.json (default pipeline_streams[_cpu])")
     args = ap.parse_args()
     obbmeta.gst.register()
     count, repeats = (10, 1) if args.quick else (40, 2)
     streams = [int(s) for s in args.streams.split(",")]
     variants = ["eager", "graph", "fp16"] if args.device == "cuda" else ["eager"]
+    chosen = args.variants.split(",") if args.variants else None
     rows = []
     for fmt in args.formats.split(","):
         for s in streams:
-            for mode in ("batched", "separate"):
+            for mode in args.modes.split(","):
                 for v in variants + (["graph+batch"] if mode == "separate" and args.device == "cuda" and s > 1
                                      else []):
-                    if fmt != "RGBA" and v not in ("graph",):
-                        continue  # NV12 sources: the fastest variant only
+                    if (chosen and v not in chosen) or (not chosen and fmt != "RGBA" and v != "graph"):
+                        continue  # NV12 sources: the fastest variant only, unless chosen
                     r = measure(s, mode, v, fmt, args.device, count, repeats)
                     print(r, flush=True)
                     rows.append(r)
@@ -287,7 +291,7 @@ def main() -> None:
     if args.cpu_load:
         result["cpu_under_load"] = cpu_under_load(30 if args.quick else 60)
         print(result["cpu_under_load"])
-    name = "pipeline_streams" + ("" if args.device == "cuda" else "_cpu")
+    name = args.name or "pipeline_streams" + ("" if args.device == "cuda" else "_cpu")
     if not args.quick:
         path = write_json(name, result)
         plot(rows, name)

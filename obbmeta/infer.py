@@ -437,6 +437,9 @@ def _compiled(model: Any) -> Any:
     return _Compiled(model)
 
 
+_CAPTURE_LOCK = threading.Lock()
+
+
 class _GraphRunner:
     """Model + fixed-size decode captured in one CUDA graph for one input shape (batch bucket): frames are
     prepared into ``input`` and ``replay()`` gives the padded tables."""
@@ -453,7 +456,9 @@ class _GraphRunner:
                 detector._forward_padded(self.input)
         torch.cuda.current_stream(device).wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
+        # thread_local: other pipelines' threads keep using CUDA while this one captures (the global mode invalidates
+        # the capture on their first allocation or sync, seen with 16 pipelines on the H200); one capture at a time.
+        with _CAPTURE_LOCK, torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
             self.output = detector._forward_padded(self.input)
 
     def replay(self) -> tuple:

@@ -392,8 +392,7 @@ def test_cuda_one_sync_and_graph_paths_equal_the_eager_decode(model, batch):
     graph = Detector(model, input_size=256, device="cuda", cuda_graph=True, share_model=False)
     first, second = rows(graph(f, on_host=True)), rows(graph(f, on_host=True))  # capture, then a replay
     assert close(host, want) and close(first, want) and second == first
-    # the bundled model is captured; the toy one (one_hot checks its input on the host) runs eagerly after a warning
-    assert bool(graph._graphs._runners) == (model == "obbmeta.models:aerial_detector")
+    assert graph._graphs._runners and not graph._graphs._failed  # captured, not run eagerly after a warning
     assert all(d.xywhr.is_cuda for d in graph(f))  # without on_host the boxes come back on the model's device
 
 
