@@ -67,7 +67,9 @@ class ObjectRecord:
     infinite. ``label_bytes``: ``obj_label`` exactly when the blob carried it (``label`` shows bytes that are not
     UTF-8 as U+FFFD); on the event path the label as nvmsgconv wrote it. ``bbox``: ``rect_params`` left, top, width,
     height (integers on the event path: nvmsgconv truncates them). ``xywhr``: cx, cy, w, h, angle in radians,
-    clockwise on screen. ``obb_source``: where obbmeta's reader found the box (None on the event path)."""
+    clockwise on screen. ``obb_source``: where obbmeta's reader found the box (None on the event path).
+    ``classifications``: the object's secondary results (component_id, classifier_type, labels with label_id,
+    class_id, prob, label), as the blob carries them; empty on the event path."""
     object_id: int | None
     class_id: int
     label: str
@@ -77,6 +79,7 @@ class ObjectRecord:
     xywhr: tuple[float, float, float, float, float]
     corners: tuple[tuple[float, float], ...]
     obb_source: str | None = None
+    classifications: tuple[dict, ...] = ()  # secondary results as the blob carries them (blob path only)
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,8 @@ class FrameRecord:
                      "obb_source": o.obb_source}
             if o.label_bytes != o.label.encode("utf-8"):
                 entry["label_base64"] = base64.b64encode(o.label_bytes).decode("ascii")
+            if o.classifications:
+                entry["classifications"] = list(o.classifications)
             objects.append(entry)
         return {"path": self.path, "sensor": self.sensor, "source_id": self.source_id, "frame_num": self.frame_num,
                 "timestamp": self.timestamp, "batch_id": self.batch_id, "pts": self.pts, "complete": self.complete,
@@ -388,7 +393,8 @@ def parse_blob(message: str | bytes | dict, *, sensor: str | None = None, timest
             confidence=None if entry["confidence"] is None else float(entry["confidence"]),
             bbox=tuple(float(bbox[k]) for k in ("left", "top", "width", "height")),
             xywhr=tuple(float(obb[k]) for k in ("cx", "cy", "w", "h", "angle_rad")),
-            corners=tuple((float(x), float(y)) for x, y in obb["corners"]), obb_source=entry["obb_source"]))
+            corners=tuple((float(x), float(y)) for x, y in obb["corners"]), obb_source=entry["obb_source"],
+            classifications=tuple(entry.get("classifications", ()))))
     return FrameRecord(path="blob", source_id=int(frame["source_id"]), frame_num=int(frame["frame_num"]),
                        objects=tuple(objects), sensor=sensor, timestamp=timestamp, batch_id=int(frame["batch_id"]),
                        pts=int(frame["pts"]))

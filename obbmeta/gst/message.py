@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import ObbmetaElement, one_of
+from ._debug import Category
+from ._element import ObbmetaElement, one_of, properties
 from ._frames import templates
 from ._gi import GObject, Gst
 
@@ -37,7 +38,7 @@ class ObbMessage(ObbmetaElement):
         "Attaches every frame's objects with their rotated boxes for nvmsgconv: an NVDS_CUSTOM_MSG_BLOB JSON "
         "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
     __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
-    _specs = {
+    _specs = properties({
         "meta-type": (int, "meta type", "NvDsMetaType of the blob: 0 = NVDS_CUSTOM_MSG_BLOB, what nvmsgconv reads "
                       "($OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, else 29: 28 in "
                       "DeepStream 7.0, 29 in 8.0 and 9.x); or that value, or a user meta type >= 8193 "
@@ -47,8 +48,9 @@ class ObbMessage(ObbmetaElement):
         "payload": (str, "payload", "what to attach per frame: blob (NVDS_CUSTOM_MSG_BLOB JSON, msg2p-newapi=1), "
                     "event (one NVDS_EVENT_MSG_META per object, rotated box in objSignature, msg2p-newapi=0) or "
                     "both", "blob", RW),
-    }
+    })
     __gproperties__ = _specs
+    debug_category = Category("obbmessage", "obbmeta oriented-box messages for nvmsgconv")
     _checks = {"meta-type": lambda v: v if v == 0 else _check_meta_type(v), "payload": one_of(*PAYLOADS)}
 
     def start(self) -> None:

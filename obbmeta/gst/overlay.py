@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._element import ObbmetaElement, one_of
+from ._debug import Category
+from ._element import ObbmetaElement, one_of, properties
 from ._frames import DRAW_FORMATS, VideoFormat, caps_string, mapped_frames, templates
 from ._gi import GObject, Gst
 
@@ -29,7 +30,8 @@ class ObbOverlay(ObbmetaElement):
         "Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into the frames "
         "(mode=draw)", "obbmeta")
     __gsttemplates__ = templates()  # every format obbmeta reads; mode=draw narrows it (do_transform_caps)
-    _specs = {
+    _ready_only = frozenset({"mode", "follow-tracker"})  # used when the element starts
+    _specs = properties({
         "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames",
                  "meta", RW),
         "thickness": (int, "thickness", "line width in pixels", 1, 64, 3, RW),
@@ -38,8 +40,9 @@ class ObbOverlay(ObbmetaElement):
         "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False, RW),
         "follow-tracker": (bool, "follow tracker", "after nvtracker: give every tracked object an OBB first (the "
                            "detector's moved with the tracker's box, else the track's prediction)", False, RW),
-    }
+    }, _ready_only)
     __gproperties__ = _specs
+    debug_category = Category("obboverlay", "obbmeta oriented-box overlay (nvdsosd lines or drawing)")
     _checks = {"mode": one_of(*MODES)}
 
     def __init__(self):

@@ -8,7 +8,8 @@ state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer
 """
 from __future__ import annotations
 
-from ._element import ObbmetaElement, one_of
+from ._debug import Category
+from ._element import ObbmetaElement, one_of, properties
 from ._frames import templates
 from ._gi import GObject, Gst
 
@@ -23,7 +24,8 @@ class ObbTrack(ObbmetaElement):
         "Tracks oriented objects with rotated-IoU association and writes object_id / rect_params as nvtracker does",
         "obbmeta")
     __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
-    _specs = {
+    _ready_only = frozenset({"association", "max-age", "min-hits", "output-lost", "heading"})  # read at start
+    _specs = properties({
         "association": (str, "association", "rotated (exact IoU of the OBBs) or aabb (IoU of their AABBs)",
                         "rotated", RW),
         "max-age": (int, "max age", "detection frames a confirmed track survives unmatched", 0, 100000, 30, RW),
@@ -31,8 +33,9 @@ class ObbTrack(ObbmetaElement):
         "output-lost": (int, "output lost", "also output confirmed tracks missed for up to this many detection "
                         "frames, at their prediction", 0, 100000, 0, RW),
         "heading": (bool, "heading", "the model's angle is a 2*pi heading (never flipped by pi)", False, RW),
-    }
+    }, _ready_only)
     __gproperties__ = _specs
+    debug_category = Category("obbtrack", "obbmeta oriented tracker")
     _checks = {"association": one_of(*ASSOCIATIONS)}
 
     def __init__(self):

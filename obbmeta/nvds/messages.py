@@ -160,6 +160,7 @@ class _Object:
     xywhr: tuple[float, float, float, float, float]
     corners: tuple[tuple[float, float], ...]
     source: str
+    address: int = 0
 
     @property
     def tracked(self) -> bool:
@@ -185,7 +186,8 @@ def _objects(frame: Any, batch: Any) -> list[_Object]:
             component_id=int(t["component_id"][k]), confidence=float(t["confidence"][k]),
             label=bytes(t["label"][k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t["rect"][k]),
             xywhr=tuple(float(v) for v in t["xywhr"][k]),
-            corners=tuple((float(x), float(y)) for x, y in t["corners"][k]), source=SOURCES[int(t["source"][k])])
+            corners=tuple((float(x), float(y)) for x, y in t["corners"][k]), source=SOURCES[int(t["source"][k])],
+            address=int(t["address"][k]))
         numbers = obj.rect + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
         if not all(math.isfinite(v) for v in numbers):
             raise ValueError(f"{obj.describe()} of frame (source_id {frame_head(frame).source_id}, frame_num "
@@ -223,9 +225,19 @@ def _object_entry(obj: _Object) -> dict:
     }
     if not exact:  # obj_label bytes that are not UTF-8: "label" shows them with U+FFFD, these are the bytes
         entry["label_base64"] = base64.b64encode(obj.label).decode("ascii")
-    # The object's classifier results (NvDsClassifierMeta / NvDsLabelInfo) go here as entry["classifications"], a
-    # list, written by the secondary-inference stage; the schema lets objects carry members it does not list.
+    classified = _classifications(obj.address) if obj.address else []
+    if classified:  # what secondary stages (obbinfer process-mode=2, nvinfer SGIEs) wrote on the object
+        entry["classifications"] = classified
     return entry
+
+
+def _classifications(address: int) -> list[dict]:
+    from .classifier import read_classifications
+
+    return [{"component_id": c.component_id, "classifier_type": c.classifier_type,
+             "labels": [{"label_id": lab.label_id, "class_id": lab.class_id, "prob": _finite_or_none(lab.prob),
+                         "label": lab.label} for lab in c.labels]}
+            for c in read_classifications(address)]
 
 
 def obb_message(frame: Any, batch: Any = None) -> dict:

@@ -158,3 +158,27 @@ def test_secondary_settings_that_do_not_fit_fail_the_start(props, message):
     msg = p.get_bus().timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.ERROR)
     p.set_state(Gst.State.NULL)
     assert ret == Gst.StateChangeReturn.FAILURE and message in msg.parse_error()[0].message
+
+
+def test_obbmessage_carries_the_classifications_and_the_consumer_reads_them(tmp_path):
+    from obbmeta.messages import parse_blob
+    from obbmeta.nvds import messages
+
+    labels = tmp_path / "colours.txt"
+    labels.write_text("red;green;blue\n")
+    p = secondary_pipeline(f"model=obb_toy_models:toy_classifier output-format=classifier unique-id=2 crop-size=16x16 "
+                           f"labelfile-path={labels} classifier-type=colour", n=3)
+    blobs = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: blobs.extend(
+        messages.obb_message_json(f) for f in nvds.BatchMeta.from_gst_buffer(b).frames))
+    assert run(p).eos and not errors
+    n = 0
+    for text in blobs:
+        record = parse_blob(text)  # validated against the packaged schema
+        for obj in record.objects:
+            (c,) = obj.classifications
+            (lab,) = c["labels"]
+            assert c["component_id"] == 2 and c["classifier_type"] == "colour"
+            assert lab["label"] == ["red", "green", "blue"][lab["class_id"]] and 0 < lab["prob"] <= 1
+            n += 1
+    assert n > 3
