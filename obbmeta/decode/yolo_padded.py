@@ -170,10 +170,23 @@ def yolo_obb_padded(
     if output.is_cuda and not fused_available(output, multi_label, agnostic):
         raise ValueError(f"yolo_obb_padded needs B * nc to fit 31 bits of its sort key and the CUDA kernels built; "
                          f"got output of shape {tuple(output.shape)} (use yolo_obb)")
-    lb = letterbox or Letterbox(1.0)
+    lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
-    return PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                lb.scale, lb.pad_x, lb.pad_y, pool))
+    result = PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
+                                                  lb.scale, lb.pad_x, lb.pad_y, pool))
+    if letterbox is None or lb is letterbox:
+        return result
+    # A letterbox scaled differently per axis: the kernels undo one scale only, so the kept rows are mapped here (no
+    # host sync: the rows past each image's count stay 0).
+    valid = torch.arange(result.boxes.shape[1], device=result.boxes.device) < result.counts.unsqueeze(1)
+    boxes = torch.where(valid.unsqueeze(-1), letterbox.to_source(result.boxes), result.boxes)
+    return result._replace(boxes=boxes)
+
+
+def _kernel_letterbox(letterbox: Optional[Letterbox]) -> Letterbox:
+    """The letterbox the fused kernels undo themselves: a uniform one, or none (identity) when the two axes were
+    scaled differently (Letterbox.fit's real per-axis scales, nvinfer's stretch), which is then undone afterwards."""
+    return letterbox if letterbox is not None and letterbox.is_uniform else Letterbox(1.0)
 
 
 def _e2e_padded(output, conf, max_det, classes, letterbox) -> PaddedDetections:
@@ -240,7 +253,7 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
     """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
     calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
     more."""
-    lb = letterbox or Letterbox(1.0)
+    lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     k = _sizes_args(output, multi_label, agnostic, max_nms)[-1]
     rows = min(max_det, k)  # a list comes back, so the tables need no more rows than an image can fill
@@ -254,7 +267,8 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
             break
         remember_pool(output.device, needed)
         pool = needed
-    return result._split(counts, status, trusted=True)
+    boxes = result._split(counts, status, trusted=True)
+    return boxes if lb is letterbox or letterbox is None else [r.rescale(letterbox) for r in boxes]
 
 
 def _sizes_args(output, multi_label, agnostic, max_nms) -> tuple:

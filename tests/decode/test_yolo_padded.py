@@ -54,6 +54,8 @@ OPTIONS = [
     {"max_nms": 50},  # an image's candidates cut to its 50 best before NMS
     {"max_nms": 50, "multi_label": True, "agnostic": True},
     {"letterbox": Letterbox.fit((1920, 1080), (640, 640))},
+    {"letterbox": Letterbox.fit((1366, 768), (640, 640))},  # real per-axis scales 0.46852 / 0.46875
+    {"letterbox": Letterbox(0.5, 3.0, -7.0, scale_y=0.25)},  # a stretch as nvinfer's maintain-aspect-ratio=0 makes
     {"conf": 0.5, "iou": 0.3},
 ]
 
@@ -70,6 +72,26 @@ def test_cpu_padded_tables_hold_yolo_obb_results(options):
     _same(padded.unpad(), expect, atol=0)
     for b, d in enumerate(expect):
         assert (padded.boxes[b, len(d):] == 0).all() and (padded.scores[b, len(d):] == 0).all()
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_a_letterbox_scaled_per_axis_is_undone_per_axis(padded):
+    """The fused kernels undo one scale; a letterbox with two must still move centres by each axis' own scale and
+    keep each box's area over the product of the scales."""
+    out = head(2)
+    lb = Letterbox(0.5, 3.0, -7.0, scale_y=0.25)
+    decode = (lambda **kw: yolo_obb_padded(out, **kw).unpad()) if padded else (lambda **kw: yolo_obb(out, **kw))
+    plain, mapped = decode(conf=0.25, iou=0.5), decode(conf=0.25, iou=0.5, letterbox=lb)
+    for a, b in zip(plain, mapped):
+        assert len(a) == len(b) > 0
+        x, y = a.xywhr.double(), b.xywhr.double()
+        torch.testing.assert_close(y[:, 0], (x[:, 0] - 3.0) / 0.5)
+        torch.testing.assert_close(y[:, 1], (x[:, 1] + 7.0) / 0.25)
+        torch.testing.assert_close(y[:, 2] * y[:, 3], x[:, 2] * x[:, 3] / (0.5 * 0.25), rtol=1e-5, atol=1e-3)
+    if padded:
+        table = yolo_obb_padded(out, conf=0.25, iou=0.5, letterbox=lb)
+        for b, d in enumerate(mapped):
+            assert (table.boxes[b, len(d):] == 0).all()
 
 
 def test_nan_candidate_box_sets_status_and_unpad_raises_like_yolo_obb():
