@@ -847,8 +847,9 @@ class Detector:
             x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
             return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes)]
         if status:
-            raise ValueError("the model's output holds NaN / inf boxes or inf scores (decode status "
-                             f"{status}); yolo_obb refuses them")
+            from .decode.yolo_padded import status_error
+
+            raise status_error(status)
         dets = []
         for b, (lb, n) in enumerate(zip(letterboxes, counts)):
             d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])

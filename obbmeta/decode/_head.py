@@ -97,6 +97,37 @@ def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -
     return OrientedBoxes(xywhr[keep], scores[keep], labels[keep])
 
 
+STATUS_CLASSES = 8  # the end-to-end decodes' own flag (beside the kernels' 1, 2, 4 in ops._core)
+E2E_CLASS_LIMIT = 2 ** 31  # class ids above this are not ids (and round badly in float32)
+
+
+def e2e_flags(x: torch.Tensor, conf: float) -> torch.Tensor:
+    """Status flags (a 0-d int64 tensor, no host sync) of an end-to-end head's rows above ``conf``: 1 (STATUS_BOXES)
+    when one holds a NaN / inf coordinate, side or angle, 2 when a score is inf, 8 when a class is NaN, inf, negative
+    or >= 2**31 (it would become an arbitrary int64 label)."""
+    from ..ops._core import STATUS_BOXES, STATUS_SCORES
+
+    x = x.float()
+    above = x[..., 4] > conf
+    geometry = torch.cat((x[..., :4], x[..., 6:7]), dim=-1)
+    bad_box = (above & ~torch.isfinite(geometry).all(dim=-1)).any()
+    bad_score = (above & torch.isinf(x[..., 4])).any()
+    cls = x[..., 5]
+    bad_class = (above & ~(torch.isfinite(cls) & (cls > -0.5) & (cls < E2E_CLASS_LIMIT))).any()
+    return bad_box.long() * STATUS_BOXES + bad_score.long() * STATUS_SCORES + bad_class.long() * STATUS_CLASSES
+
+
+def e2e_error(flags: int) -> ValueError:
+    """The error for an end-to-end head's non-zero ``e2e_flags`` (the first problem named)."""
+    if flags & 1:
+        return ValueError("output: a row above conf has a NaN or inf box (columns 0-3 and 6 of an end-to-end head "
+                          "(B, K, 7) = cx, cy, w, h, conf, cls, angle must be finite)")
+    if flags & 2:
+        return ValueError("output: a row above conf has an inf score (column 4)")
+    return ValueError(f"output: a row above conf has a class (column 5) that is NaN, inf, negative or >= 2**31; "
+                      f"class ids must be whole numbers in [0, {E2E_CLASS_LIMIT})")
+
+
 def most_per_image(shape: Sequence[int], fmt: str, multi_label: bool, max_nms: int) -> int:
     """The most detections one image of a head of ``shape`` can give (before ``max_det``): its rows for an
     end-to-end head; for a raw one the candidates that reach NMS, at most ``max_nms``."""

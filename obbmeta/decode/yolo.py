@@ -8,7 +8,7 @@ import torch
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
-from ._head import RAW, check_head, class_filter, decode_raw
+from ._head import RAW, check_head, class_filter, decode_raw, e2e_error, e2e_flags
 from .yolo_padded import decode_fused, fused_available
 
 
@@ -55,6 +55,9 @@ def yolo_obb(
         else:
             results = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
     else:
+        flags = int(e2e_flags(output, conf))
+        if flags:
+            raise e2e_error(flags)
         results = [_decode_e2e(x, conf, max_det, classes) for x in output]
     if letterbox is not None:
         results = [r.rescale(letterbox) for r in results]

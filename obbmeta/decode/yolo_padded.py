@@ -27,7 +27,7 @@ from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
-from ._head import END_TO_END, check_head, decode_raw, most_per_image
+from ._head import END_TO_END, STATUS_CLASSES, check_head, decode_raw, e2e_error, e2e_flags, most_per_image
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
 # a max_det is refused up front instead of being allocated (a max_det of 10**9 would ask for 32 GB).
@@ -42,7 +42,7 @@ class PaddedDetections(NamedTuple):
     int64: row ``i < counts[b]`` of image ``b`` is its i-th detection by descending score, later rows are 0.
     ``counts`` (B,) int64: detections per image, all -1 when ``status`` is not 0. ``status`` 0-d int64: 0, or flags —
     1: a candidate box holds NaN / inf, 2: a candidate score is inf (yolo_obb raises ValueError for both), 4: the
-    overlaps outgrew ``overlap_words``.
+    overlaps outgrew ``overlap_words``, 8 (end-to-end heads): a class above conf is not an id (NaN, inf, negative).
     """
 
     boxes: torch.Tensor
@@ -85,16 +85,7 @@ class PaddedDetections(NamedTuple):
 
     def _split(self, counts: List[int], status: int, trusted: bool = False) -> List[OrientedBoxes]:
         if status:
-            if status & STATUS_BOXES:
-                raise ValueError("a candidate box in output contains NaN or inf; every box must be finite")
-            if status & STATUS_SCORES:
-                raise ValueError("a candidate score in output is inf")
-            if status & STATUS_OVERFLOW:
-                raise RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass "
-                                   "a larger overlap_words (at most 2**31 - 1; beyond that, decode fewer images per "
-                                   "call)")
-            raise ValueError(f"PaddedDetections.status = {status} is not a status the decoders set (0, or the flags "
-                             "1, 2 and 4)")
+            raise status_error(status)
         if not trusted:
             rows = self.boxes.shape[1]
             for i, c in enumerate(counts):
@@ -213,9 +204,10 @@ def _e2e_padded(output, conf, max_det, classes, letterbox) -> PaddedDetections:
     scores.index_put_((img, slot), x[..., 4])
     table_labels.index_put_((img, slot), labels)
     spare_cut = slice(0, max_det)
+    status = e2e_flags(x, conf)
+    counts = torch.where(status == 0, take.sum(dim=1), torch.full((b,), -1, dtype=torch.int64, device=x.device))
     return PaddedDetections(boxes[:, spare_cut].contiguous(), scores[:, spare_cut].contiguous(),
-                            table_labels[:, spare_cut].contiguous(), take.sum(dim=1),
-                            torch.zeros((), dtype=torch.int64, device=x.device))
+                            table_labels[:, spare_cut].contiguous(), counts, status)
 
 
 @lru_cache(maxsize=64)
@@ -247,6 +239,21 @@ def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> Non
                                 or allowed.device != output.device):
         raise ValueError(f"allowed must be None or an ({nc},) int32 tensor on {output.device}, got "
                          f"{tuple(allowed.shape)} {allowed.dtype} on {allowed.device}")
+
+
+def status_error(status: int) -> Exception:
+    """The exception for a non-zero status of the padded decodes (what ``unpad`` raises)."""
+    if status & STATUS_CLASSES:
+        return e2e_error(status)
+    if status & STATUS_BOXES:
+        return ValueError("a candidate box in output contains NaN or inf; every box must be finite")
+    if status & STATUS_SCORES:
+        return ValueError("a candidate score in output is inf")
+    if status & STATUS_OVERFLOW:
+        return RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass a larger "
+                            "overlap_words (at most 2**31 - 1; beyond that, decode fewer images per call)")
+    return ValueError(f"PaddedDetections.status = {status} is not a status the decoders set (0, or the flags 1, 2, 4 "
+                      "and 8)")
 
 
 def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:

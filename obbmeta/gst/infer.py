@@ -15,7 +15,8 @@ loaded and warmed up at READY -> PAUSED (a bad model fails the state change); se
 thread and swaps it in at a batch boundary (``model-updated`` signal and an ``obbinfer-model-updated`` element
 message); a replacement that fails keeps the old model and posts a warning. ``GST_DEBUG=obbinfer:5`` logs the
 device, load and warm-up times and each batch's latency by phase (no extra synchronisation: the batch's one copy of
-its results to the host already waits for the device). torch is imported when the element starts, not when GStreamer scans the plugin.
+its results to the host already waits for the device). torch is imported when the element starts, not when
+GStreamer scans the plugin.
 """
 from __future__ import annotations
 

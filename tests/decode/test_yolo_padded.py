@@ -231,6 +231,34 @@ E2E_OPTIONS = [{}, {"classes": list(range(0, 276, 3))}, {"max_det": 7}, {"conf":
                {"letterbox": Letterbox.fit((1920, 1080), (640, 640))}]
 
 
+@pytest.mark.parametrize("column, value, flag, match", [
+    (5, float("nan"), 8, "class .column 5. that is NaN"), (5, float("inf"), 8, "class"), (5, -1.0, 8, "negative"),
+    (5, 3e9, 8, "2\\*\\*31"), (0, float("nan"), 1, "NaN or inf"), (6, float("inf"), 1, "NaN or inf"),
+    (4, float("inf"), 2, "inf score"),
+])
+def test_an_end_to_end_row_above_conf_that_is_not_a_detection_is_refused(column, value, flag, match):
+    """A NaN class used to become the label -9223372036854775808; now both decoders refuse the row by column."""
+    out = e2e_head()
+    out[1, 3, 4] = 0.9
+    out[1, 3, column] = value
+    with pytest.raises(ValueError, match=match if flag != 1 else "NaN or inf"):
+        yolo_obb(out, conf=0.25)
+    padded = yolo_obb_padded(out, conf=0.25)
+    assert int(padded.status) == flag and padded.counts.tolist() == [-1, -1]
+    with pytest.raises(ValueError):
+        padded.unpad()
+
+
+def test_an_end_to_end_row_below_conf_may_hold_anything():
+    out = e2e_head()
+    out[0, 5, 4] = 0.01
+    out[0, 5, 5] = float("nan")
+    out[0, 6, 4] = float("nan")  # a NaN score is not above conf
+    out[0, 6, 5] = float("nan")
+    expect = yolo_obb(out, conf=0.25)
+    assert int(yolo_obb_padded(out, conf=0.25).status) == 0 and all(d.labels.min() >= 0 for d in expect)
+
+
 @pytest.mark.parametrize("options", E2E_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
 def test_an_end_to_end_head_is_decoded_as_yolo_obb_decodes_it(options):
     out = e2e_head()
