@@ -30,7 +30,8 @@ def _one_unwinder() -> None:
 _one_unwinder()
 
 _NAMES = {"OrientedBoxes": "boxes", "Letterbox": "letterbox"}
-_MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "infer", "gst", "palette")
+_MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "pixels", "preprocess", "infer",
+            "secondary", "messages", "nvinfer_config", "gst", "servicemaker", "scenes", "models", "palette")
 __all__ = ["OrientedBoxes", "Letterbox", *_MODULES]
 
 

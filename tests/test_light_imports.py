@@ -11,3 +11,16 @@ def test_module_imports_without_torch(module):
     code = f"import sys, {module}; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+def test_every_public_module_is_reachable_from_the_package():
+    """``obbmeta.<name>`` lazily imports each public module; a module added without it is found here."""
+    import importlib.util
+    import pkgutil
+
+    import obbmeta
+
+    public = {m.name for m in pkgutil.iter_modules(obbmeta.__path__) if not m.name.startswith("_")}
+    public -= {"cli", "demo", "boxes", "letterbox", "schemas"}  # the CLI, two names (OrientedBoxes, Letterbox), data
+    assert public <= set(obbmeta._MODULES), sorted(public - set(obbmeta._MODULES))
+    assert all(importlib.util.find_spec(f"obbmeta.{m}") is not None for m in obbmeta._MODULES)
