@@ -880,6 +880,47 @@ static int obbmeta_addr_compare(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
+/* The n entries' object addresses with their indices, sorted for bsearch (g_malloc'd; the caller frees it). An object
+ * named twice gives OBBMETA_ERR_ARGUMENT with the later entry in *bad_index. */
+static int64_t obbmeta_sort_objects(const uint64_t *objects, int64_t n, obbmeta_addr_index **out, int64_t *bad_index)
+{
+    obbmeta_addr_index *sorted = (obbmeta_addr_index *)g_api.g_malloc(sizeof(obbmeta_addr_index) * (size_t)n);
+    for (int64_t i = 0; i < n; ++i) {
+        sorted[i].address = objects[i];
+        sorted[i].index = i;
+    }
+    qsort(sorted, (size_t)n, sizeof *sorted, obbmeta_addr_compare);
+    *out = sorted;
+    for (int64_t i = 1; i < n; ++i)
+        if (sorted[i].address == sorted[i - 1].address) {
+            *bad_index = sorted[i].index > sorted[i - 1].index ? sorted[i].index : sorted[i - 1].index;
+            return OBBMETA_ERR_ARGUMENT;
+        }
+    return OBBMETA_OK;
+}
+
+/* frame_of[i] = frame for every entry i whose object is in frame's object list (the meta lock held). */
+static void obbmeta_find_in_frame(void *frame, const obbmeta_addr_index *sorted, int64_t n, void **frame_of)
+{
+    for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) {
+        const obbmeta_addr_index key = {(uint64_t)(uintptr_t)l->data, 0};
+        const obbmeta_addr_index *hit =
+            (const obbmeta_addr_index *)bsearch(&key, sorted, (size_t)n, sizeof *sorted, obbmeta_addr_compare);
+        if (hit) frame_of[hit->index] = frame;
+    }
+}
+
+/* OBBMETA_ERR_FOREIGN_FRAME with the first entry found in no frame in *bad_index, else OBBMETA_OK. */
+static int64_t obbmeta_all_found(void *const *frame_of, int64_t n, int64_t *bad_index)
+{
+    for (int64_t i = 0; i < n; ++i)
+        if (!frame_of[i]) {
+            *bad_index = i;
+            return OBBMETA_ERR_FOREIGN_FRAME;
+        }
+    return OBBMETA_OK;
+}
+
 /* Writes track results onto objects already in `frame` (what a tracker does to the objects it keeps): per
  * p->flags the OBB payload (replaced in place, or added with obbmeta's copy / release functions when the object
  * has none, e.g. an object nvtracker made itself), object_id, rect_params + tracker_bbox_info, confidence,
@@ -909,35 +950,14 @@ OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *fr
                 return OBBMETA_ERR_INVALID_BOX;
             }
     /* Every entry must name an object of this frame, once: sort the addresses, then walk the frame's list. */
-    obbmeta_addr_index *sorted = (obbmeta_addr_index *)g_api.g_malloc(sizeof(obbmeta_addr_index) * (size_t)p->n);
-    uint8_t *seen = (uint8_t *)g_api.g_malloc((size_t)p->n);
-    memset(seen, 0, (size_t)p->n);
-    for (int64_t i = 0; i < p->n; ++i) {
-        sorted[i].address = p->objects[i];
-        sorted[i].index = i;
-    }
-    qsort(sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
-    int64_t rc = OBBMETA_OK;
-    for (int64_t i = 1; i < p->n; ++i)
-        if (sorted[i].address == sorted[i - 1].address) {
-            p->bad_index = sorted[i].index > sorted[i - 1].index ? sorted[i].index : sorted[i - 1].index;
-            rc = OBBMETA_ERR_ARGUMENT;
-            break;
-        }
+    obbmeta_addr_index *sorted = NULL;
+    void **seen = (void **)g_api.g_malloc(sizeof(void *) * (size_t)p->n);
+    memset(seen, 0, sizeof(void *) * (size_t)p->n);
+    int64_t rc = obbmeta_sort_objects(p->objects, p->n, &sorted, &p->bad_index);
     g_api.acquire_meta_lock(batch);
     if (rc == OBBMETA_OK) {
-        for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next) {
-            const obbmeta_addr_index key = {(uint64_t)(uintptr_t)l->data, 0};
-            const obbmeta_addr_index *hit =
-                (const obbmeta_addr_index *)bsearch(&key, sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
-            if (hit) seen[hit->index] = 1;
-        }
-        for (int64_t i = 0; i < p->n; ++i)
-            if (!seen[i]) {
-                p->bad_index = i;
-                rc = OBBMETA_ERR_FOREIGN_FRAME;
-                break;
-            }
+        obbmeta_find_in_frame(frame, sorted, p->n, seen);
+        rc = obbmeta_all_found(seen, p->n, &p->bad_index);
     }
     if (rc == OBBMETA_OK) {
         for (int64_t i = 0; i < p->n; ++i) {
@@ -1129,37 +1149,16 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
         return OBBMETA_ERR_POOL_MISMATCH;
     if (p->n == 0) return OBBMETA_OK;
     /* Every entry must name an object of this batch, once: sort the addresses, then walk every frame's list. */
-    obbmeta_addr_index *sorted = (obbmeta_addr_index *)g_api.g_malloc(sizeof(obbmeta_addr_index) * (size_t)p->n);
+    obbmeta_addr_index *sorted = NULL;
     void **frame_of = (void **)g_api.g_malloc(sizeof(void *) * (size_t)p->n);
-    for (int64_t i = 0; i < p->n; ++i) {
-        sorted[i].address = p->objects[i];
-        sorted[i].index = i;
-        frame_of[i] = NULL;
-    }
-    qsort(sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
-    int64_t rc = OBBMETA_OK;
-    for (int64_t i = 1; i < p->n; ++i)
-        if (sorted[i].address == sorted[i - 1].address) {
-            p->bad_index = sorted[i].index > sorted[i - 1].index ? sorted[i].index : sorted[i - 1].index;
-            rc = OBBMETA_ERR_ARGUMENT;
-            break;
-        }
+    memset(frame_of, 0, sizeof(void *) * (size_t)p->n);
+    int64_t rc = obbmeta_sort_objects(p->objects, p->n, &sorted, &p->bad_index);
     char *joined = (p->flags & OBBMETA_CLASSIFY_TEXT) ? (char *)g_api.g_malloc(longest + 1) : NULL;
     g_api.acquire_meta_lock(batch);
     if (rc == OBBMETA_OK) {
         for (const obbmeta_glist *fl = bm->frame_meta_list; fl; fl = fl->next)
-            for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)fl->data)->obj_meta_list; l; l = l->next) {
-                const obbmeta_addr_index key = {(uint64_t)(uintptr_t)l->data, 0};
-                const obbmeta_addr_index *hit = (const obbmeta_addr_index *)bsearch(
-                    &key, sorted, (size_t)p->n, sizeof *sorted, obbmeta_addr_compare);
-                if (hit) frame_of[hit->index] = fl->data;
-            }
-        for (int64_t i = 0; i < p->n; ++i)
-            if (!frame_of[i]) {
-                p->bad_index = i;
-                rc = OBBMETA_ERR_FOREIGN_FRAME;
-                break;
-            }
+            obbmeta_find_in_frame(fl->data, sorted, p->n, frame_of);
+        rc = obbmeta_all_found(frame_of, p->n, &p->bad_index);
     }
     if (rc == OBBMETA_OK) {
         for (int64_t i = 0; i < p->n; ++i) {

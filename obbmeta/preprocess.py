@@ -179,16 +179,7 @@ class Preprocess:
         if not images:
             raise ValueError("preprocessing needs at least one image")
         sizes = [(int(im.shape[2]), int(im.shape[1])) for im in images]
-        cw, ch = self.canvas_size(sizes, input_size)
-        shape = (len(images), self.num_channels, ch, cw)
-        device = images[0].device
-        if out is None:
-            out = torch.empty(shape, dtype=torch.float32, device=device)
-        elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
-            raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
-                             f"on {out.device}")
-        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
-            out[:, c].fill_((self.pad_value - m) / (1 / k))  # in double, then one rounding to float32
+        out, (cw, ch) = self._canvas(sizes, input_size, images[0].device, out)
         groups: dict[tuple[int, int], list[int]] = {}
         for i, s in enumerate(sizes):
             groups.setdefault(s, []).append(i)
@@ -202,6 +193,22 @@ class Preprocess:
             for i in idx:
                 letterboxes[i] = lb
         return out, letterboxes
+
+    def _canvas(self, sizes: list, input_size: tuple[int, int], device: Any, out: Any) -> tuple[Any, tuple]:
+        """The batch's float32 canvas (``out`` checked, or a new one) filled with the normalised pad value, and its
+        (width, height)."""
+        import torch
+
+        cw, ch = self.canvas_size(sizes, input_size)
+        shape = (len(sizes), self.num_channels, ch, cw)
+        if out is None:
+            out = torch.empty(shape, dtype=torch.float32, device=device)
+        elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
+            raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
+                             f"on {out.device}")
+        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
+            out[:, c].fill_((self.pad_value - m) / (1 / k))  # in double, then one rounding to float32
+        return out, (cw, ch)
 
     def apply_frames(self, frames: Sequence[Any], formats: Sequence[str], input_size: tuple[int, int],
                      out: Any = None) -> tuple[Any, list]:
@@ -224,16 +231,7 @@ class Preprocess:
         from .pixels import lookup
 
         sizes = [(int(f.shape[1]), int(f.shape[0])) for f in frames]
-        cw, ch = self.canvas_size(sizes, input_size)
-        shape = (len(frames), self.num_channels, ch, cw)
-        device = frames[0].device
-        if out is None:
-            out = torch.empty(shape, dtype=torch.float32, device=device)
-        elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
-            raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
-                             f"on {out.device}")
-        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
-            out[:, c].fill_((self.pad_value - m) / (1 / k))
+        out, (cw, ch) = self._canvas(sizes, input_size, frames[0].device, out)
         groups: dict[tuple, list[int]] = {}
         for i, (s, fmt) in enumerate(zip(sizes, formats)):
             groups.setdefault((s, lookup(fmt).rgb_order), []).append(i)
