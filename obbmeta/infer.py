@@ -854,14 +854,7 @@ class Detector:
         for b, (lb, n) in enumerate(zip(letterboxes, counts)):
             d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])
             dets.append(d.rescale(lb))
-        if self.class_filter.filters_after_decode:
-            kept = []
-            for d, (_, h) in zip(dets, sizes):
-                d, gone = self.class_filter.apply(d, h)
-                self.filtered += gone
-                kept.append(d)
-            dets = kept
-        return dets
+        return self._filter_after_decode(dets, sizes)
 
     def _forward_padded(self, x: torch.Tensor) -> tuple:
         """Model and fixed-size decode in model-input pixels, no host synchronisation (what a graph captures)."""
@@ -934,16 +927,21 @@ class Detector:
                                     f"{type(d).__name__}")
             dets = [_filter(d, self.conf, self.max_det).rescale(lb)
                     for d, lb in zip(self._check_count(dets, n), letterboxes)]
-        if self.class_filter.filters_after_decode:
-            if frame_sizes is None or len(frame_sizes) != n:
-                raise ValueError("decode with a class filter needs frame_sizes, one (w, h) per frame")
-            kept = []
-            for d, (_, h) in zip(dets, frame_sizes):
-                d, gone = self.class_filter.apply(d, h)
-                self.filtered += gone
-                kept.append(d)
-            dets = kept
-        return dets
+        if self.class_filter.filters_after_decode and (frame_sizes is None or len(frame_sizes) != n):
+            raise ValueError("decode with a class filter needs frame_sizes, one (w, h) per frame")
+        return self._filter_after_decode(dets, frame_sizes)
+
+    def _filter_after_decode(self, dets: list[OrientedBoxes], frame_sizes) -> list[OrientedBoxes]:
+        """The class filter's post-decode rules (sizes, ROI) per frame; the boxes they remove counted in
+        ``filtered``."""
+        if not self.class_filter.filters_after_decode:
+            return dets
+        kept = []
+        for d, (_, h) in zip(dets, frame_sizes):
+            d, gone = self.class_filter.apply(d, h)
+            self.filtered += gone
+            kept.append(d)
+        return kept
 
     def _decode_yolo(self, output: Any, letterboxes: Sequence[Letterbox]) -> list[OrientedBoxes]:
         if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
