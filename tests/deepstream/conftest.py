@@ -54,24 +54,3 @@ def ds_gst():
     if install.plugin_dir().is_dir():
         Gst.Registry.get().scan_path(str(install.plugin_dir()))
     return Gst
-
-
-@pytest.fixture
-def make_batch():
-    """BatchMeta.create(...) (NVIDIA's libnvds_meta) whose batches are released at the end of the test."""
-    from obbmeta import nvds
-
-    if not nvds.available():
-        pytest.skip(f"NVIDIA's libnvds_meta is not available:\n{nvds.describe()}")
-    made = []
-
-    def make(max_frames: int = 1, frames: int = 1, width: int = 1920, height: int = 1080):
-        batch = nvds.BatchMeta.create(max_frames)
-        for k in range(frames):
-            batch.add_frame(source_id=k, width=width, height=height, frame_num=k)
-        made.append(batch)
-        return batch
-
-    yield make
-    for batch in made:
-        batch.destroy()
