@@ -821,7 +821,8 @@ class Detector:
         With :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
         shape = self.pre.input_shape(sizes, self.input_size)
         runner = self._graphs.runner(shape, device) if self.cuda_graph else None
-        clock = _Clock(device) if self.timings is not None else None
+        sink = self.timings if self.timings is not None else getattr(_PROFILE, "sink", None)
+        clock = _Clock(device) if sink is not None else None
         if runner is not None:
             with runner.lock:
                 x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=runner.input[:shape[0]])
@@ -841,7 +842,7 @@ class Detector:
                 self._canvases.give(canvas)
         if clock:
             clock.tick("copy")
-            self.timings.append(clock.phases)
+            sink.append(clock.phases)
         boxes, scores, labels, counts, status = host
         if status & 4:  # the overlap pool was outgrown: the sized decode sizes it exactly (rare; never silent)
             x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
@@ -984,6 +985,25 @@ class Detector:
         if len(dets) != n:
             raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
         return dets
+
+
+_PROFILE = threading.local()
+
+
+class profile_phases:
+    """``with profile_phases() as phases:``: the CUDA YOLO-OBB calls this thread makes inside the block append
+    their phase times in seconds (``prepare``, ``model_decode``, ``copy``) to the list ``phases``, the device
+    synchronised between phases (slower: for debugging and benchmarks). Per thread, so one shared Detector can be
+    profiled by one pipeline while others run; calls gathered into another thread's batch
+    (``max_batch_wait_us``) are not seen."""
+
+    def __enter__(self) -> list:
+        self._outer = getattr(_PROFILE, "sink", None)
+        _PROFILE.sink = []
+        return _PROFILE.sink
+
+    def __exit__(self, *exc) -> None:
+        _PROFILE.sink = self._outer
 
 
 class _Clock:

@@ -397,6 +397,39 @@ def test_cuda_one_sync_and_graph_paths_equal_the_eager_decode(model, batch):
 
 
 @needs_cuda
+@pytest.mark.parametrize("cuda_graph", [False, True])
+def test_cuda_profile_phases_sees_only_this_threads_calls(cuda_graph):
+    from obbmeta.infer import profile_phases
+
+    det = Detector("obb_toy_models:toy", input_size=256, device="cuda", cuda_graph=cuda_graph, share_model=False)
+    f = [t.cuda() for t in frames(2, seed=1, size=(320, 240))]
+    with profile_phases() as phases:
+        det(f, on_host=True)
+        other = threading.Thread(target=det, args=(f,), kwargs={"on_host": True})
+        other.start()
+        other.join()
+    assert len(phases) == 1 and set(phases[0]) == {"prepare", "model_decode", "copy"}
+    assert all(v >= 0 for v in phases[0].values())
+    det(f, on_host=True)
+    assert len(phases) == 1  # outside the block nothing is recorded
+
+
+def test_profile_phases_nests_and_restores_per_thread():
+    from obbmeta import infer
+
+    with infer.profile_phases() as outer:
+        with infer.profile_phases() as inner:
+            assert infer._PROFILE.sink is inner and inner is not outer
+        assert infer._PROFILE.sink is outer
+        seen = []
+        t = threading.Thread(target=lambda: seen.append(getattr(infer._PROFILE, "sink", None)))
+        t.start()
+        t.join()
+        assert seen == [None]
+    assert infer._PROFILE.sink is None
+
+
+@needs_cuda
 def test_cuda_graph_with_per_class_thresholds_and_a_changed_conf():
     head = raw_head(seed=5).cuda()
     det = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, device="cuda", cuda_graph=True,

@@ -15,7 +15,8 @@ loaded and warmed up at READY -> PAUSED (a bad model fails the state change); se
 thread and swaps it in at a batch boundary (``model-updated`` signal and an ``obbinfer-model-updated`` element
 message); a replacement that fails keeps the old model and posts a warning. ``GST_DEBUG=obbinfer:5`` logs the
 device, load and warm-up times and each batch's latency by phase (no extra synchronisation: the batch's one copy of
-its results to the host already waits for the device). torch is imported when the element starts, not when
+its results to the host already waits for the device); level 6 splits the detector's share into letterbox, model +
+decode and copy on CUDA (synchronising between them). torch is imported when the element starts, not when
 GStreamer scans the plugin.
 """
 from __future__ import annotations
@@ -671,7 +672,16 @@ class ObbInfer(ObbmetaElement):
             t1 = time.perf_counter()
             filtered = detector.filtered
             formats = [v.format for v in chosen]  # sources of one batch may differ (NV12 / NV12_709)
-            dets = detector([v.model_input for v in chosen], formats, on_host=True)
+            if CATEGORY.enabled(Gst.DebugLevel.LOG):  # level 6: the detector's phases, the device synced between
+                from ..infer import profile_phases
+
+                with profile_phases() as phases:
+                    dets = detector([v.model_input for v in chosen], formats, on_host=True)
+                for p in phases:
+                    CATEGORY.log(self, "batch %d detector phases: %s", batch_index,
+                                 ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in p.items()))
+            else:
+                dets = detector([v.model_input for v in chosen], formats, on_host=True)
             t2 = time.perf_counter()
             result = nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self._cached_labels(detector),
                                             component_id=self.prop("unique-id"),

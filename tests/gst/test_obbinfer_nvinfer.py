@@ -306,7 +306,8 @@ def test_systemexit_and_keyboardinterrupt_from_the_model_stop_the_pipeline_with_
     assert not outcome.eos and outcome.stopped and name in outcome.error and outcome.error.startswith("infer:")
 
 
-def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch():
+@pytest.mark.parametrize("level", [5, 6])
+def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch(level):
     script = ("import sys; sys.path.insert(0, %r); import obbmeta.gst; obbmeta.gst.register(); "
               "from obbmeta.gst._gi import Gst; "
               "p = Gst.parse_launch('videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width=64,height=48 ! "
@@ -314,7 +315,7 @@ def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch():
               "p.set_state(Gst.State.PLAYING); "
               "p.get_bus().timed_pop_filtered(30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR); "
               "p.set_state(Gst.State.NULL)") % str(HERE)
-    env = dict(os.environ, GST_DEBUG="obbinfer:5", GST_DEBUG_NO_COLOR="1")
+    env = dict(os.environ, GST_DEBUG=f"obbinfer:{level}", GST_DEBUG_NO_COLOR="1")
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "obbinfer" in r.stderr and re.search(r"model obb_toy_models:toy loaded on (cpu|cuda:0)", r.stderr)
