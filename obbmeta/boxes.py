@@ -1,8 +1,8 @@
 """OrientedBoxes: the one type that flows through obbmeta (decode -> suppress -> write meta -> draw)."""
 from __future__ import annotations
 
-import math
 import operator
+import sys
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Optional, Sequence, Union
 
@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from . import conventions
-from ._validators import vector_tensor
+from ._validators import number_in_range, vector_tensor
 from .letterbox import Letterbox
 from .ops import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .ops.convert import corners as box_corners
@@ -199,8 +199,7 @@ class OrientedBoxes:
         minimum-area rectangle around it is aligned with one of those two directions; both are tried.
         """
         for name, v in (("width", width), ("height", height)):
-            if not isinstance(v, (int, float)) or not (v > 0) or not math.isfinite(v):
-                raise ValueError(f"{name} must be a positive finite number, got {v!r}")
+            number_in_range(name, v, 0.0, sys.float_info.max, "a positive finite number", low_open=True)
         if len(self) == 0:
             return self
         pts, ok = _frame_intersection_points(self.xywhr.to(torch.float64), float(width), float(height))

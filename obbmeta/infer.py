@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from . import decode
+from ._validators import number_in_range
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
 from .pixels import frame_size
@@ -623,9 +624,7 @@ class Detector:
     def __post_init__(self):
         self.input_size = parse_input_size(self.input_size)
         for name in ("conf", "iou"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0.0 <= v <= 1.0:
-                raise ValueError(f"{name} must be a number in [0, 1], got {v!r}")
+            number_in_range(name, getattr(self, name), 0.0, 1.0)
         if not isinstance(self.max_det, int) or isinstance(self.max_det, bool) or self.max_det < 1:
             raise ValueError(f"max_det must be an int >= 1, got {self.max_det!r}")
         if not isinstance(self.batch_size, int) or isinstance(self.batch_size, bool) or self.batch_size < 0:

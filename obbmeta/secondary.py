@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 import torch
 
+from ._validators import number_in_range
 from .decode import ctc_greedy
 from .infer import Detector, parse_class_names, read_label_file
 from .ops import crop_rotated
@@ -94,16 +95,12 @@ class SecondaryModel:
                                 ("batch_size", batch_size, 0, 1 << 20)):
             if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
-        if not isinstance(padding, (int, float)) or isinstance(padding, bool) or not 0 <= padding <= 10:
-            raise ValueError(f"padding must be a number in [0, 10] (a fraction of the box's shorter side), got "
-                             f"{padding!r}")
-        if not isinstance(threshold, (int, float)) or isinstance(threshold, bool) or not 0 <= threshold <= 1:
-            raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+        number_in_range("padding", padding, 0.0, 10.0, "a number in [0, 10] (a fraction of the box's shorter side)")
+        number_in_range("threshold", threshold, 0.0, 1.0)
         self.output_format, self.reading, self.padding = output_format, reading, float(padding)
         self.crop_height, self.max_width, self.width_multiple = crop_height, max_width, width_multiple
         self.threshold, self.batch_size = float(threshold), batch_size
-        if not isinstance(fill, (int, float)) or isinstance(fill, bool) or not 0 <= fill <= 255:
-            raise ValueError(f"fill must be a pixel level in [0, 255], got {fill!r}")
+        number_in_range("fill", fill, 0.0, 255.0, "a pixel level in [0, 255]")
         self.fill = float(fill)
         self.pre = preset(preprocess)
         # The model is loaded (and shared) exactly as a detector's; its decode settings are unused here.

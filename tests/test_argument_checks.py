@@ -115,3 +115,25 @@ def test_yolo_obb_classes_must_be_int_class_ids(classes):
 def test_a_bool_threshold_is_refused():
     with pytest.raises(TypeError, match="iou_threshold must be a number"):
         nms_rotated(torch.zeros(1, 5), torch.zeros(1), True)
+
+
+def _boxes():
+    return OrientedBoxes(torch.tensor([[10.0, 10, 4, 4, 0]]), torch.tensor([0.9]), torch.tensor([0]))
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: _boxes().clip(True, 10), "width must be a positive finite number, got True"),
+    (lambda: _boxes().clip(10, float("inf")), "height must be a positive finite number, got inf"),
+    (lambda: __import__("obbmeta.track", fromlist=["MotionNoise"]).MotionNoise(position=True),
+     "MotionNoise.position must be a positive finite number, got True"),
+    (lambda: __import__("obbmeta.scenes.aerial", fromlist=["AerialScene"]).AerialScene(0, scale=True),
+     r"scale must be a number in \[0.25, 4\], got True"),
+    (lambda: __import__("obbmeta.scenes.document", fromlist=["DocumentScene"]).DocumentScene(0, scale=False),
+     r"scale must be a number in \[0.5, 4\], got False"),
+    (lambda: __import__("obbmeta.infer", fromlist=["Detector"]).Detector(lambda x: x, conf=True),
+     r"conf must be a number in \[0, 1\], got True"),
+])
+def test_a_bool_is_not_a_number(make, match):
+    """True and False are ints to Python; every numeric argument refuses them by name."""
+    with pytest.raises(ValueError, match=match):
+        make()

@@ -15,6 +15,7 @@ not count as misses, like nvtracker.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,9 +44,8 @@ class MotionNoise:
 
     def __post_init__(self):
         for name in ("position", "velocity", "angle", "angle_process", "angle_velocity"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not (v > 0) or not math.isfinite(v):
-                raise ValueError(f"MotionNoise.{name} must be a positive number, got {v!r}")
+            number_in_range(f"MotionNoise.{name}", getattr(self, name), 0.0, sys.float_info.max,
+                            "a positive finite number", low_open=True)
 
     def stds(self, wh: np.ndarray, dims: slice = slice(0, 5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(process value std, process velocity std, measurement std), each (T, 5)[:, dims], for boxes of
