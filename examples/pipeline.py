@@ -20,7 +20,8 @@ import sys
 
 import obbmeta.gst
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+
+Gst = obbmeta.gst.init()
 
 
 def build(args) -> Gst.Pipeline:

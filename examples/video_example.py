@@ -3,8 +3,10 @@ DeepStream metadata -> annotated WebM + JSON, with your model or the bundled one
 import argparse
 import sys
 
+import obbmeta.gst
+
 try:
-    import obbmeta.gst._gi  # noqa: F401 - Gst.init before torch (obbmeta.scenes and obbmeta.infer import it)
+    obbmeta.gst.init()  # Gst.init before torch (obbmeta.scenes and obbmeta.infer import it)
 except ImportError:
     pass  # demo.run says what is missing, in one line
 from obbmeta import demo, scenes  # noqa: E402

@@ -24,3 +24,19 @@ def test_every_public_module_is_reachable_from_the_package():
     public -= {"cli", "demo", "boxes", "letterbox", "schemas"}  # the CLI, two names (OrientedBoxes, Letterbox), data
     assert public <= set(obbmeta._MODULES), sorted(public - set(obbmeta._MODULES))
     assert all(importlib.util.find_spec(f"obbmeta.{m}") is not None for m in obbmeta._MODULES)
+
+
+def test_the_examples_use_only_public_modules():
+    """What a user copies from examples/ must not reach into obbmeta's private modules (``obbmeta.x._y``)."""
+    import ast
+    from pathlib import Path
+
+    private = []
+    for path in sorted((Path(__file__).parent.parent / "examples").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [f"{node.module}.{a.name}" for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            private += [f"{path.name}: {n}" for n in names
+                        if n.startswith("obbmeta") and any(p.startswith("_") for p in n.split(".")[1:])]
+    assert not private, private

@@ -119,6 +119,14 @@ def plugin_path() -> str:
     return str(PLUGIN_DIR)
 
 
+def init():
+    """GStreamer's ``Gst`` module, imported and initialised (``Gst.init``), or ImportError saying how to install the
+    bindings. Call it before anything imports torch where that order matters (docs/gst.md, "two C++ unwinders")."""
+    from ._gi import Gst
+
+    return Gst
+
+
 def register() -> None:
     """Register obbmeta's elements with GStreamer in this process (idempotent)."""
     from ._gi import Gst
@@ -133,5 +141,5 @@ def register() -> None:
             Gst.Element.register(None, name, Gst.Rank.NONE, cls)
 
 
-__all__ = ["plugin_path", "python_path", "site_folders", "make_plugin_folder", "register", "ELEMENTS", "PLUGIN_DIR",
-           "SITE_CONFIG"]
+__all__ = ["init", "plugin_path", "python_path", "site_folders", "make_plugin_folder", "register", "ELEMENTS",
+           "PLUGIN_DIR", "SITE_CONFIG"]
