@@ -43,8 +43,8 @@ MODEL_PROPERTIES = frozenset({
     "crop-padding", "crop-reading", "crop-fill", "charset", "classifier-threshold"})
 # Read at every batch.
 BATCH_PROPERTIES = frozenset({
-    "conf", "iou", "max-det", "class-names", "labelfile-path", "unique-id", "interval", "filter-out-class-ids",
-    "operate-on-gie-id", "operate-on-class-ids"})
+    "conf", "iou", "max-det", "osd-limit", "class-names", "labelfile-path", "unique-id", "interval",
+    "filter-out-class-ids", "operate-on-gie-id", "operate-on-class-ids"})
 UNSET = -1
 
 
@@ -174,6 +174,9 @@ _SPECS = {
     "iou": (float, "IoU", "greedy rotated NMS threshold (exact polygon IoU, class-aware; nvinfer's "
             "nms-iou-threshold)", 0.0, 1.0, 0.45, RW),
     "max-det": (int, "max detections", "boxes kept per frame", 1, 100000, 300, RW),
+    "osd-limit": (int, "OSD limit", "objects per frame that keep what nvdsosd draws (border, label); the rest are "
+                  "written complete but invisible to it (docs/osd.md: nvdsosd's large batches); 0: all", 0, 100000, 0,
+                  RW),
     "class-names": (str, "class names", "comma-separated names, or a label file (one per line); empty: "
                     "labelfile-path, else the model's own names", "", RW),
     "labelfile-path": (str, "label file", "nvinfer's label file: one class per line", "", RW),
@@ -685,7 +688,8 @@ class ObbInfer(ObbmetaElement):
             t2 = time.perf_counter()
             result = nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self._cached_labels(detector),
                                             component_id=self.prop("unique-id"),
-                                            frame_sizes=[(v.width, v.height) for v in chosen])
+                                            frame_sizes=[(v.width, v.height) for v in chosen],
+                                            osd_limit=self.prop("osd-limit") or None)
             t3 = time.perf_counter()
         self.inferred += 1
         if self.timings is not None:

@@ -322,3 +322,33 @@ def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch(level):
     assert "warm-up on (64, 64)" in r.stderr
     assert all(f"batch {k}: 1 frames" in r.stderr for k in range(3))
     assert "model + decode" in r.stderr
+
+
+def test_osd_limit_keeps_what_nvdsosd_draws_on_the_first_objects_of_each_frame_only():
+    """osd-limit=K: the first K objects of a frame keep their border and display text, read at NVIDIA's offsets; the
+    others are written complete (same boxes, labels, OBBs) but give nvdsosd nothing to draw."""
+    sys.path.insert(0, str(HERE.parent / "nvds"))
+    import raw
+
+    seen = {}
+    for limit in (0, 1):
+        p = videotest(6, f"obbinfer model=obb_toy_models:toy input-size=96 device=cpu osd-limit={limit}")
+        rows = []
+
+        def look(buf, rows=rows):
+            batch = nvds.BatchMeta.from_gst_buffer(buf)
+            for f in batch.frames:
+                objs = raw.objects_of(f.address)[::-1]  # insertion order: by descending score
+                rows.append([(raw.u32(o + raw.OBJ["border_width"]) > 0, bool(raw.ptr(o + raw.OBJ["display_text"])))
+                             for o in objs])
+            rows.append(objects(buf))
+
+        errors = buffer_probe(p.get_by_name("sink"), "sink", look)
+        outcome = run(p)
+        assert outcome.eos and not errors, outcome
+        seen[limit] = rows
+    drawn_all, drawn_one = seen[0][0::2], seen[1][0::2]
+    assert sum(len(r) for r in drawn_all) > len(drawn_all)  # frames with more than one object
+    assert all(all(v == (True, True) for v in r) for r in drawn_all)
+    assert all(r[:1] == [(True, True)] and all(v == (False, False) for v in r[1:]) for r in drawn_one if r)
+    assert seen[0][1::2] == seen[1][1::2]  # the objects themselves are the same
