@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from obbmeta.gst._gi import Gst
 
 
@@ -42,3 +44,13 @@ def buffer_probe(element: Gst.Element, pad: str, fn, errors: list | None = None)
 
     element.get_static_pad(pad).add_probe(Gst.PadProbeType.BUFFER, probe)
     return errors
+
+
+def rgba_copy(buf: Gst.Buffer, width: int, height: int) -> np.ndarray:
+    """A copy of a system-memory RGBA buffer's first width x height pixels, (height, width, 4) uint8."""
+    ok, info = buf.map(Gst.MapFlags.READ)
+    assert ok
+    try:
+        return np.frombuffer(info.data, np.uint8)[: width * height * 4].reshape(height, width, 4).copy()
+    finally:
+        buf.unmap(info)

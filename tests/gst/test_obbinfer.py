@@ -7,7 +7,7 @@ import numpy as np
 import obb_toy_models
 import pytest
 import torch
-from pipelines import buffer_probe, run
+from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
@@ -17,15 +17,6 @@ from obbmeta.palette import PALETTE
 
 W, H = 160, 120
 NAMES = ",".join(obb_toy_models.CLASS_NAMES)
-
-
-def frame_copy(buf, w=W, h=H):
-    ok, info = buf.map(Gst.MapFlags.READ)
-    assert ok
-    try:
-        return np.frombuffer(info.data, np.uint8)[: w * h * 4].reshape(h, w, 4).copy()
-    finally:
-        buf.unmap(info)
 
 
 def read_back(frame):
@@ -57,9 +48,9 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
 
     def on_drawn(buf):
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        drawn[buf.pts] = (frame_copy(buf), nvds.read_obbs_arrays(frame))
+        drawn[buf.pts] = (rgba_copy(buf, W, H), nvds.read_obbs_arrays(frame))
 
-    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(b, W, H)))
     buffer_probe(p.get_by_name("meta"), "sink", on_meta, errors)
     buffer_probe(p.get_by_name("drawn"), "sink", on_drawn, errors)
     outcome = run(p)

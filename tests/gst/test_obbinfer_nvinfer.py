@@ -14,7 +14,7 @@ import numpy as np
 import obb_toy_models
 import pytest
 import torch
-from pipelines import buffer_probe, run
+from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
@@ -44,14 +44,6 @@ def videotest(n, element, extra=""):
                             f"height={H} ! identity name=before ! {element} ! {extra}fakesink name=sink")
 
 
-def frame_copy(buf):
-    ok, info = buf.map(Gst.MapFlags.READ)
-    try:
-        return np.frombuffer(info.data, np.uint8)[: W * H * 4].reshape(H, W, 4).copy()
-    finally:
-        buf.unmap(info)
-
-
 def test_an_nvinfer_config_drives_ids_labels_class_attributes_and_thresholds(tmp_path):
     labels = tmp_path / "labels.txt"
     labels.write_text("car\nboat\nplane\n")
@@ -75,7 +67,7 @@ device=cpu
 """)
     p = videotest(20, f"obbinfer name=infer config-file-path={path}")
     originals, got, warnings = {}, {}, []
-    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, frame_copy(b)))
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(b, W, H)))
     buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.__setitem__(b.pts, objects(b)[0]), errors)
     p.get_bus().enable_sync_message_emission()  # seen on the posting thread: run() pops only EOS and errors
     p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
@@ -126,20 +118,12 @@ device=cpu
     p = Gst.parse_launch(f"videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=RGBA,width=64,height=64 ! "
                          f"identity name=before ! obbinfer config-file-path={path} ! fakesink")
     frames = []
-    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: frames.append(frame_copy_size(b, 64, 64)))
+    errors = buffer_probe(p.get_by_name("before"), "src", lambda b: frames.append(rgba_copy(b, 64, 64)))
     assert run(p).eos and not errors
     (x,) = obb_toy_models.INPUTS
     rgb = torch.from_numpy(frames[0][..., :3]).permute(2, 0, 1).float()
     want = (rgb.flip(0) - torch.tensor([10.0, 20.0, 30.0]).view(3, 1, 1)) * 0.5  # BGR, then (x - offsets) * scale
     assert x.shape == (1, 3, 64, 64) and torch.equal(x[0], want)
-
-
-def frame_copy_size(buf, w, h):
-    ok, info = buf.map(Gst.MapFlags.READ)
-    try:
-        return np.frombuffer(info.data, np.uint8)[: w * h * 4].reshape(h, w, 4).copy()
-    finally:
-        buf.unmap(info)
 
 
 def start_error(p):

@@ -6,11 +6,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import obb_toy_models
 import pytest
 import torch
-from pipelines import buffer_probe, run
+from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.gst._gi import Gst
@@ -24,14 +23,6 @@ W, H = 160, 120
 PRIMARY = "obbinfer name=pgie model=obb_toy_models:toy input-size=96 unique-id=1"
 
 
-def frame_copy(buf):
-    ok, info = buf.map(Gst.MapFlags.READ)
-    try:
-        return np.frombuffer(info.data, np.uint8)[: W * H * 4].reshape(H, W, 4).copy()
-    finally:
-        buf.unmap(info)
-
-
 def secondary_pipeline(sgie: str, n=8, middle=""):
     return Gst.parse_launch(
         f"videotestsrc num-buffers={n} pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
@@ -43,7 +34,7 @@ def collect(p):
     frames, objects = {}, {}
 
     def before(buf):
-        frames[buf.pts] = frame_copy(buf)
+        frames[buf.pts] = rgba_copy(buf, W, H)
 
     def after(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
