@@ -350,14 +350,21 @@ def read_nvinfer_config(path: str | os.PathLike, element_properties: dict[str, C
     def resolve(value: str) -> str:
         return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
 
+    def known(key: str, number: int, group: str, keys: dict, ignored: dict):
+        """The key's (name, parse), or None after a warning for a key ignored by design or unknown."""
+        if key in ignored:
+            warnings.append(f"{where(number, key)}: ignored ({ignored[key]})")
+            return None
+        if key not in keys:
+            warnings.append(f"{where(number, key)}: unknown key in [{group}], ignored")
+            return None
+        return keys[key]
+
     def property_entry(key: str, value: str, number: int) -> None:
-        if key in IGNORED_KEYS:
-            warnings.append(f"{where(number, key)}: ignored ({IGNORED_KEYS[key]})")
+        entry = known(key, number, "property", PROPERTY_KEYS, IGNORED_KEYS)
+        if entry is None:
             return
-        if key not in PROPERTY_KEYS:
-            warnings.append(f"{where(number, key)}: unknown key in [property], ignored")
-            return
-        name, parse = PROPERTY_KEYS[key]
+        name, parse = entry
         try:
             props[name] = resolve(value) if parse is _PATH else parse(value)
         except ValueError as exc:
@@ -379,13 +386,10 @@ def read_nvinfer_config(path: str | os.PathLike, element_properties: dict[str, C
         lines[key] = number
 
     def class_entry(group: str, class_id: int, key: str, value: str, number: int) -> None:
-        if key in IGNORED_CLASS_KEYS:
-            warnings.append(f"{where(number, key)}: ignored ({IGNORED_CLASS_KEYS[key]})")
+        entry = known(key, number, group, CLASS_KEYS, IGNORED_CLASS_KEYS)
+        if entry is None:
             return
-        if key not in CLASS_KEYS:
-            warnings.append(f"{where(number, key)}: unknown key in [{group}], ignored")
-            return
-        name, parse = CLASS_KEYS[key]
+        name, parse = entry
         try:
             attrs.setdefault(class_id, {})[name] = parse(value)
         except ValueError as exc:

@@ -276,20 +276,13 @@ def _typed(name: str) -> Any:
         return _CONFIG_CHECKS[name]
     if spec[0] is bool:
         return lambda t: {"1": True, "true": True, "0": False, "false": False}[str(t).lower()]
-    if spec[0] is int:
-        def as_int(t, lo=spec[3], hi=spec[4]):
-            v = int(t)
+    if spec[0] in (int, float):
+        def in_range(t, kind=spec[0], lo=spec[3], hi=spec[4]):
+            v = kind(t)
             if not lo <= v <= hi:
-                raise ValueError(f"expected an integer in [{lo}, {hi}], got {t!r}")
+                raise ValueError(f"expected {'an integer' if kind is int else 'a number'} in [{lo}, {hi}], got {t!r}")
             return v
-        return as_int
-    if spec[0] is float:
-        def as_float(t, lo=spec[3], hi=spec[4]):
-            v = float(t)
-            if not lo <= v <= hi:
-                raise ValueError(f"expected a number in [{lo}, {hi}], got {t!r}")
-            return v
-        return as_float
+        return in_range
     return lambda t: t
 
 
