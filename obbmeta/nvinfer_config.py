@@ -61,9 +61,6 @@ class ClassAttrs:
         return replace(base, **{f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)
                                 is not None})
 
-    def is_empty(self) -> bool:
-        return all(getattr(self, f.name) is None for f in fields(self))
-
 
 @dataclass(frozen=True)
 class InferConfig:

@@ -64,9 +64,6 @@ class ObbmetaElement(GstBase.BaseTransform):
         self.video: VideoFormat | None = None
 
     # ---- properties
-    def canonical(self, name: str) -> str:
-        return self._aliases.get(name, name)
-
     def do_get_property(self, prop: GObject.ParamSpec) -> Any:
         with self._prop_lock:
             return self.get_alias(prop.name) if prop.name in self._aliases else self.prop(prop.name)

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..nvinfer_config import COLOR_FORMATS, ConfigError, _bool, _gpu_id, _network_mode, read_nvinfer_config
 from ._debug import Category
 from ._element import READWRITE, ObbmetaElement, batch_meta_for, one_of, properties
 from ._frames import mapped_frames, templates
@@ -41,10 +42,7 @@ MODEL_PROPERTIES = frozenset({
     "maintain-aspect-ratio", "symmetric-padding", "scaling-filter", "net-scale-factor", "offsets", "precision",
     "batch-size", "warm-up", "cuda-graph", "compile", "channels-last", "threads", "max-batch-wait-us", "crop-size",
     "crop-padding", "crop-reading", "crop-fill", "charset", "classifier-threshold"})
-# Read at every batch.
-BATCH_PROPERTIES = frozenset({
-    "conf", "iou", "max-det", "osd-limit", "class-names", "labelfile-path", "unique-id", "interval",
-    "filter-out-class-ids", "operate-on-gie-id", "operate-on-class-ids"})
+# Every other property (conf, iou, max-det, osd-limit, labels, ids, interval, ...) is read at every batch.
 UNSET = -1
 
 
@@ -152,8 +150,6 @@ def _check_offsets(value: Any) -> str:
 def _check_config(value: Any) -> str:
     text = value or ""
     if text:
-        from ..nvinfer_config import read_nvinfer_config
-
         read_nvinfer_config(text, _OBBMETA_KEYS)
     return text
 
@@ -275,7 +271,7 @@ def _typed(name: str) -> Any:
     if name in _CONFIG_CHECKS:
         return _CONFIG_CHECKS[name]
     if spec[0] is bool:
-        return lambda t: {"1": True, "true": True, "0": False, "false": False}[str(t).lower()]
+        return lambda t: _bool(str(t))
     if spec[0] in (int, float):
         def in_range(t, kind=spec[0], lo=spec[3], hi=spec[4]):
             v = kind(t)
@@ -296,6 +292,7 @@ class _Loaded:
     config: Any
     model: str
     config_path: str
+    secondary: bool = False  # built for process-mode=2 (a SecondaryModel): the mode in force until the next start
 
 
 class ObbInfer(ObbmetaElement):
@@ -321,7 +318,6 @@ class ObbInfer(ObbmetaElement):
         self._pending: _Loaded | None = None
         self._generation = 0
         self._swap_lock = threading.Lock()
-        self._config_props: dict[str, Any] = {}
         self._history: dict[int, dict[int, _History]] = {}  # secondary: per source, per tracked object
         self._assigned = False
         self._label_cache: tuple = (None, None)
@@ -338,15 +334,20 @@ class ObbInfer(ObbmetaElement):
     @detector.setter
     def detector(self, detector: Any) -> None:
         """Use this :class:`obbmeta.infer.Detector` (from Python) instead of building one from the properties."""
-        self.loaded = None if detector is None else _Loaded(detector, None, "(assigned)", "")
+        self.loaded = None if detector is None else _Loaded(detector, None, "(assigned)", "",
+                                                            secondary=self._props["process-mode"] == 2)
         self._assigned = detector is not None
 
     # ---------------------------------------------------------------- properties
 
     def prop(self, name: str) -> Any:
-        """The value in force: set on the element, else from the config file, else the default."""
-        if name not in self._explicit and name in self._config_props:
-            return self._config_props[name]
+        """The value in force: set on the element, else from the loaded config file, else the default."""
+        loaded = self.loaded
+        return self._value(name, loaded.config.properties if loaded is not None and loaded.config else {})
+
+    def _value(self, name: str, config_properties: dict) -> Any:
+        if name not in self._explicit and name in config_properties:
+            return config_properties[name]
         return self._props[name]
 
     def get_alias(self, name: str) -> Any:
@@ -359,12 +360,9 @@ class ObbInfer(ObbmetaElement):
 
     def set_alias(self, name: str, value: Any) -> tuple[str, Any]:
         if name == "gpu-id":
-            return "device", f"cuda:{int(value)}"
+            return "device", _gpu_id(str(value))
         if name == "network-mode":
-            if value == 1:
-                raise ValueError("1 (INT8) needs a calibrated TensorRT engine; obbinfer runs PyTorch models in 0 "
-                                 "(FP32) or 2 (FP16)")
-            return "precision", "fp16" if value in (2, 3) else "fp32"
+            return "precision", _network_mode(str(value))
         return super().set_alias(name, value)
 
     def property_changed(self, name: str) -> None:
@@ -377,11 +375,16 @@ class ObbInfer(ObbmetaElement):
         path = self._props["config-file-path"]
         if not path:
             return None
-        from ..nvinfer_config import read_nvinfer_config
-
         config = read_nvinfer_config(path, _OBBMETA_KEYS)
         for text in config.warnings:
             self.warn(text)
+        for alias in [k for k in config.properties if k in self._aliases]:  # [obbmeta] gpu-id=1, gie-unique-id=3
+            try:
+                name, value = self.set_alias(alias, config.properties.pop(alias))
+            except ValueError as exc:
+                raise ConfigError(f"{path}:{config.lines.get(alias, 0)}: {alias}: {exc}") from None
+            config.properties.setdefault(name, value)
+            config.lines.setdefault(name, config.lines.get(alias, 0))
         base = config.class_attrs.get(-1)
         if base is not None:  # class-attrs-all's thresholds are the element's conf and iou
             if base.pre_cluster_threshold is not None:
@@ -398,22 +401,17 @@ class ObbInfer(ObbmetaElement):
 
         config = self._read_config()
         with self._prop_lock:
-            saved = self._config_props
-            self._config_props = dict(config.properties) if config else {}
-            try:
-                settings = {name: self.prop(name) for name in self._props}
-            finally:
-                self._config_props = saved
+            settings = {name: self._value(name, config.properties if config else {}) for name in self._props}
         if not settings["model"]:
             raise ValueError("no model: set model='package.module:callable' or a TorchScript / torch.export file "
                              "(in the element or in the config's [obbmeta] group), or, from Python, assign "
                              "element.detector = obbmeta.infer.Detector(...)")
         secondary = settings["process-mode"] == 2
-        if config and config.properties.get("network-type") == "classifier" and not secondary:
-            raise ValueError(f"{config.path}: network-type=1 (classifier) needs process-mode=2 (secondary)")
-        if config and config.properties.get("network-type") == "classifier" and "output-format" not in \
-                self._explicit and "output-format" not in (config.properties if config else {}):
-            settings["output-format"] = "classifier"
+        if config and config.properties.get("network-type") == "classifier":
+            if not secondary:
+                raise ValueError(f"{config.path}: network-type=1 (classifier) needs process-mode=2 (secondary)")
+            if "output-format" not in self._explicit and "output-format" not in config.properties:
+                settings["output-format"] = "classifier"
         from ..secondary import OUTPUT_FORMATS as SECONDARY_FORMATS
 
         if secondary != (settings["output-format"] in SECONDARY_FORMATS):
@@ -427,7 +425,7 @@ class ObbInfer(ObbmetaElement):
             device = "cuda:0" if torch.cuda.is_available() else "cpu"
         pre = preprocess.from_nvinfer_keys(
             preprocess.preset(settings["preprocess"]),
-            model_color_format={0: "RGB", 1: "BGR", 2: "GRAY"}.get(settings["model-color-format"]),
+            model_color_format=COLOR_FORMATS.get(settings["model-color-format"]),
             maintain_aspect_ratio=None if settings["maintain-aspect-ratio"] == UNSET
             else bool(settings["maintain-aspect-ratio"]),
             symmetric_padding=None if settings["symmetric-padding"] == UNSET else bool(settings["symmetric-padding"]),
@@ -436,8 +434,7 @@ class ObbInfer(ObbmetaElement):
             offsets=[float(v) for v in settings["offsets"].split(";")] if settings["offsets"] else None)
         if secondary:
             return self._build_secondary(settings, config, device, pre)
-        class_filter = ClassFilter.from_config(config, _ids(settings["filter-out-class-ids"])) if config else \
-            ClassFilter(drop=frozenset(_ids(settings["filter-out-class-ids"])))
+        class_filter = ClassFilter.from_config(config, _ids(settings["filter-out-class-ids"]))
         t0 = time.perf_counter()
         detector = Detector(settings["model"], input_size=settings["input-size"], conf=settings["conf"],
                             iou=settings["iou"],
@@ -483,7 +480,7 @@ class ObbInfer(ObbmetaElement):
             grey = torch.full((64, 128, 3), 114, dtype=torch.uint8, device=device)
             sec([grey], "RGB", torch.tensor([[0.0, 64.0, 32.0, 96.0, 24.0, 0.0]]))
             CATEGORY.info(self, "warm-up: %.3f s", time.perf_counter() - t0)
-        return _Loaded(sec, config, settings["model"], settings["config-file-path"])
+        return _Loaded(sec, config, settings["model"], settings["config-file-path"], secondary=True)
 
     def _check_classes(self, detector: Any, config: Any) -> None:
         expected = config.properties.get("num-detected-classes") if config else None
@@ -500,7 +497,7 @@ class ObbInfer(ObbmetaElement):
     def _labels(self, detector: Any) -> list[str] | None:
         from ..infer import parse_class_names
 
-        if self._props["process-mode"] == 2:
+        if self.loaded is not None and self.loaded.secondary:
             return None  # a secondary element's labels are its classifier's (SecondaryModel.labels_for)
         names = self.prop("class-names")
         if names:
@@ -514,13 +511,10 @@ class ObbInfer(ObbmetaElement):
         self.batches = self.frames = self.inferred = 0
         self._pending = None
         if self._assigned and self.loaded is not None:
-            self._config_props = {}
             return
         with self._swap_lock:
             self._generation += 1
-        loaded = self._build()
-        self._config_props = dict(loaded.config.properties) if loaded.config else {}
-        self.loaded = loaded
+        self.loaded = self._build()
 
     def reset(self) -> None:
         self._history.clear()  # a stream ended or was flushed: its objects' ids start again
@@ -558,7 +552,6 @@ class ObbInfer(ObbmetaElement):
         if pending is None:
             return
         self.loaded = pending
-        self._config_props = dict(pending.config.properties) if pending.config else {}
         CATEGORY.info(self, "model swapped at batch %d: %s", self.batches, pending.model)
         s = Gst.Structure.new_empty("obbinfer-model-updated")
         s.set_value("batch", self.batches)
@@ -655,7 +648,7 @@ class ObbInfer(ObbmetaElement):
                 chosen.append(views[f.batch_id])
             if not chosen:
                 return Gst.FlowReturn.OK
-            if self._props["process-mode"] == 2:
+            if loaded.secondary:
                 self._secondary(batch, frames, views, detector, t0, batch_index, timing)
                 self.inferred += 1
                 return Gst.FlowReturn.OK

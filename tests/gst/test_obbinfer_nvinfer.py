@@ -336,3 +336,28 @@ def test_osd_limit_keeps_what_nvdsosd_draws_on_the_first_objects_of_each_frame_o
     assert all(all(v == (True, True) for v in r) for r in drawn_all)
     assert all(r[:1] == [(True, True)] and all(v == (False, False) for v in r[1:]) for r in drawn_one if r)
     assert seen[0][1::2] == seen[1][1::2]  # the objects themselves are the same
+
+
+def test_nvinfer_names_in_the_obbmeta_group_mean_their_properties(tmp_path):
+    """[obbmeta] takes obbinfer's names, nvinfer's aliases included: gie-unique-id=7 is unique-id=7 (it used to be
+    stored under the alias and ignored)."""
+    path = config(tmp_path, "[obbmeta]\nmodel=obb_toy_models:toy\ninput-size=96\ndevice=cpu\ngie-unique-id=7\n"
+                            "network-mode=0\n")
+    p = videotest(3, f"obbinfer name=infer config-file-path={path}")
+    got = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.append(objects(b)[0]))
+    outcome = run(p)
+    assert outcome.eos and not errors, outcome
+    infer = p.get_by_name("infer")
+    assert infer.get_property("unique-id") == 7 and infer.get_property("gie-unique-id") == 7
+    assert infer.get_property("precision") == "fp32"
+    assert sum(len(g) for g in got) > 0 and all(o[3] == 7 for g in got for o in g)
+
+
+@pytest.mark.parametrize("line,key", [("warm-up=yes", "warm-up"), ("network-mode=1", "network-mode")])
+def test_a_bad_value_in_the_obbmeta_group_fails_the_start_naming_file_line_and_key(tmp_path, line, key):
+    path = config(tmp_path, f"[obbmeta]\nmodel=obb_toy_models:toy\n{line}\n")
+    p = videotest(3, f"obbinfer name=infer config-file-path={path}")
+    ret, message, source = start_error(p)
+    assert ret == Gst.StateChangeReturn.FAILURE and source == "infer"
+    assert f"{path}:3: {key}: " in message

@@ -173,3 +173,40 @@ def test_obbmessage_carries_the_classifications_and_the_consumer_reads_them(tmp_
             assert lab["label"] == ["red", "green", "blue"][lab["class_id"]] and 0 < lab["prob"] <= 1
             n += 1
     assert n > 3
+
+
+def test_process_mode_from_a_config_file_runs_the_secondary_path(tmp_path):
+    """process-mode=2 and network-type=1 in [property]: the element runs as a secondary classifier (the mode is the
+    one the model was built for, not the element's default)."""
+    path = tmp_path / "sgie.txt"
+    path.write_text("[property]\nprocess-mode=2\nnetwork-type=1\ngie-unique-id=2\n[obbmeta]\n"
+                    "model=obb_toy_models:toy_classifier\ncrop-size=32x64\n")
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=4 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
+        f"! identity name=before ! obbinfer name=sgie config-file-path={path} ! fakesink name=sink")
+    frames, objects, errors = collect(p)
+    outcome = run(p)
+    assert outcome.eos and not errors, (outcome, errors[:1])
+    rows = [r for rs in objects.values() for r in rs]
+    assert rows and all(info.component_id == 1 for info, *_ in rows)  # the primary's objects, none added
+    assert all(len(ours) == 1 and ours[0].component_id == 2 for _i, _o, ours, _t in rows)
+
+
+def test_process_mode_set_while_playing_waits_for_the_next_start():
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
+        f"! identity name=before ! fakesink name=sink")
+    pgie = p.get_by_name("pgie")
+    seen = []
+
+    def after(buf):
+        if len(seen) == 3:
+            pgie.set_property("process-mode", 2)  # a ready-only property: warned, applied at the next start
+        (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+        seen.append([read_classifications(info) for info, _ in nvds.read_obbs(f)])
+
+    errors = buffer_probe(p.get_by_name("sink"), "sink", after)
+    outcome = run(p)
+    assert outcome.eos and not errors, (outcome, errors[:1])
+    assert len(seen) == 12 and all(len(s) > 0 for s in seen)  # every batch still detected
+    assert all(c == [] for s in seen for c in s)  # and none classified
