@@ -22,6 +22,7 @@ input in a buffer no other call holds. The library logs under the ``obbmeta`` lo
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -1047,26 +1048,35 @@ def _export_mismatch(fed: tuple, shapes: tuple, guard: str) -> str:
 def _per_class_scores(output: torch.Tensor, thresholds: dict[int, float], conf: float
                       ) -> tuple[torch.Tensor, float]:
     """nvinfer's per-class pre-cluster thresholds before NMS: class scores at or below their class's threshold are
-    zeroed, and the decode keeps scores above the lowest threshold: exactly the scores above their own."""
+    zeroed, and the decode keeps scores above the lowest threshold: exactly the scores above their own. No host
+    synchronisation (this runs inside the captured CUDA graph)."""
+    items = tuple(sorted((int(c), float(t)) for c, t in thresholds.items() if c >= 0))
     if output.dim() == 3 and output.shape[-1] == 7 and output.shape[1] != 7:  # end-to-end (B, K, 7)
+        # One slot per class up to the highest with a threshold, then one for every class above it (conf).
+        n = (items[-1][0] if items else -1) + 2
+        thr = _threshold_table(items, conf, n, output.device, torch.float32)
         labels = output[..., 5].round().long()
-        thr = torch.full((int(labels.max().item()) + 1 if labels.numel() else 1,), conf, device=output.device)
-        for c, t in thresholds.items():
-            if c < thr.numel():
-                thr[c] = t
-        keep = output[..., 4] > thr[labels.clamp(0, thr.numel() - 1)]
+        keep = output[..., 4] > thr[labels.clamp(0, n - 1)]
         out = output.clone()
         out[..., 4] = torch.where(keep, out[..., 4], torch.zeros_like(out[..., 4]))
         return out, min([conf, *thresholds.values()])
     nc = output.shape[1] - 5
-    thr = torch.full((nc,), conf, dtype=output.dtype, device=output.device)
-    for c, t in thresholds.items():
-        if 0 <= c < nc:
-            thr[c] = t
+    thr = _threshold_table(items, conf, nc, output.device, output.dtype)
     scores = output[:, 4:4 + nc]
     out = output.clone()
     out[:, 4:4 + nc] = torch.where(scores > thr.view(1, nc, 1), scores, torch.zeros_like(scores))
     return out, min([conf, *thresholds.values()])
+
+
+@functools.lru_cache(maxsize=64)
+def _threshold_table(items: tuple, conf: float, n: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(n,) thresholds: ``conf``, with the given (class, threshold) pairs below n in their slots (made once per
+    setting and device, on the device without a host copy: the graph's eager warm-up makes it before the capture)."""
+    thr = torch.full((n,), conf, dtype=dtype, device=device)
+    for c, t in items:
+        if c < n:
+            thr[c] = t
+    return thr
 
 
 def _merge(parts: list[OrientedBoxes], max_det: int) -> OrientedBoxes:

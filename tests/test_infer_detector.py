@@ -218,6 +218,18 @@ def gray(size=256):
     return [torch.full((size, size, 3), 114, dtype=torch.uint8)]
 
 
+def test_per_class_thresholds_on_an_end_to_end_head_keep_each_row_above_its_own_class_threshold():
+    g = np.random.default_rng(11)
+    k = 200
+    head = np.c_[g.uniform(20, 236, (k, 2)), g.uniform(4, 40, (k, 2)), g.uniform(0, 1, k),
+                 g.integers(0, 9, k), g.uniform(-1, 1, k)].astype(np.float32)  # classes 0..8, above every key too
+    thr = {1: 0.8, 3: 0.1, 5: 0.6}
+    (got,) = Detector(fixed(torch.from_numpy(head)[None]), input_size=256, conf=0.4, max_det=300, device="cpu",
+                      class_filter=ClassFilter(pre_threshold=thr))(gray())
+    want = sorted(float(s) for s, c in zip(head[:, 4], head[:, 5]) if s > thr.get(int(c), 0.4))
+    assert sorted(got.scores.tolist()) == pytest.approx(want)
+
+
 def test_per_class_thresholds_apply_before_nms_as_a_decode_per_class_would():
     head = raw_head()
     thr = {0: 0.7, 2: 0.2}
