@@ -957,7 +957,7 @@ class Detector:
             output, conf = _per_class_scores(output, cf.pre_threshold, self.conf)
         # One letterbox for the batch (frames of one size, a uniform scale): undone inside the decode.
         same = all(lb == letterboxes[0] for lb in letterboxes) and letterboxes[0].is_uniform
-        ious = sorted({cf.iou.get(c, self.iou) for c in cf.iou} | {self.iou})
+        ious = sorted(set(cf.iou.values()) | {self.iou})
         parts = []
         for iou in ious:
             classes = None

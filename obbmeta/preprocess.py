@@ -29,6 +29,7 @@ rounded to whole levels agrees with it within one level.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
@@ -322,17 +323,24 @@ def _per_channel(name: str, value: Any, n: int, nonzero: bool = False) -> tuple[
     return tuple(float(v) for v in values)
 
 
-def _has_cv2() -> bool:
-    import importlib.util
+@functools.lru_cache(maxsize=1)
+def _cv2() -> Any:
+    """OpenCV, or None where it is not installed (looked up once: the preprocessing of every batch asks)."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    return cv2
 
-    return importlib.util.find_spec("cv2") is not None
+
+def _has_cv2() -> bool:
+    return _cv2() is not None
 
 
 def _cv2_resize(x: Any, size: tuple[int, int]) -> Any:
     """OpenCV's INTER_LINEAR on the uint8 frames (what Ultralytics and mmcv run), or None without OpenCV."""
-    try:
-        import cv2
-    except ImportError:
+    cv2 = _cv2()
+    if cv2 is None:
         return None
     import numpy as np
     import torch
