@@ -4,6 +4,7 @@ host. Neither decoder module reaches into the other for these.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Sequence
 
 import torch
@@ -70,8 +71,14 @@ def class_list(classes) -> list:
 
 def class_filter(labels: torch.Tensor, classes) -> torch.Tensor:
     """A mask over ``labels``: True where the label is one of ``classes``."""
-    wanted = torch.as_tensor(list(classes), dtype=torch.int64, device=labels.device)
-    return (labels[..., None] == wanted).any(dim=-1)
+    return (labels[..., None] == class_ids(tuple(classes), labels.device)).any(dim=-1)
+
+
+@lru_cache(maxsize=64)
+def class_ids(classes: tuple, device: torch.device) -> torch.Tensor:
+    """The wanted class ids as an int64 tensor on ``device`` (cached: made once per filter and device, so a captured
+    CUDA graph never copies them, and a decode per image does not upload them again)."""
+    return torch.tensor(classes, dtype=torch.int64).to(device)
 
 
 def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -> OrientedBoxes:

@@ -27,7 +27,16 @@ from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
-from ._head import END_TO_END, STATUS_CLASSES, check_head, decode_raw, e2e_error, e2e_flags, most_per_image
+from ._head import (
+    END_TO_END,
+    STATUS_CLASSES,
+    check_head,
+    class_filter,
+    decode_raw,
+    e2e_error,
+    e2e_flags,
+    most_per_image,
+)
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
 # a max_det is refused up front instead of being allocated (a max_det of 10**9 would ask for 32 GB).
@@ -189,7 +198,7 @@ def _e2e_padded(output, conf, max_det, classes, letterbox) -> PaddedDetections:
     labels = x[..., 5].round().to(torch.int64)
     keep = x[..., 4] > conf
     if classes is not None:
-        keep &= (labels[..., None] == _class_ids(tuple(classes), x.device)).any(dim=-1)
+        keep &= class_filter(labels, classes)
     rank = keep.to(torch.int64).cumsum(dim=1) - 1
     take = keep & (rank < max_det)
     slot = torch.where(take, rank, torch.full_like(rank, max_det))
@@ -208,13 +217,6 @@ def _e2e_padded(output, conf, max_det, classes, letterbox) -> PaddedDetections:
     counts = torch.where(status == 0, take.sum(dim=1), torch.full((b,), -1, dtype=torch.int64, device=x.device))
     return PaddedDetections(boxes[:, spare_cut].contiguous(), scores[:, spare_cut].contiguous(),
                             table_labels[:, spare_cut].contiguous(), counts, status)
-
-
-@lru_cache(maxsize=64)
-def _class_ids(classes: tuple, device: torch.device) -> torch.Tensor:
-    """The wanted class ids as an int64 tensor on ``device`` (cached: made once per filter and device, so a captured
-    CUDA graph never copies them)."""
-    return torch.tensor(classes, dtype=torch.int64).to(device)
 
 
 def _allowed(classes, nc: int, device: torch.device) -> Optional[torch.Tensor]:
