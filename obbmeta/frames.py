@@ -41,7 +41,6 @@ from ._pointers import gst_buffer_address
 
 MAX_PLANES = 4
 MAX_BATCH = 4096          # plausibility bound for batchSize (nvstreammux batches are far smaller)
-MAX_SIDE = pixels.MAX_SIDE
 
 # NvBufSurfaceMemType (append-only enum; CUDA_ARRAY only in DeepStream 9).
 MEM_DEFAULT, MEM_CUDA_PINNED, MEM_CUDA_DEVICE, MEM_CUDA_UNIFIED = 0, 1, 2, 3

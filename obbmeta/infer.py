@@ -728,9 +728,9 @@ class Detector:
 
     # ---------------------------------------------------------------- frames
 
-    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[Any]:
-        """The frames on ``device`` as given (a tensor, or a tuple of plane tensors), each checked against its pixel
-        format and refused by name when it is no frame or of an implausible size."""
+    def _images(self, frames: Sequence[Any], device: torch.device) -> list[Any]:
+        """The frames on ``device`` as given (a tensor, or a tuple of plane tensors), each refused by name before
+        the copy when it is no frame or of an implausible size (the pixel format is checked where it is read)."""
         out = []
         for i, f in enumerate(frames):
             planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
@@ -757,7 +757,7 @@ class Detector:
         device = self._run_device(frames)
         with torch.no_grad():
             formats = _formats(pixel_format, len(frames))
-            return self.pre.apply_frames(self._images(frames, formats, device), formats, self.input_size)
+            return self.pre.apply_frames(self._images(frames, device), formats, self.input_size)
 
     # ---------------------------------------------------------------- the call
 
@@ -792,7 +792,7 @@ class Detector:
     def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool = False) -> list[OrientedBoxes]:
         device = self._run_device(frames)
         formats = _formats(pixel_format, len(frames))
-        images = self._images(frames, formats, device)
+        images = self._images(frames, device)
         sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
         # The fixed-size decode runs one NMS threshold: per-class ones take the sized decode (one NMS each).
         padded = self.output_format == "yolo-obb" and not self.class_filter.iou

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 
 from ._validators import is_number
 from .letterbox import Letterbox
+from .pixels import MAX_SIDE
 
 RESIZES = ("bilinear", "bilinear-antialias", "nearest", "bicubic", "area")
 CHANNEL_ORDERS = ("RGB", "BGR", "GRAY")
@@ -43,7 +44,7 @@ SIZE_RULES = ("fit", "long-short")
 # nvinfer's scaling-filter (NvBufSurfTransform_Inter): 0 nearest, 1 bilinear, 2 cubic (GPU), 3 super sampling
 # (GPU), 4 Lanczos, 5 smart / nicest, 6 default (nearest on the GPU).
 SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 6: "nearest"}
-MAX_FRAME_SIDE = 16384  # nvstreammux's and NvBufSurface's largest side; larger frames are refused up front
+MAX_FRAME_SIDE = MAX_SIDE  # larger frames are refused up front (obbmeta.pixels' bound: one home for it)
 # Luma weights for a GRAY model input (BT.601, what OpenCV's RGB2GRAY and NPP use).
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)
 
