@@ -258,7 +258,7 @@ class Preprocess:
 
         f = lookup(fmt)
         if not (isinstance(frame, torch.Tensor) and frame.dtype == torch.uint8 and frame.dim() == 3 and
-                f.family == "rgb" and f.packed and f.bits == 8 and self.resize == "bilinear"):
+                f.drawable and self.resize == "bilinear"):
             return False
         if frame.device.type == "cpu" and self.quantize and _has_cv2():
             return False  # OpenCV's own resize is exact there

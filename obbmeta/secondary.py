@@ -32,7 +32,7 @@ import torch
 
 from ._validators import number_in_range
 from .decode import ctc_greedy
-from .infer import Detector, parse_class_names, read_label_file
+from .infer import Detector, model_class_names, parse_class_names, read_label_file
 from .ops import crop_rotated
 from .pixels import lookup, to_rgb
 from .preprocess import preset
@@ -118,7 +118,7 @@ class SecondaryModel:
     def labels_for(self, head: int, class_id: int, model: Any) -> str:
         table = self._labels
         if table is None:
-            names = _model_names(model)
+            names = model_class_names(model)
             table = [names] if names else None
         if table:
             row = table[head] if head < len(table) else (table[0] if len(table) == 1 else None)
@@ -132,11 +132,10 @@ class SecondaryModel:
         """(K, C, h, w) model input: the boxes of the ``(K, 6)`` table cropped upright from ``frames`` (views as
         :class:`obbmeta.infer.Detector` takes them), normalised as ``preprocess`` says."""
         formats = [pixel_format] * len(frames) if isinstance(pixel_format, str) else list(pixel_format)
-        device = self._run_device(frames)
+        device = self._detector._run_device(frames)
         sources, channels = [], None
-        packed = all(lookup(f).family == "rgb" and lookup(f).packed and lookup(f).bits == 8 for f in formats) and \
-            len({f for f in formats}) == 1
-        if packed:  # 8-bit packed RGB (NVMM RGBA views): read in place, the channels picked by the crop
+        # 8-bit packed RGB (NVMM RGBA views): read in place, the channels picked by the crop
+        if len(set(formats)) == 1 and lookup(formats[0]).drawable:
             channels = list(lookup(formats[0]).rgb_order)
             sources = [f.to(device, non_blocking=True) for f in frames]
             scale, fill = 1.0, self.fill
@@ -175,12 +174,6 @@ class SecondaryModel:
         widest = int(math.floor(float(self._widths(boxes).max()) + 0.5))
         m = self.width_multiple
         return int(min(max(-(-max(widest, 1) // m) * m, m), self.max_width // m * m or m))
-
-    def _run_device(self, frames: Sequence[Any]) -> torch.device:
-        if self.device != "auto":
-            return torch.device(self.device)
-        first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
-        return first.device
 
     # ---------------------------------------------------------------- the call
 
@@ -288,12 +281,6 @@ def _charset(charset: Any) -> Any:
 
         return read_charset(charset)
     return charset
-
-
-def _model_names(model: Any) -> list[str] | None:
-    from .infer import model_class_names
-
-    return model_class_names(model)
 
 
 __all__ = ["SecondaryModel", "Result", "OUTPUT_FORMATS", "READINGS", "TEXT_CLASS_ID"]
