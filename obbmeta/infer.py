@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from . import decode
-from ._validators import number_in_range
+from ._validators import flag, int_in_range, number_in_range
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
 from .pixels import frame_size
@@ -626,23 +626,17 @@ class Detector:
         self.input_size = parse_input_size(self.input_size)
         for name in ("conf", "iou"):
             number_in_range(name, getattr(self, name), 0.0, 1.0)
-        if not isinstance(self.max_det, int) or isinstance(self.max_det, bool) or self.max_det < 1:
-            raise ValueError(f"max_det must be an int >= 1, got {self.max_det!r}")
-        if not isinstance(self.batch_size, int) or isinstance(self.batch_size, bool) or self.batch_size < 0:
-            raise ValueError(f"batch_size must be an int >= 0 (0: every frame in one call), got {self.batch_size!r}")
+        int_in_range("max_det", self.max_det, 1)
+        int_in_range("batch_size", self.batch_size, 0, form="an int >= 0 (0: every frame in one call)")
         if self.output_format not in OUTPUT_FORMATS:
             raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
-        if not isinstance(self.max_batch_wait_us, int) or isinstance(self.max_batch_wait_us, bool) or \
-                not 0 <= self.max_batch_wait_us <= 1_000_000:
-            raise ValueError(f"max_batch_wait_us must be an int in [0, 1000000], got {self.max_batch_wait_us!r}")
+        int_in_range("max_batch_wait_us", self.max_batch_wait_us, 0, 1_000_000)
         for name in ("cuda_graph", "compile", "channels_last", "share_model"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        if self.threads is not None and (not isinstance(self.threads, int) or isinstance(self.threads, bool)
-                                         or not 1 <= self.threads <= 1024):
-            raise ValueError(f"threads must be None or an int in [1, 1024], got {self.threads!r}")
+            flag(name, getattr(self, name))
+        if self.threads is not None:
+            int_in_range("threads", self.threads, 1, 1024, form="None or an int in [1, 1024]")
         self.pre = preset(self.preprocess_mode)
         self.device = parse_device(self.device)
         if self.device.startswith("cuda") and not torch.cuda.is_available():

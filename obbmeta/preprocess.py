@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from ._validators import is_number
+from ._validators import int_in_range, is_number
 from .letterbox import Letterbox
 from .pixels import MAX_SIDE
 
@@ -98,9 +98,7 @@ class Preprocess:
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"Preprocess.{name} must be a bool, got {getattr(self, name)!r}")
         for name in ("stride", "divisor"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 4096:
-                raise ValueError(f"Preprocess.{name} must be an int in 0..4096, got {v!r}")
+            int_in_range(f"Preprocess.{name}", getattr(self, name), 0, 4096, form="an int in 0..4096")
         if not is_number(self.pad_value) or not 0 <= self.pad_value <= 255:
             raise ValueError(f"Preprocess.pad_value must be a pixel level in [0, 255], got {self.pad_value!r}")
         n = 1 if self.channels == "GRAY" else 3

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import torch
 
-from ._validators import number_in_range
+from ._validators import int_in_range, number_in_range
 from .decode import ctc_greedy
 from .infer import Detector, model_class_names, parse_class_names, read_label_file
 from .ops import crop_rotated
@@ -89,12 +89,10 @@ class SecondaryModel:
             self.crop_size: tuple[int, int] | None = (h, w)
         else:
             self.crop_size = None
-            if not isinstance(crop_height, int) or isinstance(crop_height, bool) or not 1 <= crop_height <= 4096:
-                raise ValueError(f"crop_height must be an int in 1..4096, got {crop_height!r}")
+            int_in_range("crop_height", crop_height, 1, 4096, form="an int in 1..4096")
         for name, v, lo, hi in (("max_width", max_width, 1, 16384), ("width_multiple", width_multiple, 1, 64),
                                 ("batch_size", batch_size, 0, 1 << 20)):
-            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, got {v!r}")
+            int_in_range(name, v, lo, hi, form=f"an int in {lo}..{hi}")
         number_in_range("padding", padding, 0.0, 10.0, "a number in [0, 10] (a fraction of the box's shorter side)")
         number_in_range("threshold", threshold, 0.0, 1.0)
         self.output_format, self.reading, self.padding = output_format, reading, float(padding)
