@@ -722,9 +722,11 @@ class Detector:
 
     # ---------------------------------------------------------------- frames
 
-    def _images(self, frames: Sequence[Any], device: torch.device) -> list[Any]:
+    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[Any]:
         """The frames on ``device`` as given (a tensor, or a tuple of plane tensors), each refused by name before
-        the copy when it is no frame or of an implausible size (the pixel format is checked where it is read)."""
+        the copy when it is no frame or of an implausible size. ``pixel_format`` (the frames' formats) is checked
+        where the frames are read; it is passed here for subclasses that look at the frames as they arrive (the
+        tests' recording detectors)."""
         out = []
         for i, f in enumerate(frames):
             planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
@@ -751,7 +753,7 @@ class Detector:
         device = self._run_device(frames)
         with torch.no_grad():
             formats = _formats(pixel_format, len(frames))
-            return self.pre.apply_frames(self._images(frames, device), formats, self.input_size)
+            return self.pre.apply_frames(self._images(frames, formats, device), formats, self.input_size)
 
     # ---------------------------------------------------------------- the call
 
@@ -786,7 +788,7 @@ class Detector:
     def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool = False) -> list[OrientedBoxes]:
         device = self._run_device(frames)
         formats = _formats(pixel_format, len(frames))
-        images = self._images(frames, device)
+        images = self._images(frames, formats, device)
         sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
         # The fixed-size decode runs one NMS threshold: per-class ones take the sized decode (one NMS each).
         padded = self.output_format == "yolo-obb" and not self.class_filter.iou
