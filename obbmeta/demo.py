@@ -235,6 +235,21 @@ def _padded_rows(image) -> bytes:
     return rows.tobytes()
 
 
+def _rgb_copy(buf: Any, width: int, height: int) -> Any:
+    """A (height, width, 3) copy of a packed RGB buffer (rows padded to 4 bytes, as GStreamer lays RGB out)."""
+    import numpy as np
+
+    from .gst._gi import Gst
+
+    ok, m = buf.map(Gst.MapFlags.READ)
+    try:
+        stride = (width * 3 + 3) // 4 * 4
+        rows = np.frombuffer(m.data, np.uint8)[: stride * height].reshape(height, stride)
+        return rows[:, : width * 3].reshape(height, width, 3).copy()
+    finally:
+        buf.unmap(m)
+
+
 def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Sequence[str], width: int, height: int,
                  total: int | None = None, fps: tuple[int, int] = (GENERATED_FPS, 1), conf: float = 0.25,
                  device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb",
@@ -243,7 +258,6 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     made) with ``model`` (obbinfer's ``model`` property) and its ``class_names``; ``total`` (the expected count)
     sizes the progress line and spreads the PNG frames. Returns what was read back: ``{"objects": [per-frame rows],
     "pngs": [(index, image)], "seconds": wall time, "frames": n}``. A pipeline error raises :class:`DemoError`."""
-    import numpy as np
 
     import obbmeta.gst
 
@@ -259,7 +273,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     png_at = png_indices(total)
     rows: list = []
     pngs: list = []
-    last: list = []  # the latest frame, saved too when the run ends before the last planned PNG
+    last: list = []  # the latest (index, buffer), saved too when the run ends before the last planned PNG
     errors: list = []
     bar = Progress("pipeline", total)
 
@@ -271,15 +285,9 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
                 k = len(rows)
                 rows.append({"frame": k, "pts": buf.pts, "arrays": nvds.read_obbs_arrays(frame),
                              "objects": [obj_row(info_, obb) for info_, obb in nvds.read_obbs(frame)]})
-                caps = pad.get_current_caps().get_structure(0)
-                w, h = caps.get_value("width"), caps.get_value("height")
-                ok, m = buf.map(Gst.MapFlags.READ)
-                stride = (w * 3 + 3) // 4 * 4
-                img = np.frombuffer(m.data, np.uint8)[: stride * h].reshape(h, stride)[:, : w * 3].reshape(h, w, 3)
-                last[:] = [(k, img.copy())]
-                buf.unmap(m)
+                last[:] = [(k, buf)]  # copied only if it is needed after the run: no frame copy in the timed loop
                 if k in png_at:
-                    pngs.append(last[0])
+                    pngs.append((k, _rgb_copy(buf, width, height)))
             bar.step()
         except Exception as exc:  # noqa: BLE001 - reported after the run
             errors.append(exc)
@@ -322,7 +330,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     if errors:
         raise errors[0]
     if last and last[0][0] not in {k for k, _ in pngs}:
-        pngs.append(last[0])
+        pngs.append((last[0][0], _rgb_copy(last[0][1], width, height)))
     return {"objects": rows, "pngs": pngs, "seconds": seconds, "frames": len(rows)}
 
 
