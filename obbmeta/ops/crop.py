@@ -7,16 +7,18 @@ from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
-from .._validators import flag, int_in_range, number_in_range
+from .._validators import flag, int_in_range, is_int, number_in_range
 from ._core import (
     CROP_DTYPES,
     CROP_MAX_SIDE,
     CROP_READINGS,
     CropBoxError,
     check_crop_boxes_host,
+    crop_frame_count,
     crop_params,
     crop_rotated_op,
     crop_widths_host,
+    frame_dims,
 )
 
 CHANNEL_COUNTS = (1, 2, 3, 4)  # what a channel axis of an image looks like, for telling CHW from HWC
@@ -105,8 +107,8 @@ def crop_rotated(
     """
     frame_list, channels_last = _frames(frames, layout)
     first = frame_list[0]
-    n_frames = first.shape[0] if first.dim() == 4 else len(frame_list)
-    c_in = first.shape[-1] if channels_last else first.shape[-3]
+    n_frames = crop_frame_count(frame_list)
+    c_in = frame_dims(first, channels_last)[0]
     table, locate = _table(boxes, n_frames, first.device)
     out_h, out_w, keep_aspect = _size(size, height, max_width)
     channels = list(range(c_in)) if channels is None else _channel_list(channels)
@@ -233,7 +235,7 @@ def _size(size, height, max_width) -> Tuple[int, Optional[int], bool]:
     if size is not None:
         if max_width is not None:
             raise ValueError("max_width goes with height=, not with a fixed size=(h, w)")
-        if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        if is_int(size, numpy_ints=True):
             size = (size, size)
         if not isinstance(size, (tuple, list)) or len(size) != 2:
             raise ValueError(f"size must be (h, w) or an int, got {size!r}")
@@ -248,7 +250,7 @@ def _size(size, height, max_width) -> Tuple[int, Optional[int], bool]:
 def _channel_list(channels) -> list:
     if isinstance(channels, (str, bytes)) or not isinstance(channels, Sequence):
         raise TypeError(f"channels must be a sequence of channel indices such as (0, 1, 2), got {channels!r}")
-    return [int(c) if isinstance(c, numbers.Integral) and not isinstance(c, bool) else c for c in channels]
+    return [int(c) if is_int(c, numpy_ints=True) else c for c in channels]
 
 
 def _fill(fill, n: int) -> list:
