@@ -31,7 +31,7 @@ import functools
 import json
 import math
 import re
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -488,6 +488,13 @@ def parse_payload(payload: str | bytes | dict) -> list[FrameRecord]:
 
     MessageError for text that is not JSON, a blob that breaks the schema, and a payload with no obbmeta message at
     all (nvmsgconv's minimal event schema, for one, carries no rotated box)."""
+    return [record for record, _ in _parse_payload(payload)]
+
+
+def _parse_payload(payload: str | bytes | dict, repeats: "_Recent | None" = None) -> list:
+    """parse_payload's records, each with the (sensor, text) of its custom message (None for other payloads); with
+    ``repeats``, a custom message whose (sensor, text) is in it is skipped unparsed (a copy the full schema repeats,
+    which gives the very record parsed before)."""
     doc = _load(payload, "the payload")
     if not isinstance(doc, dict):
         raise MessageError(f"must be a JSON object, got {type(doc).__name__}", "payload")
@@ -496,28 +503,51 @@ def parse_payload(payload: str | bytes | dict) -> list[FrameRecord]:
         if not isinstance(messages, list) or not all(isinstance(m, str) for m in messages):
             raise MessageError("must be an array of strings (nvmsgconv's custom messages)", "customMessage")
         sensor, ts = _sensor_of(doc), doc.get("@timestamp")
-        out = []
+        out, repeated = [], False
         for k, text in enumerate(messages):
+            if repeats is not None and (sensor, text) in repeats:
+                repeated = True
+                continue
             try:
                 inner = json.loads(text, parse_constant=_refuse_constant)
             except (json.JSONDecodeError, MessageError):
                 continue  # another writer's custom message: not JSON is not obbmeta's
             if isinstance(inner, dict) and inner.get("schema") == SCHEMA:
                 try:
-                    out.append(parse_blob(inner, sensor=sensor, timestamp=ts if isinstance(ts, str) else None))
+                    record = parse_blob(inner, sensor=sensor, timestamp=ts if isinstance(ts, str) else None)
                 except MessageError as exc:
                     raise MessageError(str(exc), f"customMessage[{k}]") from None
-        if out:
+                out.append((record, (sensor, text)))
+        if out or repeated:
             return out
         raise MessageError(f"holds no obbmeta message (none of its {len(messages)} custom messages has schema "
                            f"{SCHEMA!r})", "customMessage")
     if doc.get("schema") == SCHEMA:
-        return [parse_blob(doc)]
+        return [(parse_blob(doc), None)]
     if isinstance(doc.get("object"), dict) and "signature" in doc["object"]:
-        return [parse_event(doc)]
+        return [(parse_event(doc), None)]
     raise MessageError("carries no obbmeta message: no customMessage (nvmsgconv msg2p-newapi=1 with obbmessage "
                        "payload=blob), no obbmeta blob and no object signature (msg2p-newapi=0 with payload-type=0 "
                        "and obbmessage payload=event; the minimal event schema carries no rotated box)", "payload")
+
+
+class _Recent:
+    """The last ``n`` keys added, oldest first (a dict as a bounded ordered set)."""
+
+    def __init__(self, n: int):
+        self.n, self.keys = n, {}
+
+    def __contains__(self, key) -> bool:
+        return key in self.keys
+
+    def add(self, key) -> bool:
+        """Add ``key``; False when it was already there."""
+        if key in self.keys:
+            return False
+        self.keys[key] = None
+        if len(self.keys) > self.n:
+            del self.keys[next(iter(self.keys))]
+        return True
 
 
 class FrameCollector:
@@ -532,29 +562,28 @@ class FrameCollector:
     def __init__(self, remember: int = 1024, pending: int = 256):
         if not (isinstance(remember, int) and remember >= 1 and isinstance(pending, int) and pending >= 1):
             raise ValueError(f"remember and pending must be ints >= 1, got {remember!r}, {pending!r}")
-        self._seen: deque = deque(maxlen=remember)
-        self._seen_set: set = set()
+        self._seen = _Recent(remember)
+        # The custom-message texts of the frames in _seen, added and dropped with their keys: a copy of one is
+        # skipped unparsed (it is the frame _add_blob would drop), so the full schema's N copies cost one parse.
+        self._texts = _Recent(remember)
         self._pending: OrderedDict = OrderedDict()
         self._limit = pending
 
     def add(self, payload: str | bytes | dict) -> list[FrameRecord]:
         out = []
-        for record in parse_payload(payload):
+        for record, text in _parse_payload(payload, self._texts):
             if isinstance(record, _EventPart):
                 out.extend(self._add_event(record))
             else:
-                out.extend(self._add_blob(record))
+                new = self._add_blob(record)
+                if new and text is not None:
+                    self._texts.add(text)
+                out.extend(new)
         return out
 
     def _add_blob(self, record: FrameRecord) -> list[FrameRecord]:
         key = (record.sensor, record.source_id, record.frame_num, record.pts, record.batch_id)
-        if key in self._seen_set:
-            return []
-        if len(self._seen) == self._seen.maxlen:
-            self._seen_set.discard(self._seen[0])
-        self._seen.append(key)
-        self._seen_set.add(key)
-        return [record]
+        return [record] if self._seen.add(key) else []
 
     def _add_event(self, part: _EventPart) -> list[FrameRecord]:
         key = (part.sensor, part.source_id, part.frame_num)

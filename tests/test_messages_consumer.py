@@ -145,6 +145,26 @@ def test_the_full_schema_repeats_the_blob_in_every_objects_payload_and_the_colle
     assert_record_is_the_frame(got[0], f)
 
 
+def test_the_collector_parses_each_repeated_blob_once_and_forgets_it_with_its_frame(frame, monkeypatch):
+    """The copies are skipped unparsed while their frame is remembered; once the frame is forgotten (remember=1 and
+    another frame came), a copy is a frame again, exactly as without the shortcut."""
+    from obbmeta.nvds import messages as writer
+
+    batch, f = frame
+    text = writer.obb_message_json(f)
+    other = json.loads(text)
+    other["frame"]["frame_num"] += 1
+    parsed = []
+    real = messages.parse_blob
+    monkeypatch.setattr(messages, "parse_blob", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    collector = messages.FrameCollector(remember=1)
+    first = [r for _ in range(5) for r in collector.add(nvmsgconv_minimal_payload(f, [text]))]
+    assert len(first) == 1 and len(parsed) == 1
+    assert len(collector.add(nvmsgconv_minimal_payload(f, [json.dumps(other)]))) == 1
+    again = collector.add(nvmsgconv_minimal_payload(f, [text]))
+    assert len(again) == 1 and again[0].frame_num == first[0].frame_num and len(parsed) == 3
+
+
 @pytest.mark.parametrize("payload, match", [
     (b"\x00not json", "the payload is not JSON"),
     ('{"schema": "obbmeta.obb-message/1", "frame": {"source_id": NaN}}', "NaN is not JSON"),
