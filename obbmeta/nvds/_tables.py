@@ -18,7 +18,11 @@ def cut_label(name: str) -> bytes:
         raise TypeError(f"class names must be str, got {type(name).__name__}")
     if "\x00" in name:
         raise ValueError(f"class name {name!r} contains a NUL character")
-    raw = name.encode("utf-8")
+    return cut_bytes(name.encode("utf-8"))
+
+
+def cut_bytes(raw: bytes) -> bytes:
+    """UTF-8 ``raw`` cut to at most 127 bytes on a character boundary."""
     if len(raw) <= layouts.MAX_LABEL_SIZE - 1:
         return raw
     return raw[: layouts.MAX_LABEL_SIZE - 1].decode("utf-8", "ignore").encode("utf-8")

@@ -39,7 +39,7 @@ from .. import _pointers
 from .._validators import int_in_range, is_int, is_number
 from . import _core, layouts
 from ._inputs import address_of, batch_of, to_host_once, to_numpy
-from ._tables import cut_label
+from ._tables import cut_bytes
 from .batch import FrameMeta
 from .reader import ObjectInfo, read_obbs_arrays
 
@@ -165,15 +165,20 @@ class _Labels:
         self.probs.append(prob)
         self.num_classes.append(num_classes)
         self.texts.append(raw)
-        self.cuts.append(len(raw) if len(raw) < layouts.MAX_LABEL_SIZE else len(cut_label(text)))
+        self.cuts.append(len(cut_bytes(raw)))
 
     def arrays(self) -> dict[str, np.ndarray]:
         lengths = np.array([len(t) for t in self.texts], dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if lengths.size else lengths
+        starts = _starts(lengths)
         return dict(counts=self.counts, label_ids=np.array(self.label_ids, np.uint32),
                     class_ids=np.array(self.class_ids, np.uint32), probs=np.array(self.probs, np.float32),
                     num_classes=np.array(self.num_classes, np.uint32), text=b"".join(self.texts) + b"\0",
                     text_start=starts, text_len=lengths, cut_len=np.array(self.cuts, np.int32))
+
+
+def _starts(lengths: np.ndarray) -> np.ndarray:
+    """Where each of the concatenated texts of these lengths starts (int64)."""
+    return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if lengths.size else lengths
 
 
 def _encode(text: Any, name: str) -> bytes:
@@ -277,9 +282,9 @@ def _name_table(heads: tuple[tuple[str, ...], ...]) -> dict[str, np.ndarray]:
         for c, name in enumerate(names):
             raw = _encode(name, f"class_names[{h}][{c}]" if len(heads) > 1 else f"class_names[{c}]")
             texts.append(raw)
-            cuts.append(len(raw) if len(raw) < layouts.MAX_LABEL_SIZE else len(cut_label(name)))
+            cuts.append(len(cut_bytes(raw)))
     lengths = np.array([len(t) for t in texts], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if texts else lengths
+    starts = _starts(lengths)
     first = np.concatenate([[0], np.cumsum([len(n) for n in heads])[:-1]]).astype(np.int64)
     blob = b"".join(texts) + b"\0"
     return dict(text=ctypes.create_string_buffer(blob, len(blob)), start=starts, length=lengths,
