@@ -61,6 +61,20 @@ static int g_ready = 0;
 static int32_t g_obb_meta_type = -1;
 /* Fonts are not freed by DeepStream and are copied by pointer: a literal that lives as long as the process. */
 static char g_font_name[] = "Serif";
+
+/* The label style of every object obbmeta writes: white text on black, at (x, y), in obbmeta's font. */
+static void obbmeta_label_style(obbmeta_text_params *t, uint32_t x, uint32_t y, uint32_t font_size)
+{
+    t->x_offset = x;
+    t->y_offset = y;
+    t->font.font_name = g_font_name;
+    t->font.font_size = font_size;
+    t->font.font_color.red = t->font.font_color.green = t->font.font_color.blue = t->font.font_color.alpha = 1.0;
+    t->set_bg_color = 1;
+    t->bg_color.red = t->bg_color.green = t->bg_color.blue = 0.0;
+    t->bg_color.alpha = 1.0;
+}
+
 static const double g_transparent[4] = {0.0, 0.0, 0.0, 0.0};
 /* Payloads allocated and not yet released (writer + copy_func minus release_func): a leak detector for tests
  * and for users debugging a pipeline (obbmeta.nvds.live_payloads()). */
@@ -273,19 +287,8 @@ static char *obbmeta_strdup(const char *s)
         if ((p->flags & OBBMETA_WRITE_TEXT) && visible) {                                                       \
             if (o->text_params.display_text) g_api.g_free(o->text_params.display_text);                        \
             o->text_params.display_text = obbmeta_strdup(o->obj_label);                                        \
-            o->text_params.x_offset = obbmeta_pixel(rect[0], fw);                                               \
-            o->text_params.y_offset = obbmeta_pixel(rect[1] - OBBMETA_LABEL_RISE, fh);                          \
-            o->text_params.font.font_name = g_font_name;                                                        \
-            o->text_params.font.font_size = 10;                                                                 \
-            o->text_params.font.font_color.red = 1.0;                                                           \
-            o->text_params.font.font_color.green = 1.0;                                                         \
-            o->text_params.font.font_color.blue = 1.0;                                                          \
-            o->text_params.font.font_color.alpha = 1.0;                                                         \
-            o->text_params.set_bg_color = 1;                                                                    \
-            o->text_params.bg_color.red = 0.0;                                                                  \
-            o->text_params.bg_color.green = 0.0;                                                                \
-            o->text_params.bg_color.blue = 0.0;                                                                 \
-            o->text_params.bg_color.alpha = 1.0;                                                                \
+            obbmeta_label_style(&o->text_params, obbmeta_pixel(rect[0], fw),                                   \
+                                obbmeta_pixel(rect[1] - OBBMETA_LABEL_RISE, fh), 10);                           \
         }                                                                                                       \
     }
 
@@ -1038,14 +1041,8 @@ static void obbmeta_append_display_text(int layout, void *o, const char *add, si
     } else {
         float left, top;
         obbmeta_rect_corner_of(layout, o, &left, &top);
-        t->x_offset = obbmeta_pixel(left, OBBMETA_MAX_FRAME_SIDE);
-        t->y_offset = obbmeta_pixel((double)top - OBBMETA_LABEL_RISE, OBBMETA_MAX_FRAME_SIDE);
-        t->font.font_name = g_font_name;
-        t->font.font_size = 11;
-        t->font.font_color.red = t->font.font_color.green = t->font.font_color.blue = t->font.font_color.alpha = 1.0;
-        t->set_bg_color = 1;
-        t->bg_color.red = t->bg_color.green = t->bg_color.blue = 0.0;
-        t->bg_color.alpha = 1.0;
+        obbmeta_label_style(t, obbmeta_pixel(left, OBBMETA_MAX_FRAME_SIDE),
+                            obbmeta_pixel((double)top - OBBMETA_LABEL_RISE, OBBMETA_MAX_FRAME_SIDE), 11);
     }
     char *s = (char *)g_api.g_malloc(old + 1 + add_len + 1);
     if (old) memcpy(s, t->display_text, old);
