@@ -441,12 +441,13 @@ def parse_event(payload: str | bytes | dict) -> FrameRecord:
                for a, b in zip(xy, want)):
         raise MessageError("is not obbmeta's event signature: its corners are not those of its box "
                            f"(cx, cy, w, h, angle_deg = {sig[:5]})", "object.signature")
-    source_id = _integral(sig[13], "source_id", 0, 2**32 - 1)
-    frame_num = _integral(sig[14], "frame_num", -2**31, 2**31 - 1)
-    class_id = _integral(sig[15], "class_id", -2**31, 2**31 - 1)
-    count = _integral(sig[17], "object_count", 1, 2**31 - 1)
-    index = _integral(sig[16], "object_index", 0, count - 1)
-    confidence = sig[18] if len(sig) == SIGNATURE_SIZES[1] else None
+    named = dict(zip(SIGNATURE_FIELDS, sig[SIGNATURE_BOX:]))  # the writer's order, by name
+    source_id = _integral(named["source_id"], "source_id", 0, 2**32 - 1)
+    frame_num = _integral(named["frame_num"], "frame_num", -2**31, 2**31 - 1)
+    class_id = _integral(named["class_id"], "class_id", -2**31, 2**31 - 1)
+    count = _integral(named["object_count"], "object_count", 1, 2**31 - 1)
+    index = _integral(named["object_index"], "object_index", 0, count - 1)
+    confidence = sig[SIGNATURE_SIZES[0]] if len(sig) == SIGNATURE_SIZES[1] else None
     track = obj.get("id")
     if not (isinstance(track, str) and track.isdigit() and int(track) <= UNTRACKED_OBJECT_ID):
         raise MessageError(f"must be the tracking id as decimal text, got {track!r}", "object.id")

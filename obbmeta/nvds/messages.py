@@ -267,7 +267,6 @@ def obb_signature(obb: Any) -> list[float]:
     return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in obb.corners for v in xy]
 
 
-SIGNATURE_BOX = _wire.SIGNATURE_BOX  # obb_signature
 SIGNATURE_FIELDS = _wire.SIGNATURE_FIELDS
 
 
