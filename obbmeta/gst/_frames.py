@@ -138,9 +138,9 @@ def _system_frame(info: Any, video: VideoFormat, buf: Gst.Buffer) -> FrameView:
     planes = []
     for k, spec in enumerate(fmt.planes):  # GStreamer numbers planes in memory order, as the table lists them
         rows, cols, comps = spec.shape(w, h)
-        group = comps * spec.depth
-        need = offsets[k] + strides[k] * (rows - 1) + cols * group
-        if need > size or strides[k] < cols * group:
+        group, row = comps * spec.depth, spec.row_bytes(w)
+        need = offsets[k] + strides[k] * (rows - 1) + row
+        if need > size or strides[k] < row:
             raise ValueError(f"the buffer holds {size} bytes with plane {k} at offset {offsets[k]}, stride "
                              f"{strides[k]}: a {w}x{h} {video.format} frame needs {need}")
         view = base.as_strided((rows, cols, group), (strides[k], group, 1), offsets[k])
