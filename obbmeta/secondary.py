@@ -114,15 +114,14 @@ class SecondaryModel:
         return self._detector.model_on(device)
 
     def labels_for(self, head: int, class_id: int, model: Any) -> str:
-        table = self._labels
-        if table is None:
-            names = model_class_names(model)
-            table = [names] if names else None
-        if table:
-            row = table[head] if head < len(table) else (table[0] if len(table) == 1 else None)
-            if row is not None and 0 <= class_id < len(row):
-                return row[class_id]
-        return str(class_id)
+        return _label(self._label_table(model), head, class_id)
+
+    def _label_table(self, model: Any) -> list | None:
+        """The label rows per head: the given labels, else the model's own class names (one head), else None."""
+        if self._labels is not None:
+            return self._labels
+        names = model_class_names(model)
+        return [names] if names else None
 
     # ---------------------------------------------------------------- crops
 
@@ -212,9 +211,10 @@ class SecondaryModel:
                 p = torch.softmax(p, dim=1)
             prob, cls = p.max(dim=1)
             per_head.append((prob.cpu().tolist(), cls.cpu().tolist()))
+        table = self._label_table(model)  # once per batch, not per object
         results: list[list[Result] | None] = []
         for i in range(k):
-            row = [Result(h, int(cls[i]), float(prob[i]), self.labels_for(h, int(cls[i]), model))
+            row = [Result(h, int(cls[i]), float(prob[i]), _label(table, h, int(cls[i])))
                    for h, (prob, cls) in enumerate(per_head) if prob[i] > self.threshold]
             results.append(row or None)
         return results
@@ -269,6 +269,15 @@ def _labels(labels: Any) -> list[list[str]] | None:
     if labels and all(isinstance(n, str) for n in labels):
         return [labels]
     return [list(row) for row in labels]
+
+
+def _label(table: list | None, head: int, class_id: int) -> str:
+    """The label of ``class_id`` of ``head`` in the rows of ``table`` (one row serves every head), else the id."""
+    if table:
+        row = table[head] if head < len(table) else (table[0] if len(table) == 1 else None)
+        if row is not None and 0 <= class_id < len(row):
+            return row[class_id]
+    return str(class_id)
 
 
 def _charset(charset: Any) -> Any:
