@@ -1,6 +1,7 @@
 """The other end of the wire: what nvmsgconv published, read back into per-frame records with their rotated boxes.
 
-A consumer machine has no DeepStream: this module is plain Python (torch only inside :meth:`FrameRecord.boxes`).
+A consumer machine has no DeepStream: this module is plain Python and NumPy (torch only inside
+:meth:`FrameRecord.boxes`).
 It reads the payloads ``nvmsgconv`` hands to ``nvmsgbroker`` (Kafka, MQTT, Redis, AMQP), in the two forms that carry
 obbmeta's rotated box (docs/messages.md):
 
@@ -35,6 +36,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
+
+from . import geometry
 
 SCHEMA = "obbmeta.obb-message/1"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "obb-message-1.json"
@@ -407,13 +410,6 @@ def _sensor_of(doc: dict) -> str | None:
     return doc["sensorId"] if isinstance(doc.get("sensorId"), str) else None  # minimal schema
 
 
-def _box_corners(cx: float, cy: float, w: float, h: float, angle: float) -> list[tuple[float, float]]:
-    """c + R(angle)(dx, dy) for (dx, dy) = (-w/2, -h/2), (w/2, -h/2), (w/2, h/2), (-w/2, h/2): obbmeta's order."""
-    c, s = math.cos(angle), math.sin(angle)
-    return [(cx + dx * c - dy * s, cy + dx * s + dy * c)
-            for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))]
-
-
 def _integral(value: float, name: str, low: int, high: int) -> int:
     if not (value.is_integer() and low <= value <= high):
         raise MessageError(f"{name} must be an integer in {low}..{high}, got {value!r}", "object.signature")
@@ -437,7 +433,7 @@ def parse_event(payload: str | bytes | dict) -> FrameRecord:
     corners = [(sig[5 + 2 * k], sig[6 + 2 * k]) for k in range(4)]
     angle = math.radians(angle_deg)
     tolerance = 1e-3 + 1e-5 * (abs(cx) + abs(cy) + abs(w) + abs(h))  # float32 box and corners, written apart
-    if not all(abs(a - b) <= tolerance for xy, want in zip(corners, _box_corners(cx, cy, w, h, angle))
+    if not all(abs(a - b) <= tolerance for xy, want in zip(corners, geometry.corners((cx, cy, w, h, angle))[0].tolist())
                for a, b in zip(xy, want)):
         raise MessageError("is not obbmeta's event signature: its corners are not those of its box "
                            f"(cx, cy, w, h, angle_deg = {sig[:5]})", "object.signature")

@@ -21,8 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+from . import geometry
 from .nvds.layouts import UNTRACKED_OBJECT_ID
-from .palette import PALETTE_RGBA
+from .palette import class_color_rgba
 
 MAX_ELEMENTS_IN_DISPLAY_META = 16
 MAX_LABEL_BYTES = 127  # pyservicemaker's label setter writes one byte past a 128-byte label (docs)
@@ -45,13 +46,6 @@ def _rows(boxes: Any) -> list[tuple[float, float, float, float, float, float, in
     s = boxes.scores.detach().cpu().tolist() if hasattr(boxes.scores, "detach") else list(boxes.scores)
     lab = boxes.labels.detach().cpu().tolist() if hasattr(boxes.labels, "detach") else list(boxes.labels)
     return [(*map(float, r), float(sc), int(lb)) for r, sc, lb in zip(x, s, lab)]
-
-
-def _corners(cx: float, cy: float, w: float, h: float, a: float) -> list[tuple[float, float]]:
-    """obbmeta's corner order: c + R(a)·(±w/2, ±h/2) from (−w/2, −h/2), clockwise on screen."""
-    c, s = math.cos(a), math.sin(a)
-    return [(cx + c * dx - s * dy, cy + s * dx + c * dy)
-            for dx, dy in ((-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2))]
 
 
 def _frame_size(frame_meta: Any, frame_size: Any) -> tuple[float, float]:
@@ -91,18 +85,22 @@ def write_obbs(batch_meta: Any, frame_meta: Any, boxes: Any, class_names: Sequen
                component_id: int = 1, draw: bool = True, line_width: int = 2,
                frame_size: tuple[float, float] | None = None) -> int:
     """Write ``boxes`` (an OrientedBoxes in pipeline pixels) into ``frame_meta`` with pyservicemaker's API; returns
-    the number of objects written (boxes whose polygon lies fully outside the frame are skipped and not counted)."""
+    the number of objects written (boxes that share no interior with the frame are skipped and not counted: the rule of
+    :func:`obbmeta.geometry.meets_frame`, which the C writer of ``attach_obbs`` applies too)."""
     osd = _psm().osd
     w, h = _frame_size(frame_meta, frame_size)
     lines = _Lines(batch_meta, frame_meta, osd) if draw else None
+    rows = _rows(boxes)
+    xywhr = [r[:5] for r in rows]
+    corners = geometry.corners(xywhr).tolist()
+    meets = geometry.meets_frame(xywhr, w, h).tolist()  # the C writer's skip rule
     written = 0
-    for cx, cy, bw, bh, a, score, label in _rows(boxes):
-        pts = _corners(cx, cy, bw, bh, a)
+    for (*_, score, label), pts, inside in zip(rows, corners, meets):
+        if not inside:
+            continue
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
         left, top, right, bottom = max(min(xs), 0.0), max(min(ys), 0.0), min(max(xs), w), min(max(ys), h)
-        if right <= left or bottom <= top:
-            continue
-        color = PALETTE_RGBA[label % len(PALETTE_RGBA)]
+        color = class_color_rgba(label)
         obj = batch_meta.acquire_object_meta()
         obj.class_id, obj.confidence, obj.unique_component_id = label, score, component_id
         obj.object_id = UNTRACKED_OBJECT_ID  # the pool leaves 0; nvtracker treats 0 as a tracked id
@@ -166,9 +164,9 @@ def ObbOverlayOperator(line_width: int = 2, frame_size: tuple[float, float] | No
                     if angle:
                         boxes.append((r.left + r.width / 2, r.top + r.height / 2, r.width, r.height,
                                       math.radians(angle), obj.class_id))
-                for cx, cy, bw, bh, a, label in boxes:  # drawn after the object loop: no nested acquisition
-                    pts = _corners(cx, cy, bw, bh, a)
-                    color = PALETTE_RGBA[label % len(PALETTE_RGBA)]
+                polygons = geometry.corners([b[:5] for b in boxes]).tolist()
+                for (*_, label), pts in zip(boxes, polygons):  # drawn after the object loop: no nested acquisition
+                    color = class_color_rgba(label)
                     for k in range(4):
                         lines.add(pts[k], pts[(k + 1) % 4], color, line_width, w, h)
                     self.drawn += 1

@@ -1,7 +1,7 @@
 """Conversions between oriented boxes, their polygons and their axis-aligned bounds (any device, vectorised).
 
-Corner order (the same as kernels/obb_geometry.h): c + R(angle) * (sx * w/2, sy * h/2) for
-(sx, sy) = (-,-), (+,-), (+,+), (-,+): the top-left corner of the un-rotated box first, then clockwise on screen.
+Corner order (obbmeta.geometry.CORNER_SIGNS, the same as kernels/obb_geometry.h): c + R(angle) * (sx * w, sy * h)
+for (sx, sy) = (-,-), (+,-), (+,+), (-,+) halves: the top-left corner of the un-rotated box first, then clockwise.
 """
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import math
 import torch
 
 from ..conventions import normalize_angle, to_le90
+from ..geometry import CORNER_SIGNS
 from ._validate import as_boxes
 
 MAX_POLYGON_POINTS = 64
 _CHUNK_ELEMENTS = 1 << 22  # candidate projections (N x pairs x K) computed at once
 _SQUARE_ULPS = 8  # |w - h| within this many ulps of the largest coordinate: a square
 
-_SX = (-0.5, 0.5, 0.5, -0.5)
-_SY = (-0.5, -0.5, 0.5, 0.5)
+_SX, _SY = zip(*CORNER_SIGNS)
 
 
 def obb_to_polygons(boxes: torch.Tensor) -> torch.Tensor:

@@ -1,7 +1,6 @@
 """Types shared by the scene generators: one rendered frame with its ground truth."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -10,6 +9,7 @@ import torch
 
 from .._validators import int_in_range, is_int
 from ..boxes import OrientedBoxes
+from ..geometry import wrap_angle
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,14 +58,9 @@ def make_boxes(rows) -> OrientedBoxes:
     """OrientedBoxes from rows (cx, cy, w, h, angle, label) with angles wrapped to [-pi/2, pi/2)."""
     arr = np.asarray(rows, np.float64).reshape(-1, 6)
     xywhr = arr[:, :5].copy()
-    xywhr[:, 4] = wrap_half_turn(xywhr[:, 4])
+    xywhr[:, 4] = wrap_angle(xywhr[:, 4])
     return OrientedBoxes(torch.from_numpy(xywhr.astype(np.float32)), torch.ones(len(arr)),
                          torch.from_numpy(arr[:, 5].astype(np.int64)))
-
-
-def wrap_half_turn(angle):
-    """Angle(s) in [-pi/2, pi/2): a rectangle turned by pi is the same rectangle."""
-    return (np.asarray(angle, np.float64) + math.pi / 2) % math.pi - math.pi / 2
 
 
 def check_size(name: str, size) -> Tuple[int, int]:

@@ -12,14 +12,11 @@ import math
 
 import numpy as np
 
-PI = math.pi
+from ..geometry import wrap_angle
+
 HALF_PI = 0.5 * math.pi
 TWO_PI = 2.0 * math.pi
-
-
-def wrap_angle(angle, period: float = PI):
-    """``angle`` mapped into [-period/2, period/2) (NumPy arrays or floats)."""
-    return np.mod(np.asarray(angle, dtype=np.float64) + 0.5 * period, period) - 0.5 * period
+__all__ = ["align_to", "wrap_angle"]
 
 
 def align_to(xywhr: np.ndarray, reference: np.ndarray, heading: bool = False) -> np.ndarray:

@@ -16,17 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry import aabb
 from ..ops import box_iou_rotated_host
 
 ASSOCIATIONS = ("rotated", "aabb")
-
-
-def aabb_of(xywhr: np.ndarray) -> np.ndarray:
-    """(N, 4) x1, y1, x2, y2: the tight axis-aligned box of each oriented box (N, 5)."""
-    c, s = np.abs(np.cos(xywhr[:, 4])), np.abs(np.sin(xywhr[:, 4]))
-    ex = 0.5 * (c * xywhr[:, 2] + s * xywhr[:, 3])
-    ey = 0.5 * (s * xywhr[:, 2] + c * xywhr[:, 3])
-    return np.stack((xywhr[:, 0] - ex, xywhr[:, 1] - ey, xywhr[:, 0] + ex, xywhr[:, 1] + ey), axis=1)
 
 
 def buffered(xywhr: np.ndarray, buffer: float) -> np.ndarray:
@@ -56,7 +49,7 @@ def candidate_ious(tracks: np.ndarray, detections: np.ndarray, method: str, trac
     if not len(tracks) or not len(detections):
         return empty
     tracks, detections = buffered(tracks, buffer), buffered(detections, buffer)
-    ta, da = aabb_of(tracks), aabb_of(detections)
+    ta, da = aabb(tracks), aabb(detections)
     iw = np.minimum(ta[:, None, 2], da[None, :, 2]) - np.maximum(ta[:, None, 0], da[None, :, 0])
     ih = np.minimum(ta[:, None, 3], da[None, :, 3]) - np.maximum(ta[:, None, 1], da[None, :, 1])
     meets = (iw > 0) & (ih > 0)

@@ -87,6 +87,21 @@ def test_more_than_16_lines_go_to_a_new_display_meta(psm, batch):
     assert len(nvds.read_display_lines(batch.frames[0])) == 36  # none dropped at the 17th
 
 
+def test_write_obbs_skips_exactly_the_boxes_the_c_writer_skips(psm, batch):
+    """A box whose AABB reaches into the frame but whose polygon does not is skipped by both writers."""
+    rng = np.random.default_rng(11)
+    xywhr = np.c_[rng.uniform(-80, 720, (300, 2)), rng.uniform(2, 120, (300, 2)), rng.uniform(-4, 4, 300)]
+    xywhr = np.r_[xywhr, [[-10.0, -10.0, 80.0, 4.0, -np.pi / 4]]].astype(np.float32)  # AABB in, polygon out
+    many = OrientedBoxes(torch.from_numpy(xywhr), torch.ones(len(xywhr)), torch.zeros(len(xywhr), dtype=torch.long))
+    f0 = next(psm.BatchMetadata(batch.address).frame_items)
+    written = servicemaker.write_obbs(psm.BatchMetadata(batch.address), f0, many, draw=False)
+    c_writer = nvds.attach_obbs(batch, batch.frames[1], xywhr=xywhr, frame_size=(W, H))
+    assert not c_writer.written_mask[-1]
+    assert written == c_writer.written == len(nvds.read_obbs(batch.frames[0])) == len(nvds.read_obbs(batch.frames[1]))
+    rects = [sorted(tuple(round(v, 1) for v in i.rect) for i, _ in nvds.read_obbs(f)) for f in batch.frames]
+    assert rects[0] == rects[1]  # the same boxes, with the same clipped AABB
+
+
 def test_the_overlay_operator_draws_ds9_rotated_objects_as_their_edges(psm, batch):
     if not batch.layout.has_rotation_angle:
         pytest.skip("needs the DeepStream 9 layout (rotation_angle)")

@@ -5,7 +5,8 @@ import pytest
 import reference
 from shapely.geometry import box as shapely_box
 
-from obbmeta.track.association import aabb_of, buffered, candidate_ious, greedy_match
+from obbmeta.geometry import aabb
+from obbmeta.track.association import buffered, candidate_ious, greedy_match
 
 
 def boxes(n, seed):
@@ -28,7 +29,7 @@ def test_rotated_candidates_are_the_exact_iou_of_every_pair():
 def test_aabb_candidates_are_the_iou_of_the_axis_aligned_boxes():
     a, b = boxes(12, 2), boxes(9, 3)
     want = np.array([[shapely_box(*p).intersection(shapely_box(*q)).area / shapely_box(*p).union(shapely_box(*q)).area
-                      for q in aabb_of(b)] for p in aabb_of(a)])
+                      for q in aabb(b)] for p in aabb(a)])
     np.testing.assert_allclose(dense(*candidate_ious(a, b, "aabb"), (12, 9)), want, atol=1e-9)
 
 

@@ -1,0 +1,79 @@
+"""The facts of an oriented box on NumPy arrays, for the code that stays torch-free (tracking, scenes, pyservicemaker
+probes, the message consumer); ``obbmeta.ops`` holds their torch twins and ``kernels/obb_geometry.h`` the C ones.
+
+A box is ``[cx, cy, w, h, angle]``: centre, the side along the box's own x axis, the side along its y axis, and the
+angle in radians, positive clockwise on screen (image y axis down). Its corners are ``c + R(angle) (sx w, sy h)``
+for the signs of :data:`CORNER_SIGNS`: the top-left corner of the un-rotated box first, then clockwise on screen.
+
+* :func:`corners` — (N, 4, 2) polygons; :func:`aabb` — the tight axis-aligned box around each;
+* :func:`meets_frame` — whether a box shares interior with the frame (the rule obbmeta's metadata writers skip by);
+* :func:`wrap_angle` — an angle into [-period/2, period/2) (pi: a rectangle; 2*pi: a heading).
+
+All take (N, 5) or (5,) array-likes (an empty one is no box) and compute in float64.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+CORNER_SIGNS = ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))
+"""(sx, sy) per corner, in obbmeta's order: the corner is ``c + R(angle) (sx w, sy h)``."""
+
+
+def _boxes(xywhr) -> np.ndarray:
+    b = np.asarray(xywhr, dtype=np.float64)
+    if b.size == 0:
+        return b.reshape(0, 5)
+    if b.ndim == 1 and b.shape == (5,):
+        b = b[None]
+    if b.ndim != 2 or b.shape[1] != 5:
+        raise ValueError(f"xywhr must be (N, 5) or (5,) [cx, cy, w, h, angle], got shape {b.shape}")
+    return b
+
+
+def corners(xywhr) -> np.ndarray:
+    """(N, 4, 2) float64 corners of each box, in the order of :data:`CORNER_SIGNS`."""
+    b = _boxes(xywhr)
+    signs = np.asarray(CORNER_SIGNS)
+    c, s = np.cos(b[:, 4:5]), np.sin(b[:, 4:5])
+    lx, ly = b[:, 2:3] * signs[:, 0], b[:, 3:4] * signs[:, 1]
+    return np.stack((b[:, 0:1] + c * lx - s * ly, b[:, 1:2] + s * lx + c * ly), axis=-1)
+
+
+def aabb(xywhr) -> np.ndarray:
+    """(N, 4) float64 ``[x1, y1, x2, y2]``: the tight axis-aligned box around each box's polygon."""
+    b = _boxes(xywhr)
+    c, s = np.abs(np.cos(b[:, 4])), np.abs(np.sin(b[:, 4]))
+    ex = 0.5 * (c * b[:, 2] + s * b[:, 3])
+    ey = 0.5 * (s * b[:, 2] + c * b[:, 3])
+    return np.stack((b[:, 0] - ex, b[:, 1] - ey, b[:, 0] + ex, b[:, 1] + ey), axis=1)
+
+
+def meets_frame(xywhr, width: float, height: float) -> np.ndarray:
+    """(N,) bool: the box and the frame ``[0, width] x [0, height]`` share interior (touching counts as outside).
+
+    A separating-axis test on the frame's axes (the tight AABB) and on the box's two axes: the rule by which
+    obbmeta's C metadata writer skips a box (``nvds_meta.c``), so every writer skips the same boxes.
+    """
+    b = _boxes(xywhr)
+    box = aabb(b)
+    meets = (box[:, 2] > 0.0) & (box[:, 3] > 0.0) & (box[:, 0] < width) & (box[:, 1] < height)
+    c, s = np.cos(b[:, 4]), np.sin(b[:, 4])
+    frame = np.array([[0.0, 0.0], [width, 0.0], [width, height], [0.0, height]])
+    for ax, ay, half in ((c, s, 0.5 * b[:, 2]), (-s, c, 0.5 * b[:, 3])):
+        centre = b[:, 0] * ax + b[:, 1] * ay
+        proj = frame[:, 0, None] * ax + frame[:, 1, None] * ay  # (4, N)
+        meets &= (proj.max(axis=0) > centre - half) & (proj.min(axis=0) < centre + half)
+    return meets
+
+
+def wrap_angle(angle, period: float = math.pi):
+    """``angle`` (a float or an array) mapped into [-period/2, period/2); float64.
+
+    ``np.mod`` can round a value just below ``-period/2`` up to exactly ``+period/2``: that edge is folded back, so
+    the result never reaches the open end.
+    """
+    half = 0.5 * period
+    wrapped = np.mod(np.asarray(angle, dtype=np.float64) + half, period) - half
+    return np.where(wrapped >= half, wrapped - period, wrapped)[()]
