@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-SCENES = ("aerial", "document")
+from .scenes import SCENES
+
 PNG_FRAMES = 3
 GENERATED_FPS = 10
 MAX_INPUT_SIZE = 4096
@@ -98,7 +99,7 @@ class Generated:
 
     def __iter__(self) -> Iterator:
         from . import scenes
-        from .models.data import HELDOUT_SEED
+        from .scenes import HELDOUT_SEED
 
         for f in scenes.video(self.scene, HELDOUT_SEED + self.seed, self.frames, self.size, scale=self.scale):
             self.truth.append(f.boxes)

@@ -20,13 +20,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..infer import PAD_VALUE
+from ..scenes import SCENES
 from .detector import OBBDetector
 from .preprocess import letterbox_frames
 from .recognizer import CHARSET, TextRecognizer, crop_width, load_recognizer, save_recognizer
 from .weights import load_weights, save_weights
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-SCENES = ("aerial", "document")
 
 
 def load_demo_model(scene: str = "aerial", device="cpu") -> OBBDetector:

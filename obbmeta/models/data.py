@@ -13,8 +13,7 @@ import numpy as np
 import torch
 
 from .. import scenes
-
-HELDOUT_SEED = 1_000_000_000
+from ..scenes import HELDOUT_SEED
 
 
 class SceneStream(torch.utils.data.IterableDataset):

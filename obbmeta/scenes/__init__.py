@@ -10,49 +10,54 @@ an (H, W, 3) uint8 RGB image and its ground truth as :class:`obbmeta.OrientedBox
 """
 from __future__ import annotations
 
-from typing import Iterator
+from importlib import import_module
+from typing import TYPE_CHECKING, Iterator
 
-from .common import SceneFrame
+if TYPE_CHECKING:
+    from .common import SceneFrame
 
 SCENES = ("aerial", "document")
+HELDOUT_SEED = 1_000_000_000
+"""Scene seeds from here up are held out: the demo models never trained on them, evaluation and the demo use them."""
+# name -> (module, scene class, frame function, video function)
+_PARTS = {"aerial": ("aerial", "AerialScene", "aerial_frame", "aerial_video"),
+          "document": ("document", "DocumentScene", "document_frame", "document_video")}
+
+
+def _part(scene: str, k: int):
+    if scene not in _PARTS:
+        raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
+    return getattr(import_module(f".{_PARTS[scene][0]}", __name__), _PARTS[scene][k]) if k else \
+        import_module(f".{_PARTS[scene][0]}", __name__)
 
 
 def class_names(scene: str):
     """The class names of ``scene`` ("aerial" or "document")."""
-    return _module(scene).CLASS_NAMES
+    return _part(scene, 0).CLASS_NAMES
 
 
 def scene_class(scene: str):
     """The scene class of ``scene``: :class:`~obbmeta.scenes.aerial.AerialScene` or
     :class:`~obbmeta.scenes.document.DocumentScene` (``cls(seed, size).render(t)``)."""
-    mod = _module(scene)
-    return mod.AerialScene if scene == "aerial" else mod.DocumentScene
+    return _part(scene, 1)
 
 
-def frame(scene: str, seed: int, size=256, **options) -> SceneFrame:
+def frame(scene: str, seed: int, size=256, **options) -> "SceneFrame":
     """One frame of ``scene`` ("aerial" or "document") from ``seed``."""
-    mod = _module(scene)
-    return mod.aerial_frame(seed, size, **options) if scene == "aerial" else mod.document_frame(seed, size, **options)
+    return _part(scene, 2)(seed, size, **options)
 
 
-def video(scene: str, seed: int, n_frames: int = 30, size=256, **options) -> Iterator[SceneFrame]:
+def video(scene: str, seed: int, n_frames: int = 30, size=256, **options) -> Iterator["SceneFrame"]:
     """``n_frames`` frames of one ``scene`` from ``seed``, ground truth with track ids per frame."""
-    mod = _module(scene)
-    if scene == "aerial":
-        return mod.aerial_video(seed, n_frames, size, **options)
-    return mod.document_video(seed, n_frames, size, **options)
+    return _part(scene, 3)(seed, n_frames, size, **options)
 
 
-def _module(scene):
-    if scene == "aerial":
-        from . import aerial
+def __getattr__(name):  # SceneFrame (and the torch it needs) on first use: SCENES alone stays light
+    if name == "SceneFrame":
+        from .common import SceneFrame
 
-        return aerial
-    if scene == "document":
-        from . import document
-
-        return document
-    raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
+        return SceneFrame
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["SceneFrame", "SCENES", "class_names", "scene_class", "frame", "video"]
+__all__ = ["SceneFrame", "SCENES", "HELDOUT_SEED", "class_names", "scene_class", "frame", "video"]
