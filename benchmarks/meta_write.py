@@ -36,6 +36,7 @@ from _common import RESULTS, arguments, budget_time, pin_to_one_core, portable_p
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import _core, layouts  # noqa: E402
+from obbmeta.palette import PALETTE_RGBA  # noqa: E402
 
 W, H = 1920, 1080
 CLASS_NAMES = ["plane", "ship", "storage-tank", "vehicle", "harbor"]
@@ -82,7 +83,7 @@ class CtypesLoop:
             d = o.detector_bbox_info
             d.left, d.top, d.width, d.height = x1, y1, x2 - x1, y2 - y1
             r.border_width = 3
-            col = nvds.PALETTE[cls % len(nvds.PALETTE)]
+            col = PALETTE_RGBA[cls % len(PALETTE_RGBA)]
             bc = r.border_color
             bc.red, bc.green, bc.blue, bc.alpha = col
             label = self.labels[cls]

@@ -4,10 +4,12 @@
 * ``PALETTE_RGBA``: (r, g, b, a) floats in 0..1, opaque, as DeepStream's ``NvOSD_ColorParams`` want them (border
   colours written by ``obbmeta.nvds.attach_obbs``, ``obbmeta.osd.add_obb_overlay``).
 
-Class k gets entry ``k % 20`` of either. ``PALETTE`` (here and in ``obbmeta.osd``) is ``PALETTE_RGB``;
-``obbmeta.nvds.PALETTE`` is ``PALETTE_RGBA``: older names, kept, for the same colours.
+Class k gets entry ``k % 20`` of either (:func:`class_color`, :func:`class_color_rgba`). The older name ``PALETTE``
+meant RGB here and in ``obbmeta.osd`` but RGBA in ``obbmeta.nvds``; it is deprecated in all three.
 """
 from __future__ import annotations
+
+from ._deprecation import renamed
 
 # 20 well-separated RGB colours (0-255).
 PALETTE_RGB = (
@@ -16,7 +18,6 @@ PALETTE_RGB = (
     (44, 153, 168), (0, 194, 255), (52, 69, 147), (100, 115, 255), (0, 24, 236),
     (132, 56, 255), (82, 0, 133), (203, 56, 255), (255, 149, 200), (255, 55, 199),
 )
-PALETTE = PALETTE_RGB
 
 # The same colours as NvOSD_ColorParams: (r, g, b, a) in 0..1, opaque.
 PALETTE_RGBA = tuple((r / 255.0, g / 255.0, b / 255.0, 1.0) for r, g, b in PALETTE_RGB)
@@ -32,4 +33,5 @@ def class_color_rgba(class_id: int) -> tuple:
     return PALETTE_RGBA[int(class_id) % len(PALETTE_RGBA)]
 
 
-__all__ = ["PALETTE_RGB", "PALETTE_RGBA", "PALETTE", "class_color", "class_color_rgba"]
+__all__ = ["PALETTE_RGB", "PALETTE_RGBA", "class_color", "class_color_rgba"]
+__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGB", lambda: PALETTE_RGB)})

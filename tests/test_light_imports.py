@@ -7,7 +7,8 @@ import pytest
 
 @pytest.mark.parametrize("module", ["obbmeta", "obbmeta.nvds", "obbmeta.nvds.display", "obbmeta.nvds.messages",
                                     "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry", "obbmeta.messages",
-                                    "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo"])
+                                    "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo", "obbmeta.osd",
+                                    "obbmeta.osd.overlay"])
 def test_module_imports_without_torch(module):
     code = f"import sys, {module}; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ from obbmeta.gst._gi import Gst
 from obbmeta.infer import Detector
 from obbmeta.nvds import layouts
 from obbmeta.osd import draw_obbs
-from obbmeta.palette import PALETTE
+from obbmeta.palette import PALETTE_RGB as PALETTE
 
 W, H, BATCH = 96, 64, 4
 ORDER = [2, 0, 3, 1]  # batch_id of frame metas 0..3 (frame_meta_list order): routing must follow batch_id

@@ -16,7 +16,7 @@ from obbmeta import frames, nvds, pixels
 from obbmeta.gst._gi import Gst, GstVideo
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
-from obbmeta.palette import PALETTE
+from obbmeta.palette import PALETTE_RGB as PALETTE
 from obbmeta.pixels import to_rgb
 
 needs_nvvideoconvert = pytest.mark.skipif(

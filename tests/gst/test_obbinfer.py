@@ -13,7 +13,7 @@ from obbmeta import nvds
 from obbmeta.gst._gi import Gst
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
-from obbmeta.palette import PALETTE
+from obbmeta.palette import PALETTE_RGB as PALETTE
 
 W, H = 160, 120
 NAMES = ",".join(obb_toy_models.CLASS_NAMES)

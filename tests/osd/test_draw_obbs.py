@@ -10,7 +10,8 @@ from PIL import Image, ImageDraw
 from shapely.geometry import Point
 
 from obbmeta import OrientedBoxes
-from obbmeta.osd import PALETTE, draw_obbs
+from obbmeta.osd import PALETTE_RGB as PALETTE
+from obbmeta.osd import draw_obbs
 
 W, H = 64, 48
 

@@ -1,0 +1,18 @@
+"""Old public names kept working for a while: each lookup warns once per call site with the name to use instead."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+
+def renamed(module: str, names: dict[str, tuple[str, Callable[[], Any]]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving ``names`` (old name -> (the name to use, a function returning the value))
+    with a DeprecationWarning; any other name is an AttributeError as usual."""
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            new, value = names[name]
+            warnings.warn(f"{module}.{name} is deprecated and will be removed; use {new}", DeprecationWarning,
+                          stacklevel=2)
+            return value()
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return __getattr__
