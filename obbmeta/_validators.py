@@ -47,6 +47,49 @@ def number_in_range(name: str, value: Any, low: float, high: float, form: Option
     return float(value)
 
 
+def size_pair(name: str, value: Any, low: int, high: int, *, order: str = "wh", strings: bool = False,
+              form: Optional[str] = None, kind_error: type = TypeError) -> tuple[int, int]:
+    """A size of two int sides in [low, high], in the caller's ``order`` ("wh": (width, height); "hw": (height,
+    width)): an int N (both sides), a pair of ints (Python or NumPy, not bools), and with ``strings`` also "N" and
+    "AxB" / "A,B" in that order. "{name} must be {form}, got {value!r}" as ``kind_error`` (TypeError) when
+    ``value`` is none of these kinds, as a ValueError when it is one with a bad side (or an unreadable string)."""
+    a, b = ("W", "H") if order == "wh" else ("H", "W")
+    if form is None:
+        texts = f", 'N' or '{a}x{b}'" if strings else ""
+        form = f"N{texts} or ({a.lower()}, {b.lower()}) with int sides in {low}..{high}"
+    pair = value
+    if strings and isinstance(value, str):
+        parts = value.strip().lower().replace(",", "x").split("x")
+        try:
+            pair = tuple(int(p) for p in parts) if 1 <= len(parts) <= 2 else None
+        except ValueError:
+            pair = None
+        pair = pair * 2 if pair is not None and len(pair) == 1 else pair
+    elif is_int(value, numpy_ints=True):
+        pair = (value, value)
+    elif not isinstance(value, (tuple, list)):
+        raise kind_error(f"{name} must be {form}, got {value!r}")
+    if not (isinstance(pair, (tuple, list)) and len(pair) == 2
+            and all(is_int(v, numpy_ints=True) and low <= v <= high for v in pair)):
+        raise ValueError(f"{name} must be {form}, got {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def frame_size(name: str, value: Any, high: float = math.inf, high_text: Optional[str] = None) -> tuple[float, float]:
+    """A (width, height) pair of finite numbers in (0, high] (Python or NumPy, not bools) as two floats; TypeError
+    when it is not a pair of numbers, ValueError "{name} must be two positive finite numbers, at most {high_text}"
+    when a side is out of range (``high_text`` says why the bound is there; default: the number)."""
+    ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and len(value) == 2
+          and all(is_number(v, numpy_numbers=True) for v in value))
+    if not ok:
+        raise TypeError(f"{name} must be a (width, height) pair of numbers, got {value!r}")
+    w, h = float(value[0]), float(value[1])
+    if not all(0.0 < v <= high and math.isfinite(v) for v in (w, h)):
+        limit = "" if high == math.inf else f", at most {high_text or f'{high:g}'}"
+        raise ValueError(f"{name} must be two positive finite numbers{limit}, got {value!r}")
+    return w, h
+
+
 def flag(name: str, value: Any) -> bool:
     """``value`` when it is True or False (not 0, 1 or None), else TypeError."""
     if not isinstance(value, bool):
@@ -55,8 +98,9 @@ def flag(name: str, value: Any) -> bool:
 
 
 def threshold(name: str, value: Any) -> float:
-    """A number in [0, 1] as a float: a Python or NumPy number, or a tensor of one element. Not a bool, not NaN."""
-    if isinstance(value, bool):
+    """A number in [0, 1] as a float: a Python or NumPy number, or a tensor of one element. Not a bool (Python, NumPy
+    or a bool tensor), not a string, not NaN."""
+    if isinstance(value, (bool, np.bool_, str, bytes)) or str(getattr(value, "dtype", "")) == "torch.bool":
         raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
     if hasattr(value, "numel") and hasattr(value, "item"):  # a torch tensor, without importing torch here
         if value.numel() != 1:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from . import decode
-from ._validators import flag, int_in_range, number_in_range
+from ._validators import flag, int_in_range, number_in_range, size_pair
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
 from .pixels import frame_size
@@ -177,22 +177,9 @@ def model_class_names(model: Any) -> list[str] | None:
 # ---------------------------------------------------------------- settings
 
 def parse_input_size(value: Any) -> tuple[int, int]:
-    """``640``, ``"640"``, ``"640x384"`` (width x height) or ``(640, 384)`` -> (width, height)."""
-    try:
-        if isinstance(value, str):
-            parts = value.lower().replace(",", "x").split("x")
-            w, h = (int(parts[0]), int(parts[0])) if len(parts) == 1 else (int(parts[0]), int(parts[1]))
-            if len(parts) > 2:
-                raise ValueError
-        elif isinstance(value, int) and not isinstance(value, bool):
-            w = h = value
-        else:
-            w, h = (int(v) for v in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"input_size must be N, 'N', 'WxH' or (W, H) with positive ints, got {value!r}") from None
-    if not (0 < w <= 16384 and 0 < h <= 16384):
-        raise ValueError(f"input_size must be in 1..16384 pixels per side, got {value!r}")
-    return w, h
+    """``640``, ``"640"``, ``"640x384"`` / ``"640,384"`` (width x height) or ``(640, 384)`` -> (width, height), sides
+    in 1..16384; anything else is a ValueError."""
+    return size_pair("input_size", value, 1, 16384, strings=True, kind_error=ValueError)
 
 
 def _looks_like_path(text: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._validators import is_number
+from ._validators import frame_size, is_number
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e6
 MAX_PAD = 1e9
@@ -84,7 +84,7 @@ class Letterbox:
             source_size: (width, height) of the source frame.
             input_size: (width, height) of the model input.
         """
-        (sw, sh), (iw, ih) = _size("source_size", source_size), _size("input_size", input_size)
+        (sw, sh), (iw, ih) = frame_size("source_size", source_size), frame_size("input_size", input_size)
         scale = min(iw / sw, ih / sh)
         new_w, new_h = max(1, round(sw * scale)), max(1, round(sh * scale))
         pad_x, pad_y = (iw - new_w), (ih - new_h)
@@ -94,14 +94,3 @@ class Letterbox:
         else:
             pad_x, pad_y = 0, 0
         return cls(new_w / sw, float(pad_x), float(pad_y), scale_y=new_h / sh)
-
-
-def _size(name, size):
-    try:
-        w, h = size
-        w, h = float(w), float(h)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a (width, height) pair, got {size!r}") from None
-    if not (w > 0 and h > 0 and math.isfinite(w) and math.isfinite(h)):
-        raise ValueError(f"{name} must be positive and finite, got {size!r}")
-    return w, h

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import torch
 
-from ._validators import int_in_range, number_in_range
+from ._validators import int_in_range, number_in_range, size_pair
 from .decode import ctc_greedy
 from .infer import Detector, model_class_names, parse_class_names, read_label_file
 from .ops import crop_rotated
@@ -85,7 +85,7 @@ class SecondaryModel:
         if reading not in READINGS:
             raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
         if crop_height is None:
-            h, w = _pair("crop_size", crop_size)
+            h, w = size_pair("crop_size", crop_size, 1, 4096, order="hw", strings=True)
             self.crop_size: tuple[int, int] | None = (h, w)
         else:
             self.crop_size = None
@@ -241,21 +241,6 @@ class SecondaryModel:
 def _is_distribution(p: torch.Tensor) -> bool:
     return bool(((p >= 0) & (p <= 1)).all()) and bool(torch.allclose(p.sum(1), torch.ones(p.shape[0],
                                                                                        device=p.device), atol=1e-3))
-
-
-def _pair(name: str, value: Any) -> tuple[int, int]:
-    if isinstance(value, str):
-        parts = value.lower().split("x")
-        try:
-            value = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else None
-        except ValueError:
-            value = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = (value, value)
-    if not (isinstance(value, (tuple, list)) and len(value) == 2 and
-            all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 4096 for v in value)):
-        raise ValueError(f"{name} must be (h, w), 'HxW' or N with sides in 1..4096, got {value!r}")
-    return int(value[0]), int(value[1])
 
 
 def _labels(labels: Any) -> list[list[str]] | None:

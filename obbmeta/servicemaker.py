@@ -22,6 +22,7 @@ import math
 from typing import Any, Callable, Sequence
 
 from . import geometry
+from ._validators import frame_size as check_frame_size
 from .nvds.layouts import UNTRACKED_OBJECT_ID
 from .palette import class_color_rgba
 
@@ -50,7 +51,7 @@ def _rows(boxes: Any) -> list[tuple[float, float, float, float, float, float, in
 
 def _frame_size(frame_meta: Any, frame_size: Any) -> tuple[float, float]:
     if frame_size is not None:
-        w, h = (float(v) for v in frame_size)
+        w, h = check_frame_size("frame_size", frame_size)
     else:
         w, h = float(frame_meta.pipeline_width or frame_meta.source_width), \
             float(frame_meta.pipeline_height or frame_meta.source_height)

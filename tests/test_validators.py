@@ -52,3 +52,49 @@ def test_one_colour_rule_for_metadata_and_overlay_palettes():
     for bad in [(True, 0, 0, 1), (0, 0, 0), (0, 0, 0, 1.5), "rgba"]:
         with pytest.raises(ValueError, match=r"c must be \(r, g, b, a\) with values in 0..1, got"):
             v.rgba("c", bad)
+
+
+@pytest.mark.parametrize("bad", [np.True_, "0.5", b"0.5"])
+def test_threshold_refuses_numpy_bools_and_strings(bad):
+    with pytest.raises(TypeError, match="iou must be a number in"):
+        v.threshold("iou", bad)
+
+
+def test_threshold_refuses_a_bool_tensor():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="iou must be a number in"):
+        v.threshold("iou", torch.tensor(True))
+
+
+@pytest.mark.parametrize("value, order, want", [
+    (640, "wh", (640, 640)), ((640, 384), "wh", (640, 384)), ([np.int32(8), 9], "hw", (8, 9)),
+    ("640", "wh", (640, 640)), ("640x384", "wh", (640, 384)), ("640,384", "wh", (640, 384)),
+    (" 32X48 ", "hw", (32, 48)),
+])
+def test_size_pair_reads_an_int_a_pair_and_strings_in_the_callers_order(value, order, want):
+    assert v.size_pair("s", value, 1, 1000, order=order, strings=True) == want
+
+
+@pytest.mark.parametrize("value, error", [
+    ((True, 640), ValueError), ((640.9, 384), ValueError), ((640.0, 384.0), ValueError), ((0, 4), ValueError),
+    ((4, 1001), ValueError), ((1, 2, 3), ValueError), ("640x", ValueError), ("axb", ValueError), ("1x2x3", ValueError),
+    (True, TypeError), (None, TypeError), (640.0, TypeError), ({"w": 1}, TypeError),
+])
+def test_size_pair_refuses_bools_floats_and_out_of_range_sides_by_name(value, error):
+    with pytest.raises(error, match=r"s must be N, 'N' or 'WxH' or \(w, h\) with int sides in 1\.\.1000, got"):
+        v.size_pair("s", value, 1, 1000, strings=True)
+
+
+def test_size_pair_without_strings_refuses_text_as_a_type():
+    with pytest.raises(TypeError, match=r"size must be N or \(h, w\) with int sides in 32\.\.64, got '40'"):
+        v.size_pair("size", "40", 32, 64, order="hw")
+
+
+def test_frame_size_takes_numbers_and_refuses_bools_and_non_pairs():
+    assert v.frame_size("fs", (np.float32(640), 480)) == (640.0, 480.0)
+    for bad in [(True, True), "ab", (1, 2, 3), None, (1, "2")]:
+        with pytest.raises(TypeError, match=r"fs must be a \(width, height\) pair of numbers, got"):
+            v.frame_size("fs", bad)
+    for bad in [(0, 1), (1, float("inf")), (float("nan"), 1), (5, 11)]:
+        with pytest.raises(ValueError, match=r"fs must be two positive finite numbers, at most 10 \(why\), got"):
+            v.frame_size("fs", bad, 10, "10 (why)")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validators import is_int
+from .._validators import frame_size, is_int
 from .batch import BatchMeta, FrameMeta
 
 
@@ -75,23 +75,15 @@ def frame_of(frame: Any, batch: BatchMeta) -> FrameMeta:
 MAX_FRAME_SIDE = 2**32
 
 
-def frame_size_of(frame: FrameMeta, frame_size: Any) -> tuple[float, float]:
-    if frame_size is None:
+def frame_size_of(frame: FrameMeta, size: Any) -> tuple[float, float]:
+    """``size`` (the caller's ``frame_size=``) checked, or the frame meta's own size when it is None."""
+    if size is None:
         size = frame.size
         if size is None:
             raise ValueError("the frame meta has neither pipeline_width/height nor source_frame_width/height set; "
                              "pass frame_size=(width, height) of the batched surface")
         return float(size[0]), float(size[1])
-    if isinstance(frame_size, (str, bytes)):
-        raise TypeError(f"frame_size must be (width, height), got {frame_size!r}")
-    try:
-        w, h = (float(v) for v in frame_size)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"frame_size must be (width, height), got {frame_size!r}") from exc
-    if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
-        raise ValueError(f"frame_size must be two positive finite numbers, at most 2**32 (NvOSD pixel coordinates are "
-                         f"unsigned 32-bit), got {frame_size!r}")
-    return w, h
+    return frame_size("frame_size", size, MAX_FRAME_SIDE, "2**32 (NvOSD pixel coordinates are unsigned 32-bit)")
 
 
 def reader_frame(frame: Any, batch: Any = None) -> FrameMeta:

@@ -7,7 +7,7 @@ from typing import Optional, Sequence, Tuple, Union
 
 import torch
 
-from .._validators import flag, int_in_range, is_int, number_in_range
+from .._validators import flag, int_in_range, is_int, number_in_range, size_pair
 from ._core import (
     CROP_DTYPES,
     CROP_MAX_SIDE,
@@ -235,12 +235,9 @@ def _size(size, height, max_width) -> Tuple[int, Optional[int], bool]:
     if size is not None:
         if max_width is not None:
             raise ValueError("max_width goes with height=, not with a fixed size=(h, w)")
-        if is_int(size, numpy_ints=True):
-            size = (size, size)
-        if not isinstance(size, (tuple, list)) or len(size) != 2:
-            raise ValueError(f"size must be (h, w) or an int, got {size!r}")
-        return (int_in_range("size", size[0], 1, CROP_MAX_SIDE, side, numpy_ints=True),
-                int_in_range("size", size[1], 1, CROP_MAX_SIDE, side, numpy_ints=True), False)
+        h, w = size_pair("size", size, 1, CROP_MAX_SIDE, order="hw",
+                         form=f"(h, w) or an int, with sides in 1..{CROP_MAX_SIDE}")
+        return h, w, False
     out_h = int_in_range("height", height, 1, CROP_MAX_SIDE, side, numpy_ints=True)
     out_w = None if max_width is None else int_in_range("max_width", max_width, 1, CROP_MAX_SIDE, side,
                                                         numpy_ints=True)

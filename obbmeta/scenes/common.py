@@ -7,7 +7,7 @@ from typing import Optional, Tuple
 import numpy as np
 import torch
 
-from .._validators import int_in_range, is_int
+from .._validators import int_in_range, size_pair
 from ..boxes import OrientedBoxes
 from ..geometry import wrap_angle
 
@@ -64,20 +64,8 @@ def make_boxes(rows) -> OrientedBoxes:
 
 
 def check_size(name: str, size) -> Tuple[int, int]:
-    """(width, height) from an int or a pair of ints >= 32."""
-    if is_int(size, numpy_ints=True):
-        w = h = int(size)
-    else:
-        try:
-            w, h = size
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}") from None
-        if not all(is_int(v, numpy_ints=True) for v in (w, h)):
-            raise TypeError(f"{name} must be an int or a (width, height) pair of ints, got {size!r}")
-        w, h = int(w), int(h)
-    if w < 32 or h < 32 or w > 8192 or h > 8192:
-        raise ValueError(f"{name} must be between 32 and 8192 pixels per side, got {size!r}")
-    return w, h
+    """(width, height) from an int or a pair of ints, sides in 32..8192."""
+    return size_pair(name, size, 32, 8192)
 
 
 def check_seed(seed) -> int:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validators import frame_size as check_frame_size
 from .._validators import int_in_range
 from ._nvtracker import made_by_tracker
 from .angles import align_to
@@ -253,7 +254,7 @@ class FollowTracker:
     @staticmethod
     def _frame_size(frame: Any, frame_size) -> tuple[float, float]:
         if frame_size is not None:
-            return float(frame_size[0]), float(frame_size[1])
+            return check_frame_size("frame_size", frame_size)
         size = frame.size
         if size is None:
             raise ValueError("the frame meta has no size; pass frame_size=(width, height) of the batched surface")
