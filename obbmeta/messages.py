@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import geometry
+from ._validators import int_in_range
 
 SCHEMA = "obbmeta.obb-message/1"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "obb-message-1.json"
@@ -557,8 +558,8 @@ class FrameCollector:
     returned with ``complete=False``. :meth:`flush` returns every unfinished frame (``complete=False``)."""
 
     def __init__(self, remember: int = 1024, pending: int = 256):
-        if not (isinstance(remember, int) and remember >= 1 and isinstance(pending, int) and pending >= 1):
-            raise ValueError(f"remember and pending must be ints >= 1, got {remember!r}, {pending!r}")
+        int_in_range("remember", remember, 1)
+        int_in_range("pending", pending, 1)
         self._seen = _Recent(remember)
         # The custom-message texts of the frames in _seen, added and dropped with their keys: a copy of one is
         # skipped unparsed (it is the frame _add_blob would drop), so the full schema's N copies cost one parse.

@@ -17,6 +17,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from ._validators import is_int
+
 # ---------------------------------------------------------------- NVIDIA's enum
 
 # NvBufSurfaceColorFormat in enum order (the value is the index; NVBUF_COLOR_FORMAT_ prefix dropped), as
@@ -235,7 +237,7 @@ def lookup(name: Any) -> PixelFormat:
 def from_nvbuf(color_format: int) -> PixelFormat:
     """The table's entry for an ``NvBufSurfaceColorFormat`` value; :class:`UnreadFormatError` naming the value, its
     DeepStream name and the reason for a format obbmeta does not read."""
-    if not isinstance(color_format, int) or not 0 <= color_format < len(NVBUF_COLOR_FORMATS):
+    if not is_int(color_format, numpy_ints=True) or not 0 <= color_format < len(NVBUF_COLOR_FORMATS):
         raise UnreadFormatError(f"colour format {color_format} is no NvBufSurfaceColorFormat of any DeepStream "
                                 f"release up to 9.1 (0..{len(NVBUF_COLOR_FORMATS) - 1})")
     fmt = BY_NVBUF_ID.get(color_format)

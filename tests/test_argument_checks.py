@@ -137,3 +137,27 @@ def test_a_bool_is_not_a_number(make, match):
     """True and False are ints to Python; every numeric argument refuses them by name."""
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def _evaluate(**kwargs):
+    from obbmeta.eval import evaluate
+
+    return evaluate([_boxes()], [_boxes()], **kwargs)
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: __import__("obbmeta.pixels", fromlist=["x"]).from_nvbuf(True), Exception, "colour format True is no"),
+    (lambda: _evaluate(num_classes=True), ValueError, "num_classes must be a positive int, got True"),
+    (lambda: _evaluate(iou_threshold=True), TypeError, "iou_threshold must be a number in"),
+    (lambda: _evaluate(iou_threshold="0.5"), TypeError, "iou_threshold must be a number in"),
+    (lambda: __import__("obbmeta.messages", fromlist=["x"]).FrameCollector(remember=True), ValueError,
+     "remember must be an int >= 1, got True"),
+    (lambda: __import__("obbmeta.models.preprocess", fromlist=["x"]).letterbox_frames(
+        torch.zeros(1, 8, 8, 3, dtype=torch.uint8), True), ValueError, "input_size must be a multiple of 32"),
+    (lambda: __import__("obbmeta.infer", fromlist=["x"]).parse_input_size((True, 640.9)), ValueError,
+     r"input_size must be .* got \(True, 640.9\)"),
+    (lambda: Letterbox.fit((True, True), (640, 640)), TypeError, "source_size must be a .width, height. pair"),
+])
+def test_more_bools_are_not_numbers(make, error, match):
+    with pytest.raises(error, match=match):
+        make()

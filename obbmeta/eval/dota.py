@@ -20,12 +20,12 @@ How a detection is scored, per class and per IoU threshold ``t``:
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
 
+from .._validators import int_in_range, is_number
 from ..boxes import OrientedBoxes
 from ..ops import box_iou_rotated
 from .result import ClassEval, EvalResult
@@ -121,8 +121,8 @@ def evaluate(
     if num_classes is None and isinstance(class_names, Sequence):
         num_classes = len(class_names)
         limit = f"len(class_names)={num_classes}"
-    if num_classes is not None and (not isinstance(num_classes, numbers.Integral) or num_classes < 1):
-        raise ValueError(f"num_classes must be a positive int, got {num_classes!r}")
+    if num_classes is not None:
+        int_in_range("num_classes", num_classes, 1, form="a positive int", numpy_ints=True)
 
     det_arrays = [_host_arrays(f"detections[{i}]", b, scores=True) for i, b in enumerate(dets)]
     gt_arrays = [_host_arrays(f"ground_truths[{i}]", b, scores=False) for i, b in enumerate(gts)]
@@ -266,13 +266,11 @@ def _check_choice(name, value, choices):
 
 
 def _thresholds(value) -> tuple:
-    values = [value] if isinstance(value, numbers.Real) else value
-    try:
-        values = [float(v) for v in values]
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"iou_threshold must be a number in (0, 1] or a sequence of them, got {value!r}"
-        ) from None
+    values = [value] if is_number(value, numpy_numbers=True) else value
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or \
+            not all(is_number(v, numpy_numbers=True) for v in values):
+        raise TypeError(f"iou_threshold must be a number in (0, 1] or a sequence of them, got {value!r}")
+    values = [float(v) for v in values]
     if not values:
         raise ValueError("iou_threshold must not be an empty sequence")
     for v in values:

@@ -6,6 +6,7 @@ from typing import Tuple
 import numpy as np
 import torch
 
+from .._validators import is_int
 from ..infer import letterbox_batch
 from ..letterbox import Letterbox
 
@@ -30,7 +31,7 @@ def letterbox_frames(frames, input_size: int = 256) -> Tuple[torch.Tensor, Lette
     if frames.dim() != 4 or frames.shape[3] != 3 or frames.dtype != torch.uint8:
         raise ValueError(f"frames must be uint8 RGB of shape (B, H, W, 3) or (H, W, 3), got {tuple(frames.shape)} "
                          f"{frames.dtype}")
-    if not isinstance(input_size, int) or input_size < 32 or input_size % 32:
+    if not is_int(input_size) or input_size < 32 or input_size % 32:
         raise ValueError(f"input_size must be a multiple of 32, got {input_size!r}")
     # The letterbox itself is obbinfer's (obbmeta.infer), so the demo and the element prepare frames identically.
     out, letterboxes = letterbox_batch(list(frames.permute(0, 3, 1, 2).float().div_(255.0)), (input_size, input_size))
