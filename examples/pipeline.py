@@ -56,7 +56,7 @@ def main(argv=None) -> int:
         for frame in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames:
             objects = nvds.read_obbs(frame)
             counts.append(len(objects))
-            print(f"frame {frame.frame_num}: {len(objects)} objects"
+            print(f"frame {frame.frame_number}: {len(objects)} objects"
                   + "".join(f"; {o.label} {b.xywhr[2]:.0f}x{b.xywhr[3]:.0f} at ({b.xywhr[0]:.0f}, {b.xywhr[1]:.0f}) "
                             f"{b.xywhr[4]:+.2f} rad" for o, b in objects[:2]))
         return Gst.PadProbeReturn.OK

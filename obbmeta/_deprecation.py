@@ -16,3 +16,12 @@ def renamed(module: str, names: dict[str, tuple[str, Callable[[], Any]]]) -> Cal
             return value()
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__
+
+
+def renamed_property(owner: str, old: str, new: str) -> property:
+    """A read-only property ``old`` that warns and reads ``new`` (``owner``: the class's public path, for the
+    message)."""
+    def get(self: Any) -> Any:
+        warnings.warn(f"{owner}.{old} is deprecated and will be removed; use .{new}", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+    return property(get, doc=f"Deprecated: the C name of :attr:`{new}`.")

@@ -60,7 +60,7 @@ def nvmsgconv_minimal_payload(frame, blobs: list[str], sensor: str = "cam-0") ->
     for info, _ in nvds.read_obbs(frame):
         left, top, width, height = info.rect
         lines.append(f"{info.object_id}|{left:g}|{top:g}|{left + width:g}|{top + height:g}|{info.label}")
-    doc = {"version": "4.0", "id": str(frame.frame_num), "@timestamp": "2026-12-01T10:00:00.000Z",
+    doc = {"version": "4.0", "id": str(frame.frame_number), "@timestamp": "2026-12-01T10:00:00.000Z",
            "sensorId": sensor, "objects": lines, "customMessage": blobs}
     return json.dumps(doc, indent=2, separators=(",", " : "), ensure_ascii=False).encode("utf-8")
 
@@ -117,7 +117,7 @@ def test_a_blob_wrapped_as_nvmsgconv_wraps_it_reads_back_as_the_frame(frame):
     text = writer.attach_obb_message(batch, f)
     (record,) = messages.parse_payload(nvmsgconv_minimal_payload(f, [text]))
     assert record.path == "blob" and record.sensor == "cam-0" and record.timestamp == "2026-12-01T10:00:00.000Z"
-    assert (record.batch_id, record.pts) == (0, f.buf_pts) and record.complete
+    assert (record.batch_id, record.pts) == (0, f.buffer_pts) and record.complete
     assert_record_is_the_frame(record, f)
     assert record.object_ids[:2] == [12, 34] and record.object_ids[2] is None
 

@@ -578,7 +578,7 @@ class ObbInfer(ObbmetaElement):
         rows, targets, keys, cached = [], [], [], []
         for f in frames:
             history = self._history.setdefault(f.source_id, {})
-            frame_num = f.frame_num
+            frame_num = f.frame_number
             for info, obb in nvds.read_obbs(f):
                 w, h = info.rect[2], info.rect[3]
                 if (gie >= 0 and info.component_id != gie) or (classes and info.class_id not in classes) or \

@@ -11,6 +11,7 @@ import weakref
 from typing import Any, Iterator
 
 from .. import _pointers
+from .._deprecation import renamed_property
 from .._validators import int_in_range, is_int
 from . import _core, layouts
 
@@ -91,7 +92,7 @@ class FrameMeta:
     def __repr__(self) -> str:
         if self.batch is not None and self.batch.released:
             return f"FrameMeta(released, address=0x{self._address:x})"
-        return (f"FrameMeta(source_id={self.source_id}, frame_num={self.frame_num}, batch_id={self.batch_id}, "
+        return (f"FrameMeta(source_id={self.source_id}, frame_number={self.frame_number}, batch_id={self.batch_id}, "
                 f"size={self.size}, num_obj_meta={self.num_obj_meta}, address=0x{self._address:x})")
 
     def __eq__(self, other: object) -> bool:
@@ -100,8 +101,8 @@ class FrameMeta:
     def __hash__(self) -> int:
         return hash(self._address)
 
-    # Read-only fields, under pyservicemaker's FrameMetadata names (frame_number, source_width, ...) and beside
-    # them the C names of NvDsFrameMeta (frame_num, source_frame_width, ...), which pyds users know.
+    # Read-only fields, under pyservicemaker's FrameMetadata names (frame_number, source_width, ...); the C names of
+    # NvDsFrameMeta (frame_num, source_frame_width, ...) still read them, with a DeprecationWarning.
     @property
     def source_id(self) -> int:
         """``source_id``: the stream the frame came from (nvstreammux's sink pad / source index)."""
@@ -122,20 +123,14 @@ class FrameMeta:
         """The frame's number in its stream (C ``frame_num``)."""
         return self._head.frame_num
 
-    @property
-    def frame_num(self) -> int:
-        """C name of :attr:`frame_number`."""
-        return self._head.frame_num
+    frame_num = renamed_property("obbmeta.nvds.FrameMeta", "frame_num", "frame_number")
 
     @property
     def buffer_pts(self) -> int:
         """Presentation timestamp of the frame's buffer in nanoseconds (C ``buf_pts``)."""
         return self._head.buf_pts
 
-    @property
-    def buf_pts(self) -> int:
-        """C name of :attr:`buffer_pts`."""
-        return self._head.buf_pts
+    buf_pts = renamed_property("obbmeta.nvds.FrameMeta", "buf_pts", "buffer_pts")
 
     @property
     def ntp_timestamp(self) -> int:
@@ -152,15 +147,9 @@ class FrameMeta:
         """Height of the frame as it came from the source, in pixels (C ``source_frame_height``)."""
         return self._head.source_frame_height
 
-    @property
-    def source_frame_width(self) -> int:
-        """C name of :attr:`source_width`."""
-        return self._head.source_frame_width
+    source_frame_width = renamed_property("obbmeta.nvds.FrameMeta", "source_frame_width", "source_width")
 
-    @property
-    def source_frame_height(self) -> int:
-        """C name of :attr:`source_height`."""
-        return self._head.source_frame_height
+    source_frame_height = renamed_property("obbmeta.nvds.FrameMeta", "source_frame_height", "source_height")
 
     @property
     def pipeline_width(self) -> int:
@@ -313,10 +302,7 @@ class BatchMeta:
         """Frames in the batch (pyservicemaker's name; C ``num_frames_in_batch``)."""
         return self._head.num_frames_in_batch
 
-    @property
-    def num_frames(self) -> int:
-        """C name of :attr:`n_frames`."""
-        return self._head.num_frames_in_batch
+    num_frames = renamed_property("obbmeta.nvds.BatchMeta", "num_frames", "n_frames")
 
     @property
     def owned(self) -> bool:
@@ -340,7 +326,7 @@ class BatchMeta:
     def __repr__(self) -> str:
         if self.released:
             return f"BatchMeta(released, address=0x{self._address:x})"
-        return (f"BatchMeta(num_frames={self.num_frames}, max_frames={self.max_frames}, owned={self._owned}, "
+        return (f"BatchMeta(n_frames={self.n_frames}, max_frames={self.max_frames}, owned={self._owned}, "
                 f"address=0x{self._address:x})")
 
     # ---- editing
@@ -358,13 +344,13 @@ class BatchMeta:
             int_in_range(name, value, 0, limit - 1, f"an int in [0, {limit})")
         m = self._core.libs.meta
         with self.locked():  # the full-batch check and the append under one lock: two threads cannot overfill it
-            if self.num_frames >= self.max_frames:
-                raise ValueError(f"the batch is full: {self.num_frames} of max_frames={self.max_frames} frames")
+            if self.n_frames >= self.max_frames:
+                raise ValueError(f"the batch is full: {self.n_frames} of max_frames={self.max_frames} frames")
             address = m.nvds_acquire_frame_meta_from_pool(self.address)
             f = layouts.FrameMetaHead.from_address(address)
             f.pad_index = source_id if pad_index is None else pad_index
             f.source_id = source_id
-            f.batch_id = self.num_frames
+            f.batch_id = self.n_frames
             f.frame_num = frame_num
             f.buf_pts = buf_pts
             f.num_surfaces_per_frame = 1

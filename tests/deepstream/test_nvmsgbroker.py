@@ -85,7 +85,7 @@ def test_nvmsgbroker_publishes_every_frames_rotated_boxes_to_redis(ds_gst, redis
         "topic=obbmeta sync=false")
     sent = []
     errors = buffer_probe(p.get_by_name("out"), "sink", lambda buf: sent.extend(
-        (f.frame_num, [(i.class_id, i.label, tuple(o.xywhr)) for i, o in nvds.read_obbs(f)])
+        (f.frame_number, [(i.class_id, i.label, tuple(o.xywhr)) for i, o in nvds.read_obbs(f)])
         for f in nvds.BatchMeta.from_gst_buffer(buf).frames))
     outcome = run(p, timeout_s=60)
     assert outcome.eos and not errors, (outcome, errors[:1])

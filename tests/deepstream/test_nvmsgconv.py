@@ -196,7 +196,7 @@ def test_newapi_minimal_schema_sends_the_json_once_per_frame_beside_nvidias_aabb
     ctx = converter(NVDS_PAYLOAD_DEEPSTREAM_MINIMAL)
     payload = newapi(msgconv, ctx, frame.address, None)
     assert payload["customMessage"] == [text] and json.loads(text) == messages.obb_message(frame)
-    assert payload["id"] == str(frame.frame_num) and payload["sensorId"] == "cam-0"
+    assert payload["id"] == str(frame.frame_number) and payload["sensorId"] == "cam-0"
     # "<object_id>|left|top|right|bottom|<label>" per object: the AABB only, 6 significant digits
     assert len(payload["objects"]) == 2
     for line, (info, _) in zip(payload["objects"], nvds.read_obbs(frame)):
@@ -230,7 +230,7 @@ def test_event_path_full_schema_puts_obb_signature_in_each_objects_signature(msg
         sig = obj["signature"]
         # exact: json-glib writes doubles round-trip. The box, then source, frame, class, index, count, confidence
         assert len(sig) == 19 and sig[:13] == messages.obb_signature(obb)
-        assert sig[13:] == [frame.source_id, frame.frame_num, info.class_id, k, 2, info.confidence]
+        assert sig[13:] == [frame.source_id, frame.frame_number, info.class_id, k, 2, info.confidence]
         assert sig[4] == pytest.approx(math.degrees(obb.xywhr[4]))
         assert obj["id"] == str(info.object_id) and obj["bbox"] == integer_bbox(info.rect)
         assert obj[info.label] == {}  # NVDS_OBJECT_TYPE_UNKNOWN + objectId: "<label>": {} (no vehicle claimed)
@@ -247,7 +247,7 @@ def test_event_path_minimal_schema_carries_no_rotated_box(msgconv, converter, fr
     events = (Event * len(metas))(*(Event(messages.EVENT_TYPES["moving"], m) for m in metas))
     payload = take(msgconv, ctx, msgconv.nvds_msg2p_generate(ctx, events, len(metas)))
     assert payload["sensorId"] == "cam-7" and payload["@timestamp"] == "2026-01-02T03:04:05.678Z"
-    assert payload["id"] == str(frame.frame_num) and set(payload) == {"version", "id", "@timestamp", "sensorId",
+    assert payload["id"] == str(frame.frame_number) and set(payload) == {"version", "id", "@timestamp", "sensorId",
                                                                       "objects"}
     # "<trackingId>|left|top|right|bottom|<label>|#||||||<confidence>": the AABB, label and confidence only
     for line, (info, _) in zip(reversed(payload["objects"]), nvds.read_obbs(frame)):
@@ -292,7 +292,7 @@ def strict_json(data: bytes):
 
 def assert_record_is_the_frame(record, frame, *, exact_bbox: bool = True):
     objects = nvds.read_obbs(frame)
-    assert (record.source_id, record.frame_num, len(record.objects)) == (frame.source_id, frame.frame_num,
+    assert (record.source_id, record.frame_num, len(record.objects)) == (frame.source_id, frame.frame_number,
                                                                          len(objects))
     for got, (info, obb) in zip(record.objects, objects):
         assert got.object_id == (info.object_id if info.tracked else None)

@@ -36,8 +36,8 @@ def test_every_frame_of_a_batch_gets_obbinfers_objects_with_their_rotated_boxes(
                 n += 1
                 assert obb.source == "user_meta" and not info.tracked
                 left, top, width, height = info.rect  # the tight AABB, clipped, in the batched surface's pixels
-                assert 0 <= left and left + width <= frame.source_frame_width + 1e-3
-                assert 0 <= top and top + height <= frame.source_frame_height + 1e-3
+                assert 0 <= left and left + width <= frame.source_width + 1e-3
+                assert 0 <= top and top + height <= frame.source_height + 1e-3
         batches.append((len(frames), n))
 
     errors = buffer_probe(p.get_by_name("out"), "sink", check)

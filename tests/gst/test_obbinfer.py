@@ -107,7 +107,7 @@ def test_no_batch_meta_upstream_makes_one_as_nvstreammux_does():
     def on(buf):
         batch = nvds.BatchMeta.from_gst_buffer(buf)
         (f,) = batch.frames
-        seen.append((batch.max_frames, f.frame_num, f.batch_id, f.source_id, f.size, f.buf_pts == buf.pts))
+        seen.append((batch.max_frames, f.frame_number, f.batch_id, f.source_id, f.size, f.buffer_pts == buf.pts))
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)
     assert run(p).eos and not errors

@@ -22,8 +22,8 @@ def check_frame_blob(frame):
     (raw,) = messages.read_messages(frame)
     doc = json.loads(raw.decode("utf-8"))
     assert doc["schema"] == messages.SCHEMA
-    assert doc["frame"] == {"source_id": frame.source_id, "frame_num": frame.frame_num, "batch_id": frame.batch_id,
-                            "pts": frame.buf_pts}
+    assert doc["frame"] == {"source_id": frame.source_id, "frame_num": frame.frame_number, "batch_id": frame.batch_id,
+                            "pts": frame.buffer_pts}
     objects = nvds.read_obbs(frame)
     got, want = [], []
     for entry in doc["objects"]:
@@ -127,8 +127,8 @@ def check_frame_events(frame):
     # made by NVIDIA's batch copy lists the objects in reverse, so the indices are compared as a set
     got = sorted((e.class_id, e.object_id, e.bbox, e.signature[:16] + e.signature[17:], e.frame_id) for e in events)
     want = sorted((info.class_id, info.label or None, tuple(info.rect),
-                   tuple(messages.obb_signature(obb) + [frame.source_id, frame.frame_num, info.class_id, n,
-                                                        info.confidence]), frame.frame_num) for info, obb in objects)
+                   tuple(messages.obb_signature(obb) + [frame.source_id, frame.frame_number, info.class_id, n,
+                                                        info.confidence]), frame.frame_number) for info, obb in objects)
     assert got == want
     assert sorted(e.signature[16] for e in events) == list(range(n))
     return len(objects)

@@ -96,7 +96,7 @@ def check_buffer(buf, errors: list[str]) -> tuple[int, bool]:
         (frame,) = batch.frames
         # List order is not preserved by copies (NVIDIA's copy prepends): match the boxes by centre x.
         got = sorted(nvds.read_obbs(frame), key=lambda pair: pair[1].xywhr[0])
-        n = frame.frame_num
+        n = frame.frame_number
         want = expected_boxes(n)
         ok = (len(got) == len(want) and all(obb.source == "user_meta" for _, obb in got)
               and np.allclose([obb.xywhr for _, obb in got], want, atol=1e-5)

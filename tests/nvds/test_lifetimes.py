@@ -25,7 +25,7 @@ USES = {
     "address": lambda batch, frame: batch.address,
     "frame.address": lambda batch, frame: frame.address,
     "frame.size": lambda batch, frame: frame.size,
-    "num_frames": lambda batch, frame: batch.num_frames,
+    "n_frames": lambda batch, frame: batch.n_frames,
     "locked": lambda batch, frame: batch.locked().__enter__(),
 }
 

@@ -149,7 +149,7 @@ def test_every_object_gets_an_event_msg_meta_with_the_rotated_box_in_objsignatur
         sig = ev["signature"]
         assert len(sig) == 19 and sig[:13] == pytest.approx(messages.obb_signature(obb), abs=0)
         # source_id, frame_num, class_id, the object's index and the frame's object count, the confidence
-        assert sig[13:] == [frame.source_id, frame.frame_num, info.class_id, k, 2, info.confidence]
+        assert sig[13:] == [frame.source_id, frame.frame_number, info.class_id, k, 2, info.confidence]
         corners = [sig[5 + 2 * k: 7 + 2 * k] for k in range(4)]
         assert Polygon(corners).area == pytest.approx(sig[2] * sig[3], rel=1e-4)
         assert ev["bbox"] == pytest.approx(info.rect, abs=0)  # rect_params, pixels of the batched surface
@@ -158,7 +158,7 @@ def test_every_object_gets_an_event_msg_meta_with_the_rotated_box_in_objsignatur
         assert ev["confidence"] == pytest.approx(info.confidence)
         assert ev["objectId"].decode("utf-8") == info.label
         assert ev["objType"] == 0x102 and ev["type"] == messages.EVENT_TYPES["moving"] == 2
-        assert (ev["frame_id"], ev["sensor_id"]) == (frame.frame_num, frame.source_id)
+        assert (ev["frame_id"], ev["sensor_id"]) == (frame.frame_number, frame.source_id)
         assert ev["ts"] == b"2026-01-02T03:04:05.678Z" and ev["sensorStr"] == b"cam-7"
 
 
@@ -282,7 +282,7 @@ def test_a_confidence_that_is_not_finite_is_null_in_the_blob_and_left_out_of_the
     messages.attach_obb_events(batch, frame)
     events = list(reversed(messages.read_events(frame)))
     assert [len(e.signature) for e in events] == [19, 18]
-    assert events[1].signature[13:] == (frame.source_id, frame.frame_num, events[1].class_id, 1, 2)
+    assert events[1].signature[13:] == (frame.source_id, frame.frame_number, events[1].class_id, 1, 2)
     assert events[1].confidence == bad or (math.isnan(bad) and math.isnan(events[1].confidence))
 
 

@@ -72,7 +72,7 @@ def test_a_pyds_batch_and_frame_read_the_same_objects(pyds, written):
     assert batch.address == written.address and not batch.owned
     pf = pyds.NvDsFrameMeta.cast(written.frames[1].address)
     frame = pyds_bridge.frame_from_pyds(pf, pb)
-    assert frame == written.frames[1] and pf.frame_num == frame.frame_num == 1
+    assert frame == written.frames[1] and pf.frame_num == frame.frame_number == 1
     assert nvds.read_obbs(frame) == nvds.read_obbs(written.frames[1])
     assert pyds_bridge.to_pyds(frame, "NvDsFrameMeta").frame_num == 1
 

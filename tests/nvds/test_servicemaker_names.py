@@ -1,5 +1,7 @@
-"""BatchMeta / FrameMeta read under pyservicemaker's names (frame_number, source_width, n_frames, ...) and, beside
-them, under NvDsFrameMeta's C names; both read the same NVIDIA fields."""
+"""BatchMeta / FrameMeta read under pyservicemaker's names (frame_number, source_width, n_frames, ...); NvDsFrameMeta's
+C names still read the same NVIDIA fields, with a DeprecationWarning."""
+import pytest
+
 from obbmeta import nvds
 from obbmeta.nvds import layouts
 
@@ -16,16 +18,20 @@ def test_frame_fields_under_pyservicemaker_names(make_batch):
     assert (frame.buffer_pts, frame.ntp_timestamp) == (123456789, 987654321)
 
 
-def test_the_c_names_read_the_same_fields(make_batch):
+@pytest.mark.parametrize("old, new", [("frame_num", "frame_number"), ("buf_pts", "buffer_pts"),
+                                      ("source_frame_width", "source_width"), ("source_frame_height", "source_height")])
+def test_the_c_names_warn_and_read_the_same_fields(make_batch, old, new):
     frame = make_batch(frames=0).add_frame(source_id=1, width=320, height=200, frame_num=12, buf_pts=5)
-    assert frame.frame_num == frame.frame_number == 12
-    assert (frame.source_frame_width, frame.source_frame_height) == (frame.source_width, frame.source_height)
-    assert frame.buf_pts == frame.buffer_pts == 5
+    with pytest.warns(DeprecationWarning, match=rf"obbmeta.nvds.FrameMeta.{old} is deprecated .*use .{new}"):
+        assert getattr(frame, old) == getattr(frame, new) == {"frame_number": 12, "buffer_pts": 5, "source_width": 320,
+                                                              "source_height": 200}[new]
 
 
 def test_batch_counts_and_frame_items(make_batch):
     batch = make_batch(max_frames=4, frames=3)
-    assert batch.n_frames == batch.num_frames == 3 and batch.max_frames == 4
+    assert batch.n_frames == 3 and batch.max_frames == 4
+    with pytest.warns(DeprecationWarning, match=r"BatchMeta.num_frames is deprecated .*use .n_frames"):
+        assert batch.num_frames == 3
     assert list(batch.frame_items) == batch.frames
     assert [f.frame_number for f in batch.frame_items] == [0, 1, 2]
 
