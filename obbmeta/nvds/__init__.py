@@ -1,6 +1,7 @@
 """obbmeta.nvds: oriented boxes as native DeepStream metadata, on NVIDIA's real libnvds_meta.
 
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
+:func:`read_boxes` (an OrientedBoxes and :class:`FrameObjects`), :func:`read_objects` (the columns, torch-free),
 :func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
 :func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`,
 :func:`update_objects` / :func:`remove_objects` (what a tracker does to a frame's objects),
@@ -36,12 +37,13 @@ from .obbs import (
     attach_obbs_batch,
 )
 from .objects import UpdateResult, remove_objects, update_objects
-from .reader import Obb, ObjectInfo, read_obbs, read_obbs_arrays
+from .reader import FrameBoxes, FrameObjects, Obb, ObjectInfo, read_boxes, read_obbs, read_obbs_arrays, read_objects
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
 __all__ = [
-    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_obbs", "read_obbs_arrays", "AttachResult",
+    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "FrameBoxes",
+    "FrameObjects", "read_obbs", "read_obbs_arrays", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
     "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",

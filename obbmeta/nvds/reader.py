@@ -1,14 +1,22 @@
-"""read_obbs / read_obbs_arrays: every object of a frame with its oriented box, read back by one C call under the
-batch lock (obbmeta's payload when present, else the DS 9 rotation, else rect_params)."""
+"""Every object of a frame with its oriented box, read back by one C call under the batch lock (obbmeta's payload
+when present, else the DS 9 rotation, else rect_params):
+
+* :func:`read_boxes` — an :class:`~obbmeta.OrientedBoxes` (torch) and the objects' fields as :class:`FrameObjects`;
+* :func:`read_objects` — the same :class:`FrameObjects` alone (NumPy columns, torch-free: for trackers and probes);
+* :func:`read_obbs` — one ``(ObjectInfo, Obb)`` pair per object; :func:`read_obbs_arrays` — the columns as a dict.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from . import _core, layouts
 from ._inputs import reader_frame
+
+if TYPE_CHECKING:
+    from ..boxes import OrientedBoxes
 
 SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb", 3: "predicted"}
 
@@ -67,44 +75,136 @@ def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
         capacity = got
 
 
+@dataclass(frozen=True, eq=False)
+class FrameObjects:
+    """Every object of a frame as columns (row i is the i-th object of ``obj_meta_list``: DeepStream prepends, so
+    the newest first); copies, safe to keep. Index it like an array (``objects[mask]``, ``objects[2:]``) for a subset,
+    ``info(i)`` / ``obb(i)`` for one object as :class:`ObjectInfo` / :class:`Obb`.
+
+    Attributes:
+        xywhr: (N, 5) float32 oriented boxes (radians, clockwise on screen); corners: (N, 4, 2) float32.
+        source: (N,) where each box came from: 0 obbmeta's payload, 1 the DS 9 ``rotation_angle``, 2 ``rect_params``
+            as a 0-degree box, 3 obbmeta's payload predicted by :mod:`obbmeta.track` (:data:`SOURCES` names them).
+        flags: (N,) the payload's ``OBB_*`` bits. rect, detector_bbox, tracker_bbox: (N, 4) left, top, width,
+            height of ``rect_params``, ``detector_bbox_info``, ``tracker_bbox_info``.
+        class_id, component_id: (N,) int32. confidence, tracker_confidence: (N,) float32.
+        object_id: (N,) uint64 (:data:`~obbmeta.nvds.UNTRACKED_OBJECT_ID` when no tracker set it).
+        label: (N,) ``S128`` bytes of ``obj_label``. rotation_angle: (N,) ``rect_params.rotation_angle`` in degrees
+            (0 on the DS 6-8 layout). num_user_meta: (N,) objects' user metas. address: (N,) uint64
+            ``NvDsObjectMeta*``, valid while the frame is.
+    """
+    xywhr: np.ndarray
+    corners: np.ndarray
+    rect: np.ndarray
+    class_id: np.ndarray
+    confidence: np.ndarray
+    object_id: np.ndarray
+    source: np.ndarray
+    flags: np.ndarray
+    detector_bbox: np.ndarray
+    tracker_bbox: np.ndarray
+    tracker_confidence: np.ndarray
+    component_id: np.ndarray
+    label: np.ndarray
+    rotation_angle: np.ndarray
+    address: np.ndarray
+    num_user_meta: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.address)
+
+    def __getitem__(self, index: Any) -> "FrameObjects":
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool):
+            raise TypeError("objects[i] would be a single row: use objects.info(i) / objects.obb(i), or "
+                            "objects[i:i + 1] for a one-object FrameObjects")
+        return FrameObjects(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    @property
+    def tracked(self) -> np.ndarray:
+        """(N,) bool: a tracker set the object's id."""
+        return self.object_id != np.uint64(layouts.UNTRACKED_OBJECT_ID)
+
+    @property
+    def labels(self) -> list[str]:
+        """``label`` decoded (UTF-8, bad bytes replaced)."""
+        return [b.decode("utf-8", "replace") for b in self.label.tolist()]
+
+    def info(self, i: int) -> ObjectInfo:
+        """Object ``i``'s NvDsObjectMeta fields as an :class:`ObjectInfo`."""
+        return ObjectInfo(
+            address=int(self.address[i]), object_id=int(self.object_id[i]), class_id=int(self.class_id[i]),
+            component_id=int(self.component_id[i]), confidence=float(self.confidence[i]),
+            tracker_confidence=float(self.tracker_confidence[i]),
+            label=self.label[i].decode("utf-8", "replace"), rect=tuple(self.rect[i].tolist()),
+            detector_bbox=tuple(self.detector_bbox[i].tolist()), rotation_angle=float(self.rotation_angle[i]),
+            num_user_meta=int(self.num_user_meta[i]), tracker_bbox=tuple(self.tracker_bbox[i].tolist()))
+
+    def obb(self, i: int) -> Obb:
+        """Object ``i``'s oriented box as an :class:`Obb`."""
+        return Obb(xywhr=tuple(self.xywhr[i].tolist()), corners=tuple(map(tuple, self.corners[i].tolist())),
+                   source=SOURCES[int(self.source[i])], flags=int(self.flags[i]))
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        """The columns by name (the form of :func:`read_obbs_arrays`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "num_user_meta"}
+
+
+class FrameBoxes(NamedTuple):
+    """What :func:`read_boxes` returns: ``boxes, objects = read_boxes(frame)``, row i of both the same object."""
+    boxes: "OrientedBoxes"
+    objects: FrameObjects
+
+
+def read_objects(frame: Any, batch: Any = None) -> FrameObjects:
+    """Every object of ``frame`` with its oriented box, as :class:`FrameObjects` (NumPy, no torch). Works on any
+    frame, including copies made by NVIDIA's copy functions."""
+    rows, n = _read_rows(frame, batch)
+    t = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n)
+    return FrameObjects(
+        xywhr=t["xywhr"].copy(), corners=t["corners"].reshape(n, 4, 2).copy(), rect=t["rect"].copy(),
+        class_id=t["class_id"].copy(), confidence=t["confidence"].copy(), object_id=t["object_id"].copy(),
+        source=t["source"].copy(), flags=t["obb_flags"].copy(), detector_bbox=t["detector_bbox"].copy(),
+        tracker_bbox=t["tracker_bbox"].copy(), tracker_confidence=t["tracker_confidence"].copy(),
+        component_id=t["component_id"].copy(), label=_labels(t["label"]), rotation_angle=t["rotation_angle"].copy(),
+        address=t["address"].copy(), num_user_meta=t["num_user_meta"].copy())
+
+
+def read_boxes(frame: Any, batch: Any = None, device: Any = "cpu") -> FrameBoxes:
+    """Every object of ``frame`` as an :class:`~obbmeta.OrientedBoxes` on ``device`` (``xywhr``; ``scores`` =
+    confidence; ``labels`` = class_id; ``track_ids`` = object_id when a tracker set any, -1 for the objects it did
+    not, None when it set none) and its :class:`FrameObjects`, row for row.
+
+    Raises OverflowError when a tracked id does not fit ``track_ids``' int64 (read ``objects.object_id``, uint64)."""
+    import torch
+
+    from ..boxes import OrientedBoxes
+
+    objects = read_objects(frame, batch)
+    tracked = objects.tracked
+    ids = None
+    if tracked.any():
+        if (objects.object_id[tracked] > np.uint64(2**63 - 1)).any():
+            raise OverflowError("a tracked object_id is above 2**63 - 1 and does not fit OrientedBoxes.track_ids "
+                                "(int64); read FrameObjects.object_id (uint64) instead")
+        ids = torch.from_numpy(np.where(tracked, objects.object_id.astype(np.int64), -1))
+    boxes = OrientedBoxes(torch.from_numpy(objects.xywhr), torch.from_numpy(objects.confidence),
+                          torch.from_numpy(objects.class_id.astype(np.int64)), ids)
+    return FrameBoxes(boxes.to(device), objects)
+
+
 def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
     """Every object of ``frame`` (``obj_meta_list`` order: DeepStream prepends, so the newest first) with its
     oriented box: obbmeta's payload when present, else the DS 9 rotation, else rect_params as a 0-degree box
     (``Obb.source`` says which). Works on any frame, including copies made by NVIDIA's copy functions."""
-    rows, n = _read_rows(frame, batch)
-    out = []
-    for r in rows[:n]:
-        info = ObjectInfo(
-            address=int(r.address), object_id=int(r.object_id), class_id=int(r.class_id),
-            component_id=int(r.component_id), confidence=float(r.confidence),
-            tracker_confidence=float(r.tracker_confidence),
-            label=r.label.decode("utf-8", "replace"), rect=tuple(r.rect), detector_bbox=tuple(r.detector_bbox),
-            rotation_angle=float(r.rotation_angle), num_user_meta=int(r.num_user_meta),
-            tracker_bbox=tuple(r.tracker_bbox))
-        c = list(r.corners)
-        obb = Obb(xywhr=tuple(r.xywhr), corners=tuple((c[2 * k], c[2 * k + 1]) for k in range(4)),
-                  source=SOURCES[int(r.source)], flags=int(r.obb_flags))
-        out.append((info, obb))
-    return out
+    objects = read_objects(frame, batch)
+    return [(objects.info(i), objects.obb(i)) for i in range(len(objects))]
 
 
 def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
-    """Like :func:`read_obbs` but as arrays (N rows, ``obj_meta_list`` order): ``xywhr`` (N,5), ``corners``
-    (N,4,2), ``rect`` (N,4), ``class_id``, ``confidence``, ``object_id`` (uint64), ``source`` (0 user meta,
-    1 rotation_angle, 2 aabb, 3 predicted), ``flags`` (the payload's ``OBB_*`` bits), ``detector_bbox`` and
-    ``tracker_bbox`` (N,4) left, top, width, height, ``tracker_confidence``, ``component_id``, ``label`` (bytes,
-    ``obj_label``), ``rotation_angle`` (``rect_params.rotation_angle``, degrees; 0 on the DS 6-8 layout),
-    ``address`` (uint64 ``NvDsObjectMeta*``, valid while the frame is)."""
-    rows, n = _read_rows(frame, batch)
-    table = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n)
-    return {"xywhr": table["xywhr"].copy(), "corners": table["corners"].reshape(n, 4, 2).copy(),
-            "rect": table["rect"].copy(), "class_id": table["class_id"].copy(),
-            "confidence": table["confidence"].copy(), "object_id": table["object_id"].copy(),
-            "source": table["source"].copy(), "flags": table["obb_flags"].copy(),
-            "detector_bbox": table["detector_bbox"].copy(), "tracker_bbox": table["tracker_bbox"].copy(),
-            "tracker_confidence": table["tracker_confidence"].copy(), "component_id": table["component_id"].copy(),
-            "label": _labels(table["label"]), "rotation_angle": table["rotation_angle"].copy(),
-            "address": table["address"].copy()}
+    """:func:`read_objects` as a dict of its columns (``xywhr``, ``corners``, ``rect``, ``class_id``, ``confidence``,
+    ``object_id``, ``source``, ``flags``, ``detector_bbox``, ``tracker_bbox``, ``tracker_confidence``,
+    ``component_id``, ``label``, ``rotation_angle``, ``address``; see :class:`FrameObjects`)."""
+    return read_objects(frame, batch).as_dict()
 
 
 def _labels(chars: np.ndarray) -> np.ndarray:
