@@ -175,6 +175,13 @@ class OrientedBoxes:
         """Boolean mask of boxes whose w and h are both > min_size."""
         return (self.xywhr[:, 2] > min_size) & (self.xywhr[:, 3] > min_size)
 
+    def inside(self, width: float, height: float) -> torch.Tensor:
+        """Boolean mask of boxes lying wholly inside the frame [0, width] x [0, height] (every corner, edges
+        included): a text line cut by the frame edge cannot be read whole."""
+        poly = self.polygons()
+        x, y = poly[..., 0], poly[..., 1]
+        return ((x >= 0) & (x <= width) & (y >= 0) & (y <= height)).all(1)
+
     def to(self, device: Union[str, torch.device]) -> "OrientedBoxes":
         return OrientedBoxes(self.xywhr.to(device), self.scores.to(device), self.labels.to(device),
                              None if self.track_ids is None else self.track_ids.to(device))

@@ -284,8 +284,9 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             batch = nvds.BatchMeta.from_gst_buffer(buf)
             for frame in batch.frames:
                 k = len(rows)
-                rows.append({"frame": k, "pts": buf.pts, "arrays": nvds.read_obbs_arrays(frame),
-                             "objects": [obj_row(info_, obb) for info_, obb in nvds.read_obbs(frame)]})
+                boxes, objects = nvds.read_boxes(frame)  # one read: the boxes to score, the rows to write
+                rows.append({"frame": k, "pts": buf.pts, "boxes": boxes,
+                             "objects": [obj_row(objects.info(i), objects.obb(i)) for i in range(len(objects))]})
                 last[:] = [(k, buf)]  # copied only if it is needed after the run: no frame copy in the timed loop
                 if k in png_at:
                     pngs.append((k, _rgb_copy(buf, width, height)))
@@ -354,13 +355,9 @@ def obj_row(info: Any, obb: Any) -> dict:
 def score(truth: Sequence, read_back: list, class_names: Sequence[str]) -> Any:
     """mAP at IoU 0.5 (and 0.5:0.95) of the objects read back from the metadata against the generator's truth
     (one :class:`~obbmeta.OrientedBoxes` per frame, in order)."""
-    import torch
-
-    from .boxes import OrientedBoxes
     from .eval import IOU_THRESHOLDS_50_95, evaluate
 
-    dets = [OrientedBoxes(torch.from_numpy(r["arrays"]["xywhr"]), torch.from_numpy(r["arrays"]["confidence"]),
-                          torch.from_numpy(r["arrays"]["class_id"].astype("int64"))) for r in read_back]
+    dets = [r["boxes"] for r in read_back]
     return evaluate(dets, list(truth)[: len(dets)], iou_threshold=IOU_THRESHOLDS_50_95, class_names=list(class_names))
 
 
@@ -376,12 +373,8 @@ def read_score(truth: Sequence, texts: Sequence, read_back: list, width: int, he
 
     preds, refs, missed = [], [], 0
     for boxes, strings, row in zip(truth, texts, read_back):
-        poly = boxes.polygons()
-        inside = ((poly[..., 0] >= 0) & (poly[..., 0] <= width) & (poly[..., 1] >= 0) &
-                  (poly[..., 1] <= height)).all(1).tolist()
-        objs = row["objects"]
-        det = torch.tensor([[o["obb"][k] for k in ("cx", "cy", "w", "h", "angle_rad")] for o in objs],
-                           dtype=torch.float32).reshape(-1, 5)
+        inside = boxes.inside(width, height).tolist()
+        objs, det = row["objects"], row["boxes"].xywhr
         iou = box_iou_rotated(boxes.xywhr.float(), det) if len(objs) and len(boxes) else None
         used: set = set()
         for i, (text, keep) in enumerate(zip(strings, inside)):

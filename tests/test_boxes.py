@@ -224,3 +224,12 @@ def test_from_ultralytics_keeps_the_track_id_column():
     data = torch.tensor([[10.0, 20.0, 4.0, 2.0, 0.1, 7.0, 0.9, 1.0]])
     assert OrientedBoxes.from_ultralytics(data).track_ids.tolist() == [7]
     assert OrientedBoxes.from_ultralytics(data[:, [0, 1, 2, 3, 4, 6, 7]]).track_ids is None
+
+
+@given(frame_box)
+def test_inside_is_the_frame_covering_the_exact_polygon(b):
+    from hypothesis import assume
+    from shapely.geometry import box as sbox
+
+    assume(all(min(abs(x), abs(x - 100), abs(y), abs(y - 80)) > 1e-3 for x, y in reference.corners(b)))  # no tie
+    assert make([b]).inside(100.0, 80.0).tolist() == [sbox(0, 0, 100.0, 80.0).covers(reference.rect(*b))]

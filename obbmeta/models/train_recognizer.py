@@ -152,10 +152,7 @@ def frame_lines(frame) -> Tuple[np.ndarray, np.ndarray, List[str]]:
     """(image, upright boxes (n, 5), texts) of a document frame's lines that lie wholly inside it (a line cut by the
     frame edge cannot be read whole)."""
     boxes = upright_boxes(frame.boxes.xywhr, torch.from_numpy(frame.reading_angles))
-    w, h = frame.size
-    poly = frame.boxes.polygons()
-    inside = ((poly[..., 0] >= 0) & (poly[..., 0] <= w) & (poly[..., 1] >= 0) & (poly[..., 1] <= h)).all(1)
-    keep = inside.nonzero().flatten().tolist()
+    keep = frame.boxes.inside(*frame.size).nonzero().flatten().tolist()
     return frame.image, boxes[keep].numpy(), [frame.texts[i] for i in keep]
 
 
@@ -343,10 +340,7 @@ def heldout_cer(model: TextRecognizer, frames: Sequence, pad: float = 0.08) -> d
 
 
 def _visible_boxes(frame) -> torch.Tensor:
-    w, h = frame.size
-    poly = frame.boxes.polygons()
-    inside = ((poly[..., 0] >= 0) & (poly[..., 0] <= w) & (poly[..., 1] >= 0) & (poly[..., 1] <= h)).all(1)
-    return frame.boxes.xywhr[inside]
+    return frame.boxes.xywhr[frame.boxes.inside(*frame.size)]
 
 
 def pad_boxes(boxes: torch.Tensor, pad: float) -> torch.Tensor:
