@@ -25,6 +25,7 @@ from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/nvds_meta.h"]
+CUDA_HEADERS = ["kernels/obbmeta_nms_core.cuh", "kernels/obbmeta_nms.cuh", "kernels/obbmeta_decode.cuh"]
 
 
 class CUDAExtension(Extension):
@@ -117,6 +118,6 @@ setup(
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),
         c_library("obbmeta.nvds._nvdsmessage", "kernels/nvds_message.c"),
         CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"],
-                      depends=HEADERS + ["kernels/obbmeta_nms.cuh"]),
+                      depends=HEADERS + CUDA_HEADERS),
     ],
 )

@@ -2,8 +2,8 @@
 # obbinfer's overhead with two builds of the CUDA kernels swapped in one machine, run after run (new, old, new, old),
 # so that host-to-host spread does not pass for a kernel change. On the GPU machine, with .gpu-gst and .whl carried
 # (tests/gpu/nvmm.sh says how) and the older kernels' sources in OLD_DIR, made here with e.g.
-#   mkdir -p .device-work/old && for f in obbmeta_cuda.cu obbmeta_nms.cuh obb_geometry.h obb_draw.h; do
-#     git show <rev>:kernels/$f > .device-work/old/$f; done
+#   mkdir -p .device-work/old && for f in $(git ls-tree --name-only <rev> kernels/); do
+#     git show <rev>:$f > .device-work/old/$(basename $f); done
 #   bash benchmarks/kernels_ab.sh .device-work/old
 # Prints pipeline_overhead.py's batch lines for each build (the docs/gpu.md figures of the NMS rewrite came from it).
 set -uo pipefail

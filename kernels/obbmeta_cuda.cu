@@ -1,4 +1,5 @@
-// obbmeta: CUDA kernels built on the same headers as the host library (obb_geometry.h, obb_draw.h, obb_crop.h).
+// obbmeta: CUDA kernels built on the same headers as the host library (obb_geometry.h, obb_draw.h, obb_crop.h), and
+// the NMS / decode kernels of obbmeta_nms_core.cuh, obbmeta_nms.cuh and obbmeta_decode.cuh.
 // Plain C ABI for ctypes: device pointers from torch tensors and the caller's cudaStream_t; every launch is
 // asynchronous on that stream, and errors are returned as cudaError_t codes.
 #include <cuda_runtime.h>
@@ -21,6 +22,10 @@ OBB_EXPORT const char *obbmeta_cuda_error_string(int code) { return cudaGetError
 // selects the tensors' device before each call.
 OBB_EXPORT int obbmeta_cuda_set_device(int device) { return (int)cudaSetDevice(device); }
 
+// Greedy rotated NMS and the fused YOLO-OBB decode, on one NMS core (obbmeta_nms_core.cuh); their C ABI is below.
+#include "obbmeta_nms.cuh"
+#include "obbmeta_decode.cuh"
+
 // ---- IoU ---------------------------------------------------------------------------------------------------------
 template <typename T>
 __global__ void iou_matrix_kernel(const T *a, int64_t n, const T *b, int64_t m, T *out, int aligned)
@@ -33,13 +38,6 @@ __global__ void iou_matrix_kernel(const T *a, int64_t n, const T *b, int64_t m, 
     }
 }
 
-static int grid_for(int64_t work, int threads)
-{
-    int64_t blocks = (work + threads - 1) / threads;
-    if (blocks > 65535 * 32) blocks = 65535 * 32;
-    return blocks < 1 ? 1 : (int)blocks;
-}
-
 // a, b, out: float32 (is_double = 0) or float64 (is_double = 1), all three the same.
 OBB_EXPORT int obbmeta_cuda_iou(const void *a, int64_t n, const void *b, int64_t m, void *out, int aligned,
                                 int is_double, void *stream)
@@ -48,15 +46,88 @@ OBB_EXPORT int obbmeta_cuda_iou(const void *a, int64_t n, const void *b, int64_t
     if (work == 0) return 0;
     cudaStream_t s = (cudaStream_t)stream;
     if (is_double)
-        iou_matrix_kernel<double><<<grid_for(work, 256), 256, 0, s>>>((const double *)a, n, (const double *)b, m,
-                                                                        (double *)out, aligned);
+        iou_matrix_kernel<double><<<obbnms::grid_of(work, 256), 256, 0, s>>>((const double *)a, n, (const double *)b,
+                                                                             m, (double *)out, aligned);
     else
-        iou_matrix_kernel<float><<<grid_for(work, 256), 256, 0, s>>>((const float *)a, n, (const float *)b, m,
-                                                                       (float *)out, aligned);
+        iou_matrix_kernel<float><<<obbnms::grid_of(work, 256), 256, 0, s>>>((const float *)a, n, (const float *)b, m,
+                                                                            (float *)out, aligned);
     return (int)cudaGetLastError();
 }
 
-#include "obbmeta_nms.cuh"
+// ---- greedy rotated NMS and fused YOLO-OBB decode (obbmeta_nms.cuh, obbmeta_decode.cuh) -------------------------
+// Candidate words that can occur in the worst case for groups of at most `len` boxes, n in all: 64 rows per chunk
+// times the chunks right of theirs, and one word per row for its own chunk.
+// Pools hold fewer than 2^31 entries (the column offsets are int): data that needs more is flagged as too large.
+static int64_t pool_cap(int64_t entries) { return entries < 0x7fffffffLL ? entries : 0x7fffffffLL; }
+
+static int64_t pool_bound(int64_t n, int64_t len)
+{
+    const int64_t t = obbnms::TILE, w = (len + t - 1) / t;
+    return (w > 1 ? (n / t + 1) * t * (w - 1) / 2 + t * w : 0) + n;
+}
+
+// Workspace bytes of obbmeta_cuda_nms for a pool of `pool_entries` candidate words, and the pool that suffices
+// for any data.
+OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, int64_t pool_entries,
+                                      int64_t *workspace_bytes, int64_t *pool_needed_at_most)
+{
+    if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
+    *pool_needed_at_most = pool_cap(pool_bound(n, n));
+    pool_entries = pool_cap(pool_entries);
+    if (is_double)
+        return obbnms::nms_impl<double>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
+                                        nullptr, nullptr, 0, workspace_bytes);
+    return obbnms::nms_impl<float>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
+                                   nullptr, nullptr, 0, workspace_bytes);
+}
+
+// Greedy rotated NMS, all on `stream`, no host sync. keep: n int64, the kept indices by descending score, then -1.
+// status: 3 int64 (kept count; flags: 1 non-finite / out-of-range boxes, 2 non-finite scores, 4 pool too small;
+// the candidate words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
+OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores, int is_double,
+                                const int64_t *labels, double threshold, void *workspace, int64_t workspace_bytes,
+                                int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)
+{
+    if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
+    pool_entries = pool_cap(pool_entries);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (is_double)
+        return obbnms::nms_impl<double>(n, (const double *)boxes, (const double *)scores, labels, labels != nullptr,
+                                        threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
+    return obbnms::nms_impl<float>(n, (const float *)boxes, (const float *)scores, labels, labels != nullptr,
+                                   threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
+}
+
+// Workspace bytes of obbmeta_cuda_yolo_obb for a pool of `pool_entries`, and the pool that suffices for any head.
+OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int multi, int agnostic, int64_t k,
+                                           int64_t pool_entries, int64_t *workspace_bytes, int64_t *pool_needed_at_most)
+{
+    const int64_t nc = C - 5, per_image = multi ? N * nc : N;
+    if (B < 1 || nc < 1 || N < 0 || k < 1 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
+        return (int)cudaErrorInvalidValue;
+    const int64_t kk = k < per_image ? k : per_image;
+    *pool_needed_at_most = pool_cap(B * pool_bound(kk, kk));
+    return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, k, 0, 1, 0, 0, nullptr, 0,
+                               pool_cap(pool_entries), nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
+}
+
+// YOLO-OBB raw head (B, C = 4 + nc + 1, N) float32 -> per image at most max_det boxes: candidates (score > conf,
+// best class or every class with multi, class allowed) -> the k best per image -> greedy rotated NMS per (image,
+// class) (per image when agnostic) -> by descending score -> the letterbox inverse. out_boxes (B, max_det, 5),
+// out_scores (B, max_det), out_labels (B, max_det): rows past counts[b] are 0. status as for obbmeta_cuda_nms.
+OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic,
+                                     double conf, double iou, const int *allowed, int64_t k, int64_t max_det,
+                                     double scale, double pad_x, double pad_y, void *workspace, int64_t workspace_bytes,
+                                     int64_t pool_entries, float *out_boxes, float *out_scores, int64_t *out_labels,
+                                     int64_t *counts, int64_t *status, void *stream)
+{
+    const int64_t nc = C - 5, per_image = multi ? N * nc : N;
+    if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || pool_entries < 0 || B * per_image > 0x7fffffffLL)
+        return (int)cudaErrorInvalidValue;
+    return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, k, max_det, scale, pad_x, pad_y,
+                               workspace, workspace_bytes, pool_cap(pool_entries), out_boxes, out_scores, out_labels, counts,
+                               status, (cudaStream_t)stream, nullptr);
+}
 
 // ---- drawing -----------------------------------------------------------------------------------------------------
 // One block per (box, edge); threads stride along the edge's major axis. Pass 1 claims each pixel for the highest

@@ -8,11 +8,11 @@ and pads it, so both devices give the same detections, with two documented diffe
 CUDA sends equal scores to the lower anchor (the CPU's ``topk`` leaves that order open), and CUDA undoes the
 letterbox in double (boxes agree to float32 rounding).
 
-On CUDA (kernels/obbmeta_nms.cuh): one kernel reads the head once (best class or every class above ``conf``, the
+On CUDA (kernels/obbmeta_decode.cuh): one kernel reads the head once (best class or every class above ``conf``, the
 class filter, a sort key per candidate); a radix sort orders candidates by (image, class, descending score) — with
 a per-image top-``max_nms`` first when an image could have more candidates than that; the rotated NMS core
-suppresses within each (image, class) group; a last kernel ranks each image's kept boxes by descending score,
-keeps ``max_det`` and applies the letterbox inverse while writing them.
+(kernels/obbmeta_nms_core.cuh) suppresses within each (image, class) group; a last kernel ranks each image's kept
+boxes by descending score, keeps ``max_det`` and applies the letterbox inverse while writing them.
 """
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-# Status flags written by the CUDA kernels (kernels/obbmeta_nms.cuh): status = [kept, flags, pool entries needed].
+# Status flags written by the CUDA kernels (kernels/obbmeta_nms_core.cuh): status = [kept, flags, pool entries needed].
 STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW = 1, 2, 4
 # The kernels store the suppression mask sparsely: one 64-bit word per box and chunk of 64 later boxes whose bounding
 # boxes meet it somewhere (a "candidate word"), 32 bytes each, in a pool whose size is given. The sized entry points
