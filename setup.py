@@ -24,7 +24,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
-HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/nvds_meta.h"]
+HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/obb_status.h",
+           "kernels/nvds_meta.h"]
 CUDA_HEADERS = ["kernels/obbmeta_nms_core.cuh", "kernels/obbmeta_nms.cuh", "kernels/obbmeta_decode.cuh"]
 
 

@@ -7,10 +7,21 @@
 #include <stdlib.h>
 
 #include "obb_geometry.h"
+#include "obb_status.h"
 
 #define OBB_EXPORT __attribute__((visibility("default")))
 
 OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 2; }
+
+/* The status flags of the CUDA NMS and decode (obb_status.h) in their order there, for obbmeta/ops/status.py to
+ * check its constants against when this library loads. Returns how many there are; writes at most n. */
+OBB_EXPORT int obbmeta_status_flags(int64_t *out, int n)
+{
+    static const int64_t flags[] = {OBB_STATUS_BOXES, OBB_STATUS_SCORES, OBB_STATUS_OVERFLOW, OBB_STATUS_CLASSES};
+    const int count = (int)(sizeof flags / sizeof flags[0]);
+    for (int i = 0; i < count && i < n; i++) out[i] = flags[i];
+    return count;
+}
 
 static obb_box obb_load(const void *boxes, int is_double, int64_t i)
 {

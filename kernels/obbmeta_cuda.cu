@@ -1,5 +1,5 @@
-// obbmeta: CUDA kernels built on the same headers as the host library (obb_geometry.h, obb_draw.h, obb_crop.h), and
-// the NMS / decode kernels of obbmeta_nms_core.cuh, obbmeta_nms.cuh and obbmeta_decode.cuh.
+// obbmeta: CUDA kernels built on the same headers as the host library (obb_geometry.h, obb_draw.h, obb_crop.h,
+// obb_status.h), and the NMS / decode kernels of obbmeta_nms_core.cuh, obbmeta_nms.cuh and obbmeta_decode.cuh.
 // Plain C ABI for ctypes: device pointers from torch tensors and the caller's cudaStream_t; every launch is
 // asynchronous on that stream, and errors are returned as cudaError_t codes.
 #include <cuda_runtime.h>
@@ -82,8 +82,8 @@ OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, 
 }
 
 // Greedy rotated NMS, all on `stream`, no host sync. keep: n int64, the kept indices by descending score, then -1.
-// status: 3 int64 (kept count; flags: 1 non-finite / out-of-range boxes, 2 non-finite scores, 4 pool too small;
-// the candidate words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
+// status: 3 int64 (kept count; flags of obb_status.h: non-finite / out-of-range boxes, non-finite scores, pool too
+// small; the candidate words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
 OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores, int is_double,
                                 const int64_t *labels, double threshold, void *workspace, int64_t workspace_bytes,
                                 int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)

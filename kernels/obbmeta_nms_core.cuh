@@ -5,7 +5,7 @@
 // only enqueues work on the caller's stream: buffers have sizes the host knows before the call (the *_sizes functions
 // give them), results stay on the device (kept indices padded with -1 and a count; the decode's (B, max_det, ...)
 // tables and counts), and errors found in the data (non-finite values, candidate words beyond their buffer) are flags
-// in a device status word. So a whole post-processing step can be captured in a CUDA graph.
+// (obb_status.h) in a device status word. So a whole post-processing step can be captured in a CUDA graph.
 //
 // The data path (greedy NMS, the keep set of obbmeta_nms on the host, kernels/geometry_cpu.c):
 //   1. sort by descending score (stable: equal scores keep the lower index first), then, with labels, stably by
@@ -33,6 +33,8 @@
 
 #include <cub/cub.cuh>
 
+#include "obb_status.h"
+
 namespace obbnms {
 
 constexpr int TILE = 64;              // boxes per chunk = columns per word = bits per word
@@ -45,8 +47,13 @@ constexpr unsigned FULL = 0xffffffffu;
 constexpr uint64_t NO_KEY = ~0ull;  // decode: a sort key that is not a candidate (sorts last)
 constexpr int64_t NO_GROUP = 0xffffffffLL;  // its group (NO_KEY >> 32)
 
-// status[0]: kept boxes (NMS); status[1]: flags; status[2]: candidate words the data needed (pool entries).
-enum : unsigned long long { ST_BOXES = 1, ST_SCORES = 2, ST_OVERFLOW = 4 };
+// status[0]: kept boxes (NMS); status[1]: flags (obb_status.h); status[2]: candidate words the data needed (pool
+// entries).
+enum : unsigned long long {
+    ST_BOXES = OBB_STATUS_BOXES,
+    ST_SCORES = OBB_STATUS_SCORES,
+    ST_OVERFLOW = OBB_STATUS_OVERFLOW,
+};
 
 struct SegInfo {
     int64_t items, width;  // candidate items over the upper triangle, W = ceil(L / 64) chunks

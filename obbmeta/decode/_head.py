@@ -13,6 +13,7 @@ from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
+from ..ops.status import STATUS_CLASSES
 
 RAW = "raw"
 END_TO_END = "e2e"
@@ -104,7 +105,6 @@ def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -
     return OrientedBoxes(xywhr[keep], scores[keep], labels[keep])
 
 
-STATUS_CLASSES = 8  # the end-to-end decodes' own flag (beside the kernels' 1, 2, 4 in ops._core)
 E2E_CLASS_LIMIT = 2 ** 31  # class ids above this are not ids (and round badly in float32)
 
 

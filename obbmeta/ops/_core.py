@@ -28,6 +28,7 @@ from .._native import load_library
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
+from .status import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, check_status_flags
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -45,6 +46,7 @@ def _lib() -> ctypes.CDLL:
     lib.obbmeta_iou_aligned.restype = None
     lib.obbmeta_nms.argtypes = [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]
     lib.obbmeta_nms.restype = _i64
+    check_status_flags(lib)
     return lib
 
 
@@ -141,8 +143,7 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-# Status flags written by the CUDA kernels (kernels/obbmeta_nms_core.cuh): status = [kept, flags, pool entries needed].
-STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW = 1, 2, 4
+# status = [kept, flags (ops/status.py), pool entries needed].
 # The kernels store the suppression mask sparsely: one 64-bit word per box and chunk of 64 later boxes whose bounding
 # boxes meet it somewhere (a "candidate word"), 32 bytes each, in a pool whose size is given. The sized entry points
 # try a pool of POOL_FIRST entries (or what the data of earlier calls on that device needed, or the worst case when
