@@ -38,6 +38,7 @@ from . import decode
 from ._validators import flag, int_in_range, number_in_range, size_pair
 from .boxes import OrientedBoxes
 from .letterbox import Letterbox
+from .ops.status import STATUS_OVERFLOW
 from .pixels import frame_size
 from .preprocess import MAX_FRAME_SIDE, Preprocess, preset
 
@@ -827,13 +828,13 @@ class Detector:
             clock.tick("copy")
             sink.append(clock.phases)
         boxes, scores, labels, counts, status = host
-        if status & 4:  # the overlap pool was outgrown: the sized decode sizes it exactly (rare; never silent)
+        if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
             x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
             return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes)]
         if status:
-            from .decode.yolo_padded import status_error
+            from .decode.yolo_padded import padded_status_error
 
-            raise status_error(status)
+            raise padded_status_error(status)
         dets = []
         for b, (lb, n) in enumerate(zip(letterboxes, counts)):
             d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])

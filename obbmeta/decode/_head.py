@@ -13,7 +13,7 @@ from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
-from ..ops.status import STATUS_CLASSES
+from ..ops.status import STATUS_BOXES, STATUS_CLASSES, STATUS_SCORES, status_error
 
 RAW = "raw"
 END_TO_END = "e2e"
@@ -106,14 +106,20 @@ def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -
 
 
 E2E_CLASS_LIMIT = 2 ** 31  # class ids above this are not ids (and round badly in float32)
+# What the decodes' status errors (ops.status.status_error) call the values a flag is about. A candidate is an anchor
+# of a raw head, or a row of an end-to-end head, above conf; end-to-end heads are named by their columns.
+CANDIDATE_NAMES = {"boxes": "output (a candidate box)", "scores": "output (a candidate score)",
+                   "classes": "output (a candidate's class, column 5 of an end-to-end head)"}
+E2E_NAMES = {"boxes": "output (the box of a row above conf: columns 0-3 and 6 of an end-to-end head (B, K, 7) = cx, "
+                      "cy, w, h, conf, cls, angle)",
+             "scores": "output (the score of a row above conf, column 4)",
+             "classes": "output (the class of a row above conf, column 5)"}
 
 
 def e2e_flags(x: torch.Tensor, conf: float) -> torch.Tensor:
     """Status flags (a 0-d int64 tensor, no host sync) of an end-to-end head's rows above ``conf``: 1 (STATUS_BOXES)
     when one holds a NaN / inf coordinate, side or angle, 2 when a score is inf, 8 when a class is NaN, inf, negative
     or >= 2**31 (it would become an arbitrary int64 label)."""
-    from ..ops._core import STATUS_BOXES, STATUS_SCORES
-
     x = x.float()
     above = x[..., 4] > conf
     geometry = torch.cat((x[..., :4], x[..., 6:7]), dim=-1)
@@ -126,13 +132,7 @@ def e2e_flags(x: torch.Tensor, conf: float) -> torch.Tensor:
 
 def e2e_error(flags: int) -> ValueError:
     """The error for an end-to-end head's non-zero ``e2e_flags`` (the first problem named)."""
-    if flags & 1:
-        return ValueError("output: a row above conf has a NaN or inf box (columns 0-3 and 6 of an end-to-end head "
-                          "(B, K, 7) = cx, cy, w, h, conf, cls, angle must be finite)")
-    if flags & 2:
-        return ValueError("output: a row above conf has an inf score (column 4)")
-    return ValueError(f"output: a row above conf has a class (column 5) that is NaN, inf, negative or >= 2**31; "
-                      f"class ids must be whole numbers in [0, {E2E_CLASS_LIMIT})")
+    return status_error(flags, **E2E_NAMES)
 
 
 def most_per_image(shape: Sequence[int], fmt: str, multi_label: bool, max_nms: int) -> int:

@@ -12,7 +12,8 @@ On CUDA (kernels/obbmeta_decode.cuh): one kernel reads the head once (best class
 class filter, a sort key per candidate); a radix sort orders candidates by (image, class, descending score) — with
 a per-image top-``max_nms`` first when an image could have more candidates than that; the rotated NMS core
 (kernels/obbmeta_nms_core.cuh) suppresses within each (image, class) group; a last kernel ranks each image's kept
-boxes by descending score, keeps ``max_det`` and applies the letterbox inverse while writing them.
+boxes by descending score, keeps ``max_det`` and applies the letterbox inverse while writing them. Its status flags
+and their errors are :mod:`obbmeta.ops.status`'s.
 """
 from __future__ import annotations
 
@@ -26,22 +27,26 @@ from .._native import ptr as _ptr
 from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
-from ..ops._core import POOL_FIXED, STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, pool_for, remember_pool
-from ._head import (
-    END_TO_END,
-    STATUS_CLASSES,
-    check_head,
-    class_filter,
-    decode_raw,
-    e2e_error,
-    e2e_flags,
-    most_per_image,
+from ..ops.status import (
+    POOL_FIXED,
+    STATUS_BOXES,
+    STATUS_OVERFLOW,
+    STATUS_SCORES,
+    pool_for,
+    remember_pool,
+    status_error,
 )
+from ._head import CANDIDATE_NAMES, END_TO_END, check_head, class_filter, decode_raw, e2e_flags, most_per_image
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
 # a max_det is refused up front instead of being allocated (a max_det of 10**9 would ask for 32 GB).
 MAX_TABLE_ROWS = 2**24
 ROW_BYTES = 5 * 4 + 4 + 8
+
+# What to do about overlaps that outgrew the pool: yolo_obb_padded's pool is overlap_words; yolo_obb sizes its own
+# (exactly, on a second run), so only a pool beyond 2**31 - 1 entries stops it.
+LARGER_POOL = "pass a larger overlap_words (at that limit: decode fewer images per call)"
+FEWER_IMAGES = "decode fewer images per call"
 
 
 class PaddedDetections(NamedTuple):
@@ -49,9 +54,10 @@ class PaddedDetections(NamedTuple):
 
     ``boxes`` (B, max_det, 5) float32 [cx, cy, w, h, angle], ``scores`` (B, max_det) float32, ``labels`` (B, max_det)
     int64: row ``i < counts[b]`` of image ``b`` is its i-th detection by descending score, later rows are 0.
-    ``counts`` (B,) int64: detections per image, all -1 when ``status`` is not 0. ``status`` 0-d int64: 0, or flags —
-    1: a candidate box holds NaN / inf, 2: a candidate score is inf (yolo_obb raises ValueError for both), 4: the
-    overlaps outgrew ``overlap_words``, 8 (end-to-end heads): a class above conf is not an id (NaN, inf, negative).
+    ``counts`` (B,) int64: detections per image, all -1 when ``status`` is not 0. ``status`` 0-d int64: 0, or the flags
+    of :mod:`obbmeta.ops.status` — 1: a candidate box holds NaN / inf, 2: a candidate score is inf (yolo_obb raises
+    ValueError for both), 4: the overlaps outgrew ``overlap_words``, 8 (end-to-end heads): a class above conf is not
+    an id (NaN, inf, negative).
     """
 
     boxes: torch.Tensor
@@ -92,9 +98,10 @@ class PaddedDetections(NamedTuple):
             if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
                 raise TypeError(f"PaddedDetections.{name} must be an integer tensor (int64), got {t.dtype}")
 
-    def _split(self, counts: List[int], status: int, trusted: bool = False) -> List[OrientedBoxes]:
+    def _split(self, counts: List[int], status: int, trusted: bool = False,
+               advice: str = LARGER_POOL) -> List[OrientedBoxes]:
         if status:
-            raise status_error(status)
+            raise padded_status_error(status, advice)
         if not trusted:
             rows = self.boxes.shape[1]
             for i, c in enumerate(counts):
@@ -243,19 +250,9 @@ def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> Non
                          f"{tuple(allowed.shape)} {allowed.dtype} on {allowed.device}")
 
 
-def status_error(status: int) -> Exception:
+def padded_status_error(status: int, advice: str = LARGER_POOL) -> Exception:
     """The exception for a non-zero status of the padded decodes (what ``unpad`` raises)."""
-    if status & STATUS_CLASSES:
-        return e2e_error(status)
-    if status & STATUS_BOXES:
-        return ValueError("a candidate box in output contains NaN or inf; every box must be finite")
-    if status & STATUS_SCORES:
-        return ValueError("a candidate score in output is inf")
-    if status & STATUS_OVERFLOW:
-        return RuntimeError("the overlapping candidates need more candidate words than the pool holds: pass a larger "
-                            "overlap_words (at most 2**31 - 1; beyond that, decode fewer images per call)")
-    return ValueError(f"PaddedDetections.status = {status} is not a status the decoders set (0, or the flags 1, 2, 4 "
-                      "and 8)")
+    return status_error(status, advice=advice, name="PaddedDetections.status", **CANDIDATE_NAMES)
 
 
 def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:
@@ -276,7 +273,7 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
             break
         remember_pool(output.device, needed)
         pool = needed
-    boxes = result._split(counts, status, trusted=True)
+    boxes = result._split(counts, status, trusted=True, advice=FEWER_IMAGES)
     return boxes if lb is letterbox or letterbox is None else [r.rescale(letterbox) for r in boxes]
 
 

@@ -2,7 +2,8 @@
 
 All take and return torch tensors (``box_iou_rotated_host``: NumPy arrays, for per-frame CPU callers); boxes are
 (N, 5) [cx, cy, w, h, angle] with the angle in radians, positive clockwise on screen (image y axis down). See
-``kernels/obb_geometry.h`` for the shared C geometry.
+``kernels/obb_geometry.h`` for the shared C geometry, and :mod:`obbmeta.ops.status` for the status flags of the CUDA
+NMS and decode and the exceptions they stand for.
 """
 from .convert import obb_to_aabb, obb_to_polygons, polygons_to_obb
 from .crop import crop_rotated

@@ -27,8 +27,8 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import load_library
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
-from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args, range_error
-from .status import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES, check_status_flags
+from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
+from .status import POOL_FIXED, STATUS_OVERFLOW, check_status_flags, pool_for, remember_pool, status_error
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
@@ -143,37 +143,6 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-# status = [kept, flags (ops/status.py), pool entries needed].
-# The kernels store the suppression mask sparsely: one 64-bit word per box and chunk of 64 later boxes whose bounding
-# boxes meet it somewhere (a "candidate word"), 32 bytes each, in a pool whose size is given. The sized entry points
-# try a pool of POOL_FIRST entries (or what the data of earlier calls on that device needed, or the worst case when
-# smaller); when the data needs more, the call runs once more with exactly that. The fixed-size entry points take
-# POOL_FIXED by default (128 MiB) and report data that needs more in their status instead of losing boxes.
-POOL_FIRST = 1 << 21
-POOL_FIXED = 1 << 22
-_pool_seen: dict = {}
-
-
-def pool_for(device: torch.device, bound: int) -> int:
-    return min(bound, max(POOL_FIRST, _pool_seen.get(device, 0)))
-
-
-def remember_pool(device: torch.device, entries: int) -> None:
-    _pool_seen[device] = max(entries, _pool_seen.get(device, 0))
-
-
-def status_error(flags: int, boxes_name: str, boxes: torch.Tensor, scores_name: str = "scores") -> Optional[Exception]:
-    """The exception the sized entry points raise for a kernel's status flags (None when the data was fine)."""
-    if flags & STATUS_BOXES:
-        return range_error(boxes_name, boxes)
-    if flags & STATUS_SCORES:
-        return ValueError(f"{scores_name} contains NaN or inf")
-    if flags & STATUS_OVERFLOW:  # only after the exactly sized retry: more than a pool can index
-        return RuntimeError("the overlapping pairs need more than 2**31 - 1 candidate words; split the boxes "
-                            "(e.g. by label or image) into smaller calls")
-    return None
-
-
 def _nms_cuda(boxes, scores, labels, iou_threshold, pool):
     """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64). pool: entries
     of the sparse mask's pool."""
@@ -209,7 +178,7 @@ def _(boxes, scores, labels, iou_threshold):
         remember_pool(boxes.device, needed)
         keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
         kept, flags, _ = status.tolist()
-    error = status_error(flags, "boxes", boxes)
+    error = status_error(flags, box_values=boxes)
     if error is not None:
         raise error
     return keep[:kept]

@@ -8,7 +8,7 @@ from devices import needs_cuda
 
 from obbmeta import Letterbox
 from obbmeta.decode import yolo_obb, yolo_obb_padded
-from obbmeta.ops import _core
+from obbmeta.ops import status as ops_status
 
 NC = 6
 
@@ -149,14 +149,37 @@ def test_cuda_nan_candidate_raises():
 
 @needs_cuda
 def test_cuda_retry_when_the_first_overlap_pool_is_too_small(monkeypatch):
-    monkeypatch.setattr(_core, "POOL_FIRST", 4)
-    monkeypatch.setattr(_core, "_pool_seen", {})
+    monkeypatch.setattr(ops_status, "POOL_FIRST", 4)
+    monkeypatch.setattr(ops_status, "_pool_seen", {})
     out = head(4, seed=3)
     _same(yolo_obb(out.cuda(), 0.25, 0.5), yolo_obb(out, 0.25, 0.5))
     padded = yolo_obb_padded(out.cuda(), 0.25, 0.5, overlap_words=4)
     assert int(padded.status) == 4 and (padded.counts == -1).all()
     with pytest.raises(RuntimeError, match="overlap_words"):
         padded.unpad()
+
+
+def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_overlap_words(monkeypatch):
+    """yolo_obb has no overlap_words: when even its exactly sized second run overflows, the error must not ask for
+    one."""
+    from obbmeta.decode import yolo_padded
+
+    def overflowing(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):
+        b = output.shape[0]
+        return (torch.zeros(b, rows, 5), torch.zeros(b, rows), torch.zeros(b, rows, dtype=torch.int64),
+                torch.full((b,), -1, dtype=torch.int64), torch.tensor(ops_status.STATUS_OVERFLOW),
+                torch.tensor(2**31))
+
+    pools = []
+    monkeypatch.setattr(yolo_padded, "_decode_cuda", lambda *a: (pools.append(a[-1]), overflowing(*a))[1])
+    monkeypatch.setattr(yolo_padded, "_pool_bound", lambda *a: 2**40)
+    monkeypatch.setattr(ops_status, "_pool_seen", {})
+    with pytest.raises(RuntimeError, match="decode fewer images per call") as err:
+        yolo_padded.decode_fused(head(2), 0.25, 0.5, 300, None, False, False, 30000, None)
+    assert "overlap_words" not in str(err.value)
+    assert pools == [ops_status.POOL_FIRST, 2**31]  # the second run was sized exactly
+    with pytest.raises(RuntimeError, match="pass a larger overlap_words"):
+        padded([-1, -1], status=ops_status.STATUS_OVERFLOW).unpad()
 
 
 @needs_cuda
@@ -232,9 +255,9 @@ E2E_OPTIONS = [{}, {"classes": list(range(0, 276, 3))}, {"max_det": 7}, {"conf":
 
 
 @pytest.mark.parametrize("column, value, flag, match", [
-    (5, float("nan"), 8, "class .column 5. that is NaN"), (5, float("inf"), 8, "class"), (5, -1.0, 8, "negative"),
-    (5, 3e9, 8, "2\\*\\*31"), (0, float("nan"), 1, "NaN or inf"), (6, float("inf"), 1, "NaN or inf"),
-    (4, float("inf"), 2, "inf score"),
+    (5, float("nan"), 8, "class of a row above conf, column 5. is NaN"), (5, float("inf"), 8, "class"),
+    (5, -1.0, 8, "negative"), (5, 3e9, 8, "2\\*\\*31"), (0, float("nan"), 1, "NaN or inf"),
+    (6, float("inf"), 1, "NaN or inf"), (4, float("inf"), 2, "score of a row above conf, column 4. contains NaN"),
 ])
 def test_an_end_to_end_row_above_conf_that_is_not_a_detection_is_refused(column, value, flag, match):
     """A NaN class used to become the label -9223372036854775808; now both decoders refuse the row by column."""

@@ -8,7 +8,7 @@ import reference
 import torch
 from devices import DEVICES, needs_cuda
 
-from obbmeta.ops import _core, nms_rotated, nms_rotated_padded
+from obbmeta.ops import nms_rotated, nms_rotated_padded, status
 
 
 def _scene(n, seed, **kw):
@@ -98,11 +98,11 @@ def test_cuda_graph_replay_equals_eager():
 
 @needs_cuda
 def test_cuda_overlap_pool_too_small_at_first_is_retried_exactly_sized(monkeypatch):
-    monkeypatch.setattr(_core, "POOL_FIRST", 16)
-    monkeypatch.setattr(_core, "_pool_seen", {})
+    monkeypatch.setattr(status, "POOL_FIRST", 16)
+    monkeypatch.setattr(status, "_pool_seen", {})
     b, s, lab = _scene(5000, 4)
     assert nms_rotated(b.cuda(), s.cuda(), 0.5).cpu().tolist() == nms_rotated(b, s, 0.5).tolist()
-    assert _core._pool_seen[b.cuda().device] > 16  # remembered for the next call
+    assert status._pool_seen[b.cuda().device] > 16  # remembered for the next call
 
 
 @needs_cuda
