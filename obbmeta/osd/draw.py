@@ -9,9 +9,8 @@ import torch
 
 from .._cuda_lib import cuda_library, launch
 from .._native import load_library, ptr
-from .._validators import number_in_range
+from .._validators import box_tensor, number_in_range
 from ..boxes import OrientedBoxes
-from ..ops._validate import as_boxes
 from ..palette import PALETTE_RGB
 
 # Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
@@ -69,7 +68,7 @@ def draw_obbs(
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
     # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.
-    xywhr = as_boxes("boxes", raw, check_finite=False).to(device=image.device, dtype=torch.float32).contiguous()
+    xywhr = box_tensor("boxes", raw).to(device=image.device, dtype=torch.float32).contiguous()
     n = xywhr.shape[0]
     rgba = _colors(colors, labels, n, channels, image.device)
     if n == 0 or height == 0 or width == 0:
