@@ -106,7 +106,9 @@ def _float(text: str) -> float:
     return v
 
 
-def _bool(text: str) -> bool:
+def parse_bool(text: str) -> bool:
+    """A GKeyFile boolean as nvinfer writes them: ``1`` / ``true`` -> True, ``0`` / ``false`` -> False (any case);
+    anything else raises ValueError."""
     low = text.lower()
     if low in ("1", "true"):
         return True
@@ -138,7 +140,9 @@ def _unit_interval(text: str) -> float:
     return v
 
 
-def _network_mode(text: str) -> str:
+def parse_network_mode(text: str) -> str:
+    """nvinfer's ``network-mode`` number as obbinfer's ``precision``: 0 -> ``fp32``, 2 -> ``fp16``, 3 (BEST) ->
+    ``fp16``; 1 (INT8, a calibrated TensorRT engine) and any other value raise ValueError."""
     v = _int(text)
     if v == 1:
         raise ValueError("1 (INT8) needs a calibrated TensorRT engine; obbinfer runs PyTorch models in 0 (FP32) or 2 "
@@ -158,7 +162,7 @@ def _color_format(text: str) -> int:
 
 
 def _flag(text: str) -> int:
-    return int(_bool(text))
+    return int(parse_bool(text))
 
 
 def _infer_dims(text: str) -> str:
@@ -185,7 +189,9 @@ def _network_type(text: str) -> str:
     return "detector" if v == 0 else "classifier"
 
 
-def _gpu_id(text: str) -> str:
+def parse_gpu_id(text: str) -> str:
+    """nvinfer's ``gpu-id`` as obbinfer's ``device``: ``N`` -> ``cuda:N``; a negative or non-integer value raises
+    ValueError."""
     return f"cuda:{_uint(text)}"
 
 
@@ -219,8 +225,8 @@ PROPERTY_KEYS: dict[str, tuple[str, Any]] = {
     "net-scale-factor": ("net-scale-factor", _float),
     "offsets": ("offsets", lambda t: ";".join(repr(v) for v in _float_list(t))),
     "infer-dims": ("input-size", _infer_dims),
-    "network-mode": ("precision", _network_mode),
-    "gpu-id": ("device", _gpu_id),
+    "network-mode": ("precision", parse_network_mode),
+    "gpu-id": ("device", parse_gpu_id),
     "network-type": ("network-type", _network_type),
     "input-object-min-width": ("input-object-min-width", _uint),
     "input-object-min-height": ("input-object-min-height", _uint),
@@ -425,4 +431,5 @@ def read_nvinfer_config(path: str | os.PathLike, element_properties: dict[str, C
 
 
 __all__ = ["ConfigError", "ClassAttrs", "InferConfig", "read_key_file", "read_nvinfer_config", "PROPERTY_KEYS",
-           "IGNORED_KEYS", "CLASS_KEYS", "IGNORED_CLASS_KEYS", "NETWORK_MODES", "COLOR_FORMATS"]
+           "IGNORED_KEYS", "CLASS_KEYS", "IGNORED_CLASS_KEYS", "NETWORK_MODES", "COLOR_FORMATS",
+           "parse_bool", "parse_gpu_id", "parse_network_mode"]

@@ -5,7 +5,15 @@ import os
 
 import pytest
 
-from obbmeta.nvinfer_config import ClassAttrs, ConfigError, read_key_file, read_nvinfer_config
+from obbmeta.nvinfer_config import (
+    ClassAttrs,
+    ConfigError,
+    parse_bool,
+    parse_gpu_id,
+    parse_network_mode,
+    read_key_file,
+    read_nvinfer_config,
+)
 
 # A config as deepstream-app users write them (keys from NVIDIA's sample configs), plus obbmeta's own group.
 SAMPLE = """\
@@ -165,3 +173,31 @@ def test_missing_and_non_utf8_files(tmp_path):
     p.write_bytes(b"[property]\nlabelfile-path=caf\xe9.txt\n")
     with pytest.raises(ConfigError, match="not UTF-8"):
         read_nvinfer_config(str(p))
+
+
+@pytest.mark.parametrize("text,value", [("1", True), ("true", True), ("TRUE", True), ("0", False), ("False", False)])
+def test_parse_bool_reads_gkeyfile_booleans(text, value):
+    assert parse_bool(text) is value
+
+
+@pytest.mark.parametrize("text", ["yes", "2", "", " 1"])
+def test_parse_bool_refuses_anything_else(text):
+    with pytest.raises(ValueError, match="expected 0 or 1"):
+        parse_bool(text)
+
+
+@pytest.mark.parametrize("text,precision", [("0", "fp32"), ("2", "fp16"), ("3", "fp16")])
+def test_parse_network_mode_gives_obbinfers_precision(text, precision):
+    assert parse_network_mode(text) == precision
+
+
+@pytest.mark.parametrize("text,match", [("1", "INT8"), ("4", "expected 0 .FP32. or 2 .FP16."), ("fp16", "integer")])
+def test_parse_network_mode_refuses_int8_and_unknown_modes(text, match):
+    with pytest.raises(ValueError, match=match):
+        parse_network_mode(text)
+
+
+def test_parse_gpu_id_gives_a_cuda_device_and_refuses_a_negative_one():
+    assert parse_gpu_id("0") == "cuda:0" and parse_gpu_id("3") == "cuda:3"
+    with pytest.raises(ValueError, match=">= 0"):
+        parse_gpu_id("-1")

@@ -115,7 +115,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         try:
             self.start()
         except BaseException as exc:  # noqa: BLE001 - any failure to start is reported on the bus
-            self.fail(Gst.LibraryError.INIT, _describe(exc))
+            self.fail(Gst.LibraryError.INIT, describe_failure(exc))
             return False
         self.running = True
         return True
@@ -125,7 +125,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         try:
             self.stop()
         except BaseException as exc:  # noqa: BLE001
-            self.fail(Gst.LibraryError.SHUTDOWN, _describe(exc))
+            self.fail(Gst.LibraryError.SHUTDOWN, describe_failure(exc))
             return False
         return True
 
@@ -163,7 +163,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         try:
             return self.process(buf)
         except BaseException as exc:  # noqa: BLE001
-            self.fail(Gst.StreamError.FAILED, _describe(exc))
+            self.fail(Gst.StreamError.FAILED, describe_failure(exc))
             return Gst.FlowReturn.ERROR
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
@@ -184,7 +184,9 @@ class ObbmetaElement(GstBase.BaseTransform):
         self.post_message(Gst.Message.new_warning(self, err, text))
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
+    """What an exception out of an element's hook is called in its bus message: ``Type: text``, with a word on who
+    raised a ``SystemExit`` / ``KeyboardInterrupt`` (which otherwise say nothing)."""
     if isinstance(exc, SystemExit):
         return f"SystemExit({exc.code!r}) raised inside the element (by the model or its factory)"
     if isinstance(exc, KeyboardInterrupt):

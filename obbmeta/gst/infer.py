@@ -27,9 +27,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..nvinfer_config import COLOR_FORMATS, ConfigError, _bool, _gpu_id, _network_mode, read_nvinfer_config
+from .. import nvinfer_config
+from ..nvinfer_config import COLOR_FORMATS, ConfigError, read_nvinfer_config
 from ._debug import Category
-from ._element import READWRITE, ObbmetaElement, batch_meta_for, one_of, properties
+from ._element import READWRITE, ObbmetaElement, batch_meta_for, describe_failure, one_of, properties
 from ._frames import mapped_frames, templates
 from ._gi import GObject, Gst
 
@@ -271,7 +272,7 @@ def _typed(name: str) -> Any:
     if name in _CONFIG_CHECKS:
         return _CONFIG_CHECKS[name]
     if spec[0] is bool:
-        return lambda t: _bool(str(t))
+        return lambda t: nvinfer_config.parse_bool(str(t))
     if spec[0] in (int, float):
         def in_range(t, kind=spec[0], lo=spec[3], hi=spec[4]):
             v = kind(t)
@@ -360,9 +361,9 @@ class ObbInfer(ObbmetaElement):
 
     def set_alias(self, name: str, value: Any) -> tuple[str, Any]:
         if name == "gpu-id":
-            return "device", _gpu_id(str(value))
+            return "device", nvinfer_config.parse_gpu_id(str(value))
         if name == "network-mode":
-            return "precision", _network_mode(str(value))
+            return "precision", nvinfer_config.parse_network_mode(str(value))
         return super().set_alias(name, value)
 
     def property_changed(self, name: str) -> None:
@@ -536,10 +537,8 @@ class ObbInfer(ObbmetaElement):
         try:
             loaded = self._build()
         except BaseException as exc:  # noqa: BLE001 - the old model keeps running; say why the new one did not
-            from ._element import _describe
-
             self.warn(f"the new model ({reason} changed) could not be loaded, the previous one keeps running: "
-                      f"{_describe(exc)}")
+                      f"{describe_failure(exc)}")
             self.emit("model-updated", 1, self._props["config-file-path"] or self._props["model"])
             return
         with self._swap_lock:
