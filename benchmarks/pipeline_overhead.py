@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 # GStreamer is initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh): keep this first.
-import obbmeta.gst._gi  # isort: skip
+from obbmeta.gst import GObject, Gst, GstBase  # isort: skip
 import numpy as np
 import torch
 
@@ -37,7 +37,6 @@ from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
 from obbmeta import nvds  # noqa: E402
-from obbmeta.gst._gi import GObject, Gst, GstBase  # noqa: E402
 from obbmeta.gst.infer import ObbInfer  # noqa: E402
 from obbmeta.infer import Detector  # noqa: E402
 

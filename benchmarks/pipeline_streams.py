@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 # GStreamer is initialised before torch / NVIDIA's libraries are loaded (see tests/gpu/nvmm.sh): keep this first.
-import obbmeta.gst._gi  # isort: skip
+from obbmeta.gst import Gst  # isort: skip
 import numpy as np
 import torch
 
@@ -39,7 +39,6 @@ from surfaces import CudaSurface, HostSurface  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
 from obbmeta import nvds  # noqa: E402
-from obbmeta.gst._gi import Gst  # noqa: E402
 
 W, H = 1920, 1080
 MODEL = "obbmeta.models:aerial_detector"

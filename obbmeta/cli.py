@@ -49,7 +49,7 @@ def gstreamer_report() -> tuple[list[str], list[str]]:
     try:
         import gi
 
-        from .gst._gi import Gst
+        Gst = gst.init()
     except ImportError as exc:
         lines.append(_line("gi", None, f"{exc}"))
         lines.append("  (the library, obbmeta.nvds and obbmeta.osd work without it; the elements need it)")

@@ -114,7 +114,7 @@ class VideoFile:
     its first frame raises :class:`DemoError`."""
 
     def __init__(self, path: str | Path, limit: int):
-        from .gst._gi import Gst, GstVideo
+        from .gst import Gst, GstVideo
 
         self.path, self.limit, self.read, self.error = str(path), limit, 0, None
         self._Gst = Gst
@@ -240,7 +240,7 @@ def _rgb_copy(buf: Any, width: int, height: int) -> Any:
     """A (height, width, 3) copy of a packed RGB buffer (rows padded to 4 bytes, as GStreamer lays RGB out)."""
     import numpy as np
 
-    from .gst._gi import Gst
+    from .gst import Gst
 
     ok, m = buf.map(Gst.MapFlags.READ)
     try:
@@ -263,7 +263,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     import obbmeta.gst
 
     from . import nvds
-    from .gst._gi import Gst
+    from .gst import Gst
 
     obbmeta.gst.register()
     import torch  # noqa: F401 - loaded before the clock starts (after Gst.init): the figure is the pipeline's
@@ -464,7 +464,9 @@ def check_arguments(ap: argparse.ArgumentParser, args: argparse.Namespace) -> No
 def check_environment(args: argparse.Namespace) -> None:
     """What the run needs, checked before any frame is made: gi, Pillow, the device, a readable --input."""
     try:
-        import obbmeta.gst._gi  # noqa: F401
+        import obbmeta.gst
+
+        obbmeta.gst.init()
     except ImportError as exc:
         raise DemoError(f"GStreamer's Python bindings are missing: {exc}") from None
     try:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import obbmeta.gst
+
 ROOT = Path(__file__).resolve().parents[1]
 needs_gst = pytest.mark.skipif(shutil.which("gst-launch-1.0") is None, reason="gstreamer1.0-tools not installed")
 
@@ -173,9 +175,8 @@ def test_png_frames_are_spread_over_the_run():
 
 def test_the_pipeline_description_keeps_paths_with_spaces_quotes_and_bangs_whole(tmp_path):
     pytest.importorskip("gi")
-    import obbmeta.gst
     from obbmeta.demo import pipeline_description
-    from obbmeta.gst._gi import Gst
+    from obbmeta.gst import Gst
 
     obbmeta.gst.register()
     out = tmp_path / 'a "b" \\ c ! d'
@@ -258,8 +259,6 @@ def test_doctor_finds_each_element_through_the_printed_plugin_path(tmp_path):
 @needs_gst
 def test_doctor_says_why_elements_on_the_plugin_path_do_not_load(tmp_path):
     pytest.importorskip("gi")
-    import obbmeta.gst
-
     folder = obbmeta.gst.make_plugin_folder(tmp_path / "plugin")
     config = folder / "python" / obbmeta.gst.SITE_CONFIG
     config.write_text(json.dumps(dict(json.loads(config.read_text()), python="3.99")))

@@ -16,7 +16,9 @@ Two ways to get them:
   ``gstreamer1.0-python3-plugin-loader``. The folder it prints is made for that interpreter (:func:`plugin_path`).
 * ``obbmeta.gst.register()`` inside a Python program registers them in-process (no plugin loader needed).
 
-Importing this package does not import torch (the GStreamer plugin scanner imports the plugin files).
+``from obbmeta.gst import Gst, GstVideo`` (also ``GLib``, ``GObject``, ``GstBase``) gives GStreamer's bindings,
+imported on first use and initialised (:func:`init`). Importing this package imports neither ``gi`` nor torch (the
+GStreamer plugin scanner imports the plugin files).
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from pathlib import Path
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
 ELEMENTS = ("obbinfer", "obboverlay", "obbtrack", "obbmessage")
+_BINDINGS = ("GLib", "GObject", "Gst", "GstBase", "GstVideo")
 #: What the generated plugin folder's ``python/`` holds beside the shipped plugin files: the interpreter it serves.
 SITE_CONFIG = "_obbmeta_site.json"
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the ``obbmeta`` package
@@ -121,10 +124,23 @@ def plugin_path() -> str:
 
 def init():
     """GStreamer's ``Gst`` module, imported and initialised (``Gst.init``), or ImportError saying how to install the
-    bindings. Call it before anything imports torch where that order matters (docs/gst.md, "two C++ unwinders")."""
+    bindings. Call it before anything imports torch where that order matters (docs/gst.md, "two C++ unwinders").
+    ``from obbmeta.gst import Gst`` does the same."""
     from ._gi import Gst
 
     return Gst
+
+
+def __getattr__(name):
+    if name in _BINDINGS:  # the bindings, imported (and Gst initialised) when first asked for
+        from . import _gi
+
+        return getattr(_gi, name)
+    raise AttributeError(f"module 'obbmeta.gst' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
 
 
 def register() -> None:
@@ -142,4 +158,4 @@ def register() -> None:
 
 
 __all__ = ["init", "plugin_path", "python_path", "site_folders", "make_plugin_folder", "register", "ELEMENTS",
-           "PLUGIN_DIR", "SITE_CONFIG"]
+           "PLUGIN_DIR", "SITE_CONFIG", *_BINDINGS]

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 
 
 @dataclass

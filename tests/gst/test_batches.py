@@ -11,7 +11,7 @@ from surfaces import CudaSurface, HostSurface
 
 from obbmeta import frames as obbframes
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 from obbmeta.infer import Detector
 from obbmeta.nvds import layouts
 from obbmeta.osd import draw_obbs

@@ -10,8 +10,8 @@ from pipelines import buffer_probe, run
 from pixel_refs import describe, planes_from_bytes, reference_rgb
 
 from obbmeta import nvds, pixels
+from obbmeta.gst import GLib, Gst, GstVideo
 from obbmeta.gst._frames import DRAW_FORMATS, READ_FORMATS
-from obbmeta.gst._gi import GLib, Gst, GstVideo
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE_RGB

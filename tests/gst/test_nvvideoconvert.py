@@ -13,7 +13,7 @@ from pipelines import buffer_probe, run
 from pixel_refs import planes_from_bytes, reference_rgb
 
 from obbmeta import frames, nvds, pixels
-from obbmeta.gst._gi import Gst, GstVideo
+from obbmeta.gst import Gst, GstVideo
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE_RGB as PALETTE

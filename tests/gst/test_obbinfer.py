@@ -10,7 +10,7 @@ import torch
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE_RGB as PALETTE

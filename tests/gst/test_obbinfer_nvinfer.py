@@ -17,7 +17,7 @@ import torch
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 from obbmeta.infer import ClassFilter, Detector
 
 W, H = 160, 120
@@ -293,7 +293,7 @@ def test_systemexit_and_keyboardinterrupt_from_the_model_stop_the_pipeline_with_
 @pytest.mark.parametrize("level", [5, 6])
 def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch(level):
     script = ("import sys; sys.path.insert(0, %r); import obbmeta.gst; obbmeta.gst.register(); "
-              "from obbmeta.gst._gi import Gst; "
+              "from obbmeta.gst import Gst; "
               "p = Gst.parse_launch('videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width=64,height=48 ! "
               "obbinfer model=obb_toy_models:toy input-size=64 ! fakesink'); "
               "p.set_state(Gst.State.PLAYING); "

@@ -10,7 +10,7 @@ import pytest
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 from obbmeta.nvds import messages
 
 W, H = 160, 120

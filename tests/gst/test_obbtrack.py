@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 
 W, H = 160, 120
 

@@ -12,7 +12,7 @@ import torch
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
-from obbmeta.gst._gi import Gst
+from obbmeta.gst import Gst
 from obbmeta.nvds.classifier import read_classifications
 from obbmeta.ops import crop_rotated
 
