@@ -233,9 +233,8 @@ def test_doctor_runs_as_a_module_and_reports_every_gstreamer_part():
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "C geometry core: loaded" in doctor.stdout
     rows = doctor_lines(doctor.stdout)
-    names = {"gi", "GStreamer", "python plugin loader", "plugin path", "obbinfer", "obboverlay", "obbtrack",
-             "obbmessage", "nvstreammux", "nvinfer", "nvtracker", "nvdsosd", "nvmsgconv", "nvvideoconvert",
-             "nvv4l2decoder"}
+    names = {"gi", "GStreamer", "python plugin loader", "plugin path", *obbmeta.gst.ELEMENTS, "nvstreammux",
+             "nvinfer", "nvtracker", "nvdsosd", "nvmsgconv", "nvvideoconvert", "nvv4l2decoder"}
     assert names <= set(rows), rows
     if rows["gi"] == "ok":
         assert rows["plugin path"] == "missing" and rows["obbinfer"] == "missing"  # no GST_PLUGIN_PATH: said so

@@ -28,10 +28,14 @@ import os
 import site
 import sys
 import sysconfig
+from importlib import import_module
 from pathlib import Path
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "plugin"
-ELEMENTS = ("obbinfer", "obboverlay", "obbtrack", "obbmessage")
+# obbmeta's elements, each with the module of this package that declares it (importing it imports gi).
+_DECLARED_IN = {"obbinfer": "infer", "obboverlay": "overlay", "obbtrack": "track", "obbmessage": "message"}
+#: obbmeta's element names (known without importing ``gi``).
+ELEMENTS = tuple(_DECLARED_IN)
 _BINDINGS = ("GLib", "GObject", "Gst", "GstBase", "GstVideo")
 #: What the generated plugin folder's ``python/`` holds beside the shipped plugin files: the interpreter it serves.
 SITE_CONFIG = "_obbmeta_site.json"
@@ -143,19 +147,38 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-def register() -> None:
-    """Register obbmeta's elements with GStreamer in this process (idempotent)."""
-    from ._gi import Gst
-    from .infer import ObbInfer
-    from .message import ObbMessage
-    from .overlay import ObbOverlay
-    from .track import ObbTrack
+def element_classes() -> dict[str, type]:
+    """The element classes by element name: obbmeta's (their modules imported here) and any other subclass of an
+    element that declares an ``element_name`` of its own (``obbmeta.gst._element.ObbmetaElement``)."""
+    from ._element import ELEMENT_CLASSES
 
-    for name, cls in (("obbinfer", ObbInfer), ("obboverlay", ObbOverlay), ("obbtrack", ObbTrack),
-                      ("obbmessage", ObbMessage)):
+    for module in _DECLARED_IN.values():
+        import_module(f".{module}", __name__)
+    return dict(ELEMENT_CLASSES)
+
+
+def element_factory(name: str) -> tuple:
+    """``(name, rank, class)`` of obbmeta's element ``name``: a plugin file's ``__gstelementfactory__`` for gst-python's
+    plugin loader, and the arguments ``Gst.Element.register`` takes after the plugin. Imports only the module that
+    declares the element."""
+    if name not in _DECLARED_IN:
+        raise ValueError(f"name must be one of obbmeta's elements ({', '.join(ELEMENTS)}), got {name!r}")
+    from ._element import ELEMENT_CLASSES
+    from ._gi import Gst
+
+    import_module(f".{_DECLARED_IN[name]}", __name__)
+    return name, Gst.Rank.NONE, ELEMENT_CLASSES[name]
+
+
+def register() -> None:
+    """Register the elements of :func:`element_classes` with GStreamer in this process (idempotent: a name already
+    registered is left as it is)."""
+    from ._gi import Gst
+
+    for name, cls in element_classes().items():
         if Gst.ElementFactory.find(name) is None:
             Gst.Element.register(None, name, Gst.Rank.NONE, cls)
 
 
-__all__ = ["init", "plugin_path", "python_path", "site_folders", "make_plugin_folder", "register", "ELEMENTS",
-           "PLUGIN_DIR", "SITE_CONFIG", *_BINDINGS]
+__all__ = ["init", "plugin_path", "python_path", "site_folders", "make_plugin_folder", "register", "element_classes",
+           "element_factory", "ELEMENTS", "PLUGIN_DIR", "SITE_CONFIG", *_BINDINGS]

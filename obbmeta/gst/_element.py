@@ -1,15 +1,14 @@
-"""What the elements share: checked properties (with nvinfer's aliases and GStreamer's mutability flags), errors and
-warnings on the bus, debug categories, the batch meta."""
+"""What the elements share: their declaration (GType name, metadata, pad templates, properties, debug category),
+checked properties (with nvinfer's aliases and GStreamer's mutability flags), errors and warnings on the bus, the
+batch meta."""
 from __future__ import annotations
 
 import threading
 from typing import Any, Callable
 
 from ._debug import Category
-from ._frames import VideoFormat
+from ._frames import READ_FORMATS, VideoFormat, templates
 from ._gi import GLib, GObject, Gst, GstBase
-
-READWRITE = GObject.ParamFlags.READWRITE
 
 
 def one_of(*choices: str) -> Callable[[Any], str]:
@@ -22,35 +21,91 @@ def one_of(*choices: str) -> Callable[[Any], str]:
 
 
 def properties(specs: dict[str, tuple], ready_only: frozenset = frozenset()) -> dict[str, tuple]:
-    """``specs`` (PyGObject's ``(type, nick, blurb, [min, max,] default, flags)`` tuples) with GStreamer's
-    mutability flag on each: ``GST_PARAM_MUTABLE_READY`` for the names in ``ready_only`` (they take effect at the
-    next start), ``GST_PARAM_MUTABLE_PLAYING`` for the others (they take effect at the next buffer)."""
+    """PyGObject's ``__gproperties__`` for ``specs`` (``(type, nick, blurb, [min, max,] default)`` tuples, by
+    property name): each property readable and writable, with GStreamer's mutability flag:
+    ``GST_PARAM_MUTABLE_READY`` for the names in ``ready_only`` (they take effect at the next start),
+    ``GST_PARAM_MUTABLE_PLAYING`` for the others (they take effect at the next buffer)."""
     out = {}
     for name, spec in specs.items():
         mutable = Gst.PARAM_MUTABLE_READY if name in ready_only else Gst.PARAM_MUTABLE_PLAYING
-        out[name] = spec[:-1] + (int(spec[-1]) | mutable,)
+        out[name] = spec + (int(GObject.ParamFlags.READWRITE) | mutable,)
     return out
+
+
+#: The element classes declared with an ``element_name`` (obbmeta's, and any subclass declaring a name of its own),
+#: by that name, in the order they were created: what :func:`obbmeta.gst.register` registers.
+ELEMENT_CLASSES: dict[str, type] = {}
+_DECLARATION = ("gtype_name", "long_name", "klass", "description")
 
 
 class ObbmetaElement(GstBase.BaseTransform):
     """An in-place BaseTransform whose properties are checked when set, and whose failures become bus errors.
 
-    Subclasses list their properties in ``_specs`` (built with :func:`properties`; set ``__gproperties__ = _specs``:
-    PyGObject consumes the latter when it registers the class), name in ``_aliases`` the properties that are
-    another name of one (nvinfer's names), in ``_ready_only`` those that apply only at start, and give
-    ``_checks[name] = fn(value) -> value`` for those that need more than GLib's own range check. A refused value
-    keeps the old one, is logged, and makes the element refuse to start with the reason as an error message on the
-    bus. Every exception out of a hook (user code included: a model, a factory; ``SystemExit`` and
-    ``KeyboardInterrupt`` too) becomes the element's error on the bus and a flow error, never a hang or a silent
-    pass.
+    Subclasses name in ``_aliases`` the properties that are another name of one (nvinfer's names), in
+    ``_ready_only`` those that apply only at start, and give ``_checks[name] = fn(value) -> value`` for those that
+    need more than GLib's own range check. A refused value keeps the old one, is logged, and makes the element
+    refuse to start with the reason as an error message on the bus. Every exception out of a hook (user code
+    included: a model, a factory; ``SystemExit`` and ``KeyboardInterrupt`` too) becomes the element's error on the
+    bus and a flow error, never a hang or a silent pass.
+
+    An element is declared by class attributes, which the class turns into what PyGObject and gst-python read when
+    it is created (:meth:`__init_subclass__`): ``element_name`` (the factory name, also the debug category's),
+    ``gtype_name``, ``long_name``, ``klass``, ``description`` and ``author`` (``__gstmetadata__``), ``formats`` (the
+    pad templates' formats, system memory and NVMM), ``property_specs`` (``(type, nick, blurb, [min, max,]
+    default)`` by property name, for :func:`properties`) and ``debug_description`` (default: ``long_name``). A
+    subclass that declares no ``element_name`` (a user's, overriding a hook) is the element it derives from under an
+    automatic GType name: register it with ``Gst.Element.register`` under a name of its own, or give it an
+    ``element_name`` (and the rest of a declaration) so that :func:`obbmeta.gst.register` registers it. Either may
+    add properties of its own in ``property_specs``.
     """
     __gtype_name__ = "GstObbmetaElement"
 
-    _specs: dict[str, tuple] = {}
+    element_name: str = ""
+    gtype_name: str = ""
+    long_name: str = ""
+    klass: str = ""
+    description: str = ""
+    author: str = "obbmeta"
+    debug_description: str = ""
+    formats: tuple[str, ...] = READ_FORMATS
+    property_specs: dict[str, tuple] = {}
+
+    _specs: dict[str, tuple] = {}  # every property of the class, inherited ones included, with their flags
     _checks: dict[str, Callable[[Any], Any]] = {}
     _aliases: dict[str, str] = {}
     _ready_only: frozenset = frozenset()
     debug_category: Category | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Runs inside type.__new__, before PyGObject's metaclass registers the GType: what is set here lands in the
+        # class's own __dict__, the only place PyGObject and gst-python read these names from. The GType does not
+        # exist yet (cls.__gtype__ is still the parent's), so the class is only recorded, not registered.
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__
+        if "property_specs" in own:
+            if "__gproperties__" in own:
+                raise TypeError(f"{cls.__qualname__}: declare properties in property_specs or __gproperties__, "
+                                "not both")
+            new = properties(cls.property_specs, cls._ready_only)
+            cls.__gproperties__ = new
+            cls._specs = {**cls._specs, **new}
+        if "element_name" not in own:
+            return
+        name = cls.element_name
+        missing = [attr for attr in _DECLARATION if not own.get(attr)]
+        if not isinstance(name, str) or not name or missing:
+            raise TypeError(f"{cls.__qualname__}: an element declares a non-empty element_name (got {name!r}) and "
+                            f"its own {', '.join(_DECLARATION)} (missing: {', '.join(missing) or 'none'})")
+        if name in ELEMENT_CLASSES:
+            raise ValueError(f"{cls.__qualname__}: element_name {name!r} is already declared by "
+                             f"{ELEMENT_CLASSES[name].__module__}.{ELEMENT_CLASSES[name].__qualname__}")
+        if _gtype_exists(cls.gtype_name):  # checked here: PyGObject's own refusal would come after the recording
+            raise ValueError(f"{cls.__qualname__}: gtype_name {cls.gtype_name!r} is already a GType")
+        cls.__gtype_name__ = cls.gtype_name
+        cls.__gstmetadata__ = (cls.long_name, cls.klass, cls.description, cls.author)
+        cls.__gsttemplates__ = templates(cls.formats)
+        cls.debug_category = Category(name, cls.debug_description or cls.long_name)
+        ELEMENT_CLASSES[name] = cls
 
     def __init__(self):
         super().__init__()
@@ -182,6 +237,14 @@ class ObbmetaElement(GstBase.BaseTransform):
             self.debug_category.warning(self, "%s", text)
         err = GLib.Error.new_literal(Gst.LibraryError.quark(), text, int(Gst.LibraryError.SETTINGS))
         self.post_message(Gst.Message.new_warning(self, err, text))
+
+
+def _gtype_exists(name: str) -> bool:
+    try:
+        GObject.type_from_name(name)
+    except RuntimeError:
+        return False
+    return True
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -29,12 +29,10 @@ from typing import Any
 
 from .. import nvinfer_config
 from ..nvinfer_config import COLOR_FORMATS, ConfigError, read_nvinfer_config
-from ._debug import Category
-from ._element import READWRITE, ObbmetaElement, batch_meta_for, describe_failure, one_of, properties
-from ._frames import mapped_frames, templates
+from ._element import ObbmetaElement, batch_meta_for, describe_failure, one_of
+from ._frames import mapped_frames
 from ._gi import GObject, Gst
 
-CATEGORY = Category("obbinfer", "obbmeta oriented-box inference (nvinfer for PyTorch oriented detectors)")
 PRESETS = ("ultralytics", "ultralytics-rect", "mmrotate", "nvinfer")
 PRECISIONS = ("fp32", "fp16", "bf16")
 # Properties that define the loaded model: a change while playing builds a new detector and swaps it in.
@@ -159,103 +157,98 @@ def _ids(text: str) -> list[int]:
     return [int(p) for p in text.split(";") if p] if text else []
 
 
-RW = READWRITE
 _SPECS = {
     "model": (str, "model", "'package.module:callable' (called with no arguments; returns a torch module or any "
-              "callable), a TorchScript file, or a torch.export file (.pt2)", "", RW),
+              "callable), a TorchScript file, or a torch.export file (.pt2)", ""),
     "config-file-path": (str, "config file path", "an nvinfer config file ([property], [class-attrs-*], [obbmeta] "
-                         "groups); properties set on the element override it", "", RW),
-    "input-size": (str, "input size", "model input: N (square) or WxH pixels (nvinfer's infer-dims)", "640", RW),
+                         "groups); properties set on the element override it", ""),
+    "input-size": (str, "input size", "model input: N (square) or WxH pixels (nvinfer's infer-dims)", "640"),
     "conf": (float, "confidence", "score threshold (nvinfer's pre-cluster-threshold of class-attrs-all)", 0.0, 1.0,
-             0.25, RW),
+             0.25),
     "iou": (float, "IoU", "greedy rotated NMS threshold (exact polygon IoU, class-aware; nvinfer's "
-            "nms-iou-threshold)", 0.0, 1.0, 0.45, RW),
-    "max-det": (int, "max detections", "boxes kept per frame", 1, 100000, 300, RW),
+            "nms-iou-threshold)", 0.0, 1.0, 0.45),
+    "max-det": (int, "max detections", "boxes kept per frame", 1, 100000, 300),
     "osd-limit": (int, "OSD limit", "objects per frame that keep what nvdsosd draws (border, label); the rest are "
-                  "written complete but invisible to it (docs/osd.md: nvdsosd's large batches); 0: all", 0, 100000, 0,
-                  RW),
+                  "written complete but invisible to it (docs/osd.md: nvdsosd's large batches); 0: all", 0, 100000, 0),
     "class-names": (str, "class names", "comma-separated names, or a label file (one per line); empty: "
-                    "labelfile-path, else the model's own names", "", RW),
-    "labelfile-path": (str, "label file", "nvinfer's label file: one class per line", "", RW),
+                    "labelfile-path, else the model's own names", ""),
+    "labelfile-path": (str, "label file", "nvinfer's label file: one class per line", ""),
     "unique-id": (int, "unique id", "unique_component_id of the objects (nvinfer's unique-id / gie-unique-id)", 0,
-                  2**31 - 1, 1, RW),
-    "gie-unique-id": (int, "gie unique id", "alias of unique-id (nvinfer config name)", 0, 2**31 - 1, 1, RW),
+                  2**31 - 1, 1),
+    "gie-unique-id": (int, "gie unique id", "alias of unique-id (nvinfer config name)", 0, 2**31 - 1, 1),
     "device": (str, "device", "where the model runs: auto (CUDA gpu-id when torch sees a GPU, else the CPU), cpu, "
-               "cuda, cuda:N", "auto", RW),
-    "gpu-id": (int, "GPU id", "alias: device=cuda:N (nvinfer's gpu-id)", 0, 1023, 0, RW),
+               "cuda, cuda:N", "auto"),
+    "gpu-id": (int, "GPU id", "alias: device=cuda:N (nvinfer's gpu-id)", 0, 1023, 0),
     "interval": (int, "interval", "batches to skip between inferences (as nvinfer's interval)", 0, 2**31 - 1,
-                 0, RW),
+                 0),
     "output-format": (str, "output format", "yolo-obb (raw or end-to-end head), mmrotate (results list) or boxes "
                       "(OrientedBoxes per frame); secondary: classifier ((K, C) scores, or one per head) or text "
-                      "((K, T, C) CTC logits, or K strings)", "yolo-obb", RW),
+                      "((K, T, C) CTC logits, or K strings)", "yolo-obb"),
     "batch-size": (int, "batch size", "frames per model call (0: every frame of the buffer in one call)", 0, 1024,
-                   0, RW),
+                   0),
     "process-mode": (int, "process mode", "1: primary (whole frames); 2: secondary (each object's box cropped upright "
-                     "for a classifier or text recogniser, results in NvDsClassifierMeta)", 1, 2, 1, RW),
+                     "for a classifier or text recogniser, results in NvDsClassifierMeta)", 1, 2, 1),
     "input-object-min-width": (int, "input object min width", "secondary: objects narrower (rect_params) are skipped",
-                               0, 2**31 - 1, 0, RW),
+                               0, 2**31 - 1, 0),
     "input-object-min-height": (int, "input object min height", "secondary: objects lower are skipped", 0,
-                                2**31 - 1, 0, RW),
+                                2**31 - 1, 0),
     "input-object-max-width": (int, "input object max width", "secondary: objects wider are skipped (0: no limit)",
-                               0, 2**31 - 1, 0, RW),
+                               0, 2**31 - 1, 0),
     "input-object-max-height": (int, "input object max height", "secondary: objects higher are skipped (0: no limit)",
-                                0, 2**31 - 1, 0, RW),
+                                0, 2**31 - 1, 0),
     "classifier-threshold": (float, "classifier threshold", "secondary: a label's probability (a string's "
-                             "confidence) must exceed this", 0.0, 1.0, 0.0, RW),
+                             "confidence) must exceed this", 0.0, 1.0, 0.0),
     "secondary-reinfer-interval": (int, "secondary reinfer interval", "secondary: frames before a tracked object is "
                                    "inferred again (its last result is attached meanwhile; an object whose box grew "
-                                   "by 20 % is inferred at once)", 0, 2**31 - 1, 2**31 - 1, RW),
+                                   "by 20 % is inferred at once)", 0, 2**31 - 1, 2**31 - 1),
     "classifier-type": (str, "classifier type", "secondary: classifier_type of the NvDsClassifierMeta (nvmsgconv's "
-                        "key for the label)", "", RW),
+                        "key for the label)", ""),
     "crop-size": (str, "crop size", "secondary: HxW of every crop, or H alone: that height with the width by the "
-                  "box's aspect ratio (text lines); empty: input-size", "", RW),
+                  "box's aspect ratio (text lines); empty: input-size", ""),
     "crop-padding": (float, "crop padding", "secondary: margin on every side of a crop, a fraction of the box's "
-                     "shorter side", 0.0, 10.0, 0.0, RW),
+                     "shorter side", 0.0, 10.0, 0.0),
     "crop-reading": (str, "crop reading", "secondary: as-is (the box's width axis), left-to-right, or long-side "
-                     "(text lines)", "as-is", RW),
+                     "(text lines)", "as-is"),
     "crop-fill": (float, "crop fill", "secondary: pixel level outside the frame and beyond a narrow crop", 0.0, 255.0,
-                  0.0, RW),
+                  0.0),
     "charset": (str, "charset", "secondary text: the recogniser's tokens (a file of one per line); empty: the "
-                "model's charset", "", RW),
+                "model's charset", ""),
     "operate-on-gie-id": (int, "operate on gie id", "secondary mode: objects of this unique_component_id (-1: any)",
-                          -1, 2**31 - 1, -1, RW),
+                          -1, 2**31 - 1, -1),
     "infer-on-gie-id": (int, "infer on gie id", "alias of operate-on-gie-id (nvinfer's element name)", -1,
-                        2**31 - 1, -1, RW),
-    "operate-on-class-ids": (str, "operate on class ids", "secondary mode: objects of these class ids (0;2;3)", "",
-                             RW),
+                        2**31 - 1, -1),
+    "operate-on-class-ids": (str, "operate on class ids", "secondary mode: objects of these class ids (0;2;3)", ""),
     "infer-on-class-ids": (str, "infer on class ids", "alias of operate-on-class-ids (nvinfer's element name, "
-                           "0:2:3)", "", RW),
+                           "0:2:3)", ""),
     "filter-out-class-ids": (str, "filter out class ids", "detections of these class ids are not written (0;2;3)",
-                             "", RW),
+                             ""),
     "preprocess": (str, "preprocess", "how frames become the model's input, as its training framework did: "
                    "ultralytics, ultralytics-rect (its stride-32 rectangle), mmrotate or nvinfer (obbmeta.preprocess)",
-                   "ultralytics", RW),
-    "model-color-format": (int, "model color format", "-1: the preprocess default; 0 RGB, 1 BGR, 2 GRAY", -1, 2, -1,
-                           RW),
+                   "ultralytics"),
+    "model-color-format": (int, "model color format", "-1: the preprocess default; 0 RGB, 1 BGR, 2 GRAY", -1, 2, -1),
     "maintain-aspect-ratio": (int, "maintain aspect ratio", "-1: the preprocess default; 0 stretch, 1 keep", -1, 1,
-                              -1, RW),
+                              -1),
     "symmetric-padding": (int, "symmetric padding", "-1: the preprocess default; 0 right / bottom, 1 centred", -1, 1,
-                          -1, RW),
+                          -1),
     "scaling-filter": (int, "scaling filter", "-1: the preprocess default; 0 nearest, 1 bilinear, 2 bicubic, 3 area",
-                       -1, 6, -1, RW),
+                       -1, 6, -1),
     "net-scale-factor": (float, "net scale factor", "0: the preprocess default; input = (level - offsets) * this",
-                         0.0, 1e6, 0.0, RW),
+                         0.0, 1e6, 0.0),
     "offsets": (str, "offsets", "per-channel means subtracted before net-scale-factor (a;b;c); empty: the "
-                "preprocess default", "", RW),
-    "precision": (str, "precision", "fp32, fp16 or bf16 (the model under torch.autocast)", "fp32", RW),
-    "network-mode": (int, "network mode", "alias of precision in nvinfer's numbers: 0 FP32, 2 FP16", 0, 3, 0, RW),
+                "preprocess default", ""),
+    "precision": (str, "precision", "fp32, fp16 or bf16 (the model under torch.autocast)", "fp32"),
+    "network-mode": (int, "network mode", "alias of precision in nvinfer's numbers: 0 FP32, 2 FP16", 0, 3, 0),
     "warm-up": (bool, "warm up", "run the model once at start on the input size, so the first frame pays no "
-                "first-call costs", True, RW),
+                "first-call costs", True),
     "cuda-graph": (bool, "CUDA graph", "on CUDA: model + decode captured in a CUDA graph per input shape (batch "
-                   "sizes bucketed to powers of two), replayed per batch with one host synchronisation", False, RW),
-    "compile": (bool, "compile", "run the model through torch.compile (eager after a warning when it fails)", False,
-                RW),
-    "channels-last": (bool, "channels last", "model and input in channels-last memory format", False, RW),
+                   "sizes bucketed to powers of two), replayed per batch with one host synchronisation", False),
+    "compile": (bool, "compile", "run the model through torch.compile (eager after a warning when it fails)", False),
+    "channels-last": (bool, "channels last", "model and input in channels-last memory format", False),
     "threads": (int, "threads", "torch's CPU threads (process-wide; 0: half the cores for a CPU model, leaving the "
-                "rest to GStreamer's threads)", 0, 1024, 0, RW),
+                "rest to GStreamer's threads)", 0, 1024, 0),
     "max-batch-wait-us": (int, "max batch wait", "> 0: frames that obbinfer elements with the same settings (separate "
                           "pipelines in one process) get within this many microseconds run as one model batch", 0,
-                          1_000_000, 0, RW),
+                          1_000_000, 0),
 }
 _CONFIG_CHECKS = {
     "model": _check_model, "input-size": _check_input_size, "class-names": _check_class_names,
@@ -297,21 +290,19 @@ class _Loaded:
 
 
 class ObbInfer(ObbmetaElement):
-    __gtype_name__ = "GstObbInfer"
-    __gstmetadata__ = (
-        "obbmeta oriented-box inference", "Filter/Analyzer/Video",
-        "Runs a PyTorch oriented-box detector on every frame of the batch and writes NvDsObjectMeta (the tight "
-        "axis-aligned box) plus an OBB user meta (angle, polygon): nvinfer for oriented detectors",
-        "obbmeta")
-    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
+    element_name = "obbinfer"
+    gtype_name = "GstObbInfer"
+    long_name = "obbmeta oriented-box inference"
+    klass = "Filter/Analyzer/Video"
+    description = ("Runs a PyTorch oriented-box detector on every frame of the batch and writes NvDsObjectMeta (the "
+                   "tight axis-aligned box) plus an OBB user meta (angle, polygon): nvinfer for oriented detectors")
+    debug_description = "obbmeta oriented-box inference (nvinfer for PyTorch oriented detectors)"
     __gsignals__ = {"model-updated": (GObject.SignalFlags.RUN_LAST, None, (int, str))}
     _aliases = {"gie-unique-id": "unique-id", "infer-on-gie-id": "operate-on-gie-id",
                 "infer-on-class-ids": "operate-on-class-ids", "gpu-id": "device", "network-mode": "precision"}
     _ready_only = frozenset({"process-mode"})
-    _specs = properties(_SPECS, _ready_only)
-    __gproperties__ = _specs
+    property_specs = _SPECS
     _checks = {**_CONFIG_CHECKS, "config-file-path": _check_config}
-    debug_category = CATEGORY
 
     def __init__(self):
         super().__init__()
@@ -445,11 +436,11 @@ class ObbInfer(ObbmetaElement):
                             cuda_graph=settings["cuda-graph"], compile=settings["compile"],
                             channels_last=settings["channels-last"],
                             max_batch_wait_us=settings["max-batch-wait-us"])
-        CATEGORY.info(self, "model %s loaded on %s (%s, preprocess %s) in %.3f s", settings["model"], device,
-                      settings["precision"], settings["preprocess"], time.perf_counter() - t0)
+        self.debug_category.info(self, "model %s loaded on %s (%s, preprocess %s) in %.3f s", settings["model"],
+                                 device, settings["precision"], settings["preprocess"], time.perf_counter() - t0)
         if settings["warm-up"]:
             seconds = detector.warm_up(batch=max(1, settings["batch-size"]))
-            CATEGORY.info(self, "warm-up on %s: %.3f s", detector.input_size, seconds)
+            self.debug_category.info(self, "warm-up on %s: %.3f s", detector.input_size, seconds)
         self._check_classes(detector, config)
         return _Loaded(detector, config, settings["model"], settings["config-file-path"])
 
@@ -474,13 +465,13 @@ class ObbInfer(ObbmetaElement):
                              charset=settings["charset"] or None, threshold=settings["classifier-threshold"],
                              batch_size=settings["batch-size"], precision=settings["precision"],
                              fill=settings["crop-fill"])
-        CATEGORY.info(self, "secondary model %s (%s) loaded on %s in %.3f s", settings["model"],
-                      settings["output-format"], device, time.perf_counter() - t0)
+        self.debug_category.info(self, "secondary model %s (%s) loaded on %s in %.3f s", settings["model"],
+                                 settings["output-format"], device, time.perf_counter() - t0)
         if settings["warm-up"]:
             t0 = time.perf_counter()
             grey = torch.full((64, 128, 3), 114, dtype=torch.uint8, device=device)
             sec([grey], "RGB", torch.tensor([[0.0, 64.0, 32.0, 96.0, 24.0, 0.0]]))
-            CATEGORY.info(self, "warm-up: %.3f s", time.perf_counter() - t0)
+            self.debug_category.info(self, "warm-up: %.3f s", time.perf_counter() - t0)
         return _Loaded(sec, config, settings["model"], settings["config-file-path"], secondary=True)
 
     def _check_classes(self, detector: Any, config: Any) -> None:
@@ -529,7 +520,7 @@ class ObbInfer(ObbmetaElement):
         with self._swap_lock:
             self._generation += 1
             generation = self._generation
-        CATEGORY.info(self, "%s changed while running: loading a new model in the background", reason)
+        self.debug_category.info(self, "%s changed while running: loading a new model in the background", reason)
         threading.Thread(target=self._build_pending, args=(generation, reason), daemon=True,
                          name=f"{self.get_name()}-model-load").start()
 
@@ -551,7 +542,7 @@ class ObbInfer(ObbmetaElement):
         if pending is None:
             return
         self.loaded = pending
-        CATEGORY.info(self, "model swapped at batch %d: %s", self.batches, pending.model)
+        self.debug_category.info(self, "model swapped at batch %d: %s", self.batches, pending.model)
         s = Gst.Structure.new_empty("obbinfer-model-updated")
         s.set_value("batch", self.batches)
         s.set_value("model", pending.model)
@@ -615,9 +606,10 @@ class ObbInfer(ObbmetaElement):
             self.timings.append({"frames": len(frames), "objects": len(rows), "map": t1 - t0, "infer": t2 - t1,
                                  "write": t3 - t2})
         if timing:
-            CATEGORY.debug(self, "batch %d: %d objects inferred, %d from the cache, %d classified; select %.3f ms, "
-                           "crop + model %.3f ms, write %.3f ms", batch_index, len(rows), len(cached),
-                           written.classified if written else 0, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+            self.debug_category.debug(
+                self, "batch %d: %d objects inferred, %d from the cache, %d classified; select %.3f ms, crop + model "
+                "%.3f ms, write %.3f ms", batch_index, len(rows), len(cached), written.classified if written else 0,
+                (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         from .. import nvds
@@ -629,7 +621,7 @@ class ObbInfer(ObbmetaElement):
         skip = self.batches % (self.prop("interval") + 1) != 0
         batch_index = self.batches
         self.batches += 1
-        timing = CATEGORY.enabled(Gst.DebugLevel.DEBUG)
+        timing = self.debug_category.enabled(Gst.DebugLevel.DEBUG)
         t0 = time.perf_counter()
         with mapped_frames(buf, video, write=False) as views:
             if not views:
@@ -660,14 +652,15 @@ class ObbInfer(ObbmetaElement):
             t1 = time.perf_counter()
             filtered = detector.filtered
             formats = [v.format for v in chosen]  # sources of one batch may differ (NV12 / NV12_709)
-            if CATEGORY.enabled(Gst.DebugLevel.LOG):  # level 6: the detector's phases, the device synced between
+            # level 6: the detector's phases, the device synced between
+            if self.debug_category.enabled(Gst.DebugLevel.LOG):
                 from ..infer import profile_phases
 
                 with profile_phases() as phases:
                     dets = detector([v.model_input for v in chosen], formats, on_host=True)
                 for p in phases:
-                    CATEGORY.log(self, "batch %d detector phases: %s", batch_index,
-                                 ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in p.items()))
+                    self.debug_category.log(self, "batch %d detector phases: %s", batch_index,
+                                            ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in p.items()))
             else:
                 dets = detector([v.model_input for v in chosen], formats, on_host=True)
             t2 = time.perf_counter()
@@ -680,11 +673,9 @@ class ObbInfer(ObbmetaElement):
         if self.timings is not None:
             self.timings.append({"frames": len(chosen), "map": t1 - t0, "infer": t2 - t1, "write": t3 - t2})
         if timing:
-            CATEGORY.debug(self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by "
-                           "class attributes; map %.3f ms, model + decode %.3f ms, write %.3f ms", batch_index,
-                           len(chosen), result.written, result.filtered,
-                           detector.filtered - filtered, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+            self.debug_category.debug(
+                self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by class "
+                "attributes; map %.3f ms, model + decode %.3f ms, write %.3f ms", batch_index, len(chosen),
+                result.written, result.filtered, detector.filtered - filtered, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+                (t3 - t2) * 1e3)
         return Gst.FlowReturn.OK
-
-
-GObject.type_register(ObbInfer)

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._debug import Category
-from ._element import ObbmetaElement, one_of, properties
-from ._frames import templates
-from ._gi import GObject, Gst
+from ._element import ObbmetaElement, one_of
+from ._gi import Gst
 
-RW = GObject.ParamFlags.READWRITE
 PAYLOADS = ("blob", "event", "both")
 
 
@@ -32,25 +29,24 @@ def _check_meta_type(value: Any) -> int:
 
 
 class ObbMessage(ObbmetaElement):
-    __gtype_name__ = "GstObbMessage"
-    __gstmetadata__ = (
-        "obbmeta oriented-box messages", "Filter/Metadata",
-        "Attaches every frame's objects with their rotated boxes for nvmsgconv: an NVDS_CUSTOM_MSG_BLOB JSON "
-        "message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)", "obbmeta")
-    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
-    _specs = properties({
+    element_name = "obbmessage"
+    gtype_name = "GstObbMessage"
+    long_name = "obbmeta oriented-box messages"
+    klass = "Filter/Metadata"
+    description = ("Attaches every frame's objects with their rotated boxes for nvmsgconv: an NVDS_CUSTOM_MSG_BLOB "
+                   "JSON message (msg2p-newapi=1) and / or NvDsEventMsgMeta per object (msg2p-newapi=0)")
+    debug_description = "obbmeta oriented-box messages for nvmsgconv"
+    property_specs = {
         "meta-type": (int, "meta type", "NvDsMetaType of the blob: 0 = NVDS_CUSTOM_MSG_BLOB, what nvmsgconv reads "
                       "($OBBMETA_CUSTOM_MSG_BLOB_TYPE, else counted in the installed nvdsmeta.h, else 29: 28 in "
                       "DeepStream 7.0, 29 in 8.0 and 9.x); or that value, or a user meta type >= 8193 "
                       "(NVDS_START_USER_META) for a reader of your own. Types DeepStream reserves are refused",
-                      0, 0x7FFFFFFF, 0, RW),
-        "skip-empty": (bool, "skip empty", "attach no blob to frames without objects", False, RW),
+                      0, 0x7FFFFFFF, 0),
+        "skip-empty": (bool, "skip empty", "attach no blob to frames without objects", False),
         "payload": (str, "payload", "what to attach per frame: blob (NVDS_CUSTOM_MSG_BLOB JSON, msg2p-newapi=1), "
                     "event (one NVDS_EVENT_MSG_META per object, rotated box in objSignature, msg2p-newapi=0) or "
-                    "both", "blob", RW),
-    })
-    __gproperties__ = _specs
-    debug_category = Category("obbmessage", "obbmeta oriented-box messages for nvmsgconv")
+                    "both", "blob"),
+    }
     _checks = {"meta-type": lambda v: v if v == 0 else _check_meta_type(v), "payload": one_of(*PAYLOADS)}
 
     def start(self) -> None:
@@ -75,6 +71,3 @@ class ObbMessage(ObbmetaElement):
                 continue
             messages.attach_obb_message(batch, frame, meta_type=kind)
         return Gst.FlowReturn.OK
-
-
-GObject.type_register(ObbMessage)

@@ -14,35 +14,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._debug import Category
-from ._element import ObbmetaElement, one_of, properties
-from ._frames import DRAW_FORMATS, VideoFormat, caps_string, mapped_frames, templates
-from ._gi import GObject, Gst
+from ._element import ObbmetaElement, one_of
+from ._frames import DRAW_FORMATS, VideoFormat, caps_string, mapped_frames
+from ._gi import Gst
 
-RW = GObject.ParamFlags.READWRITE
 MODES = ("meta", "draw")
 
 
 class ObbOverlay(ObbmetaElement):
-    __gtype_name__ = "GstObbOverlay"
-    __gstmetadata__ = (
-        "obbmeta oriented-box overlay", "Filter/Effect/Video",
-        "Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into the frames "
-        "(mode=draw)", "obbmeta")
-    __gsttemplates__ = templates()  # every format obbmeta reads; mode=draw narrows it (do_transform_caps)
+    element_name = "obboverlay"
+    gtype_name = "GstObbOverlay"
+    long_name = "obbmeta oriented-box overlay"
+    klass = "Filter/Effect/Video"
+    description = ("Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into "
+                   "the frames (mode=draw)")
+    debug_description = "obbmeta oriented-box overlay (nvdsosd lines or drawing)"
     _ready_only = frozenset({"mode", "follow-tracker"})  # used when the element starts
-    _specs = properties({
-        "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames",
-                 "meta", RW),
-        "thickness": (int, "thickness", "line width in pixels", 1, 64, 3, RW),
-        "hide-aabb": (bool, "hide AABB", "mode=meta: set rect_params.border_width=0 on objects with an OBB", True, RW),
-        "label": (bool, "label", "mode=meta: move each label to the top corner of its OBB", True, RW),
-        "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False, RW),
+    property_specs = {
+        "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames", "meta"),
+        "thickness": (int, "thickness", "line width in pixels", 1, 64, 3),
+        "hide-aabb": (bool, "hide AABB", "mode=meta: set rect_params.border_width=0 on objects with an OBB", True),
+        "label": (bool, "label", "mode=meta: move each label to the top corner of its OBB", True),
+        "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False),
         "follow-tracker": (bool, "follow tracker", "after nvtracker: give every tracked object an OBB first (the "
-                           "detector's moved with the tracker's box, else the track's prediction)", False, RW),
-    }, _ready_only)
-    __gproperties__ = _specs
-    debug_category = Category("obboverlay", "obbmeta oriented-box overlay (nvdsosd lines or drawing)")
+                           "detector's moved with the tracker's box, else the track's prediction)", False),
+    }
     _checks = {"mode": one_of(*MODES)}
 
     def __init__(self):
@@ -141,6 +137,3 @@ def _colors(class_ids: Any, fmt: str) -> Any:
     out = np.full((len(table), layout.planes[0].comps), 255, dtype=np.uint8)
     out[:, list(layout.rgb_order)] = table
     return torch.from_numpy(out)
-
-
-GObject.type_register(ObbOverlay)

@@ -8,34 +8,29 @@ state per ``source_id``; a stream's state is dropped at EOS (of the whole buffer
 """
 from __future__ import annotations
 
-from ._debug import Category
-from ._element import ObbmetaElement, one_of, properties
-from ._frames import templates
-from ._gi import GObject, Gst
+from ._element import ObbmetaElement, one_of
+from ._gi import Gst
 
-RW = GObject.ParamFlags.READWRITE
 ASSOCIATIONS = ("rotated", "aabb")
 
 
 class ObbTrack(ObbmetaElement):
-    __gtype_name__ = "GstObbTrack"
-    __gstmetadata__ = (
-        "obbmeta oriented tracker", "Filter/Analyzer/Video",
-        "Tracks oriented objects with rotated-IoU association and writes object_id / rect_params as nvtracker does",
-        "obbmeta")
-    __gsttemplates__ = templates()  # every format obbmeta.pixels reads, system memory and NVMM
+    element_name = "obbtrack"
+    gtype_name = "GstObbTrack"
+    long_name = "obbmeta oriented tracker"
+    klass = "Filter/Analyzer/Video"
+    description = ("Tracks oriented objects with rotated-IoU association and writes object_id / rect_params as "
+                   "nvtracker does")
     _ready_only = frozenset({"association", "max-age", "min-hits", "output-lost", "heading"})  # read at start
-    _specs = properties({
+    property_specs = {
         "association": (str, "association", "rotated (exact IoU of the OBBs) or aabb (IoU of their AABBs)",
-                        "rotated", RW),
-        "max-age": (int, "max age", "detection frames a confirmed track survives unmatched", 0, 100000, 30, RW),
-        "min-hits": (int, "min hits", "matched frames that confirm a track", 1, 1000, 2, RW),
+                        "rotated"),
+        "max-age": (int, "max age", "detection frames a confirmed track survives unmatched", 0, 100000, 30),
+        "min-hits": (int, "min hits", "matched frames that confirm a track", 1, 1000, 2),
         "output-lost": (int, "output lost", "also output confirmed tracks missed for up to this many detection "
-                        "frames, at their prediction", 0, 100000, 0, RW),
-        "heading": (bool, "heading", "the model's angle is a 2*pi heading (never flipped by pi)", False, RW),
-    }, _ready_only)
-    __gproperties__ = _specs
-    debug_category = Category("obbtrack", "obbmeta oriented tracker")
+                        "frames, at their prediction", 0, 100000, 0),
+        "heading": (bool, "heading", "the model's angle is a 2*pi heading (never flipped by pi)", False),
+    }
     _checks = {"association": one_of(*ASSOCIATIONS)}
 
     def __init__(self):
@@ -62,6 +57,3 @@ class ObbTrack(ObbmetaElement):
             return Gst.FlowReturn.OK  # no detections upstream: nothing to track
         self.tracker.update_batch(batch, frame_size=(self.video.width, self.video.height))
         return Gst.FlowReturn.OK
-
-
-GObject.type_register(ObbTrack)

@@ -5,7 +5,8 @@ a virtual environment nor an editable install. In a folder made by ``python -m o
 ``_obbmeta_site.json`` beside this file names that interpreter's site folders: they are added with
 ``site.addsitedir`` (so their ``.pth`` files, e.g. an editable install's, apply) ahead of the embedded Python's own
 site folders, as in that interpreter. In the folder shipped inside the package (no JSON) the folder that holds the
-``obbmeta`` package and ``$VIRTUAL_ENV``'s site-packages are added instead. Defines no element: the loader skips it.
+``obbmeta`` package and ``$VIRTUAL_ENV``'s site-packages are added instead. Defines no element: the loader skips it;
+each ``gstobb*.py`` beside it gets its element from :func:`element_factory`.
 """
 import importlib.util
 import json
@@ -51,3 +52,14 @@ else:
     if os.environ.get("VIRTUAL_ENV"):
         _folders.append(os.path.join(os.environ["VIRTUAL_ENV"], "lib", f"python{_version}", "site-packages"))
     _add_sites(_folders)
+
+
+def element_factory(name):
+    """``__gstelementfactory__`` of obbmeta's element ``name`` (``obbmeta.gst.element_factory``), or an ImportError
+    that says how to make obbmeta importable here."""
+    try:
+        from obbmeta.gst import element_factory as factory
+
+        return factory(name)
+    except ImportError as exc:
+        raise ImportError(f"obbmeta's {name} element cannot load: {exc}; {HINT}") from exc

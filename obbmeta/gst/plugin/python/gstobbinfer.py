@@ -1,10 +1,4 @@
 """``obbinfer`` for the gst-python plugin loader: GST_PLUGIN_PATH=$(python -m obbmeta.gst --plugin-path)."""
 import _obbmeta_site
 
-try:
-    from obbmeta.gst._gi import Gst
-    from obbmeta.gst.infer import ObbInfer
-except ImportError as exc:
-    raise ImportError(f"obbmeta's obbinfer element cannot load: {exc}; {_obbmeta_site.HINT}") from exc
-
-__gstelementfactory__ = ("obbinfer", Gst.Rank.NONE, ObbInfer)
+__gstelementfactory__ = _obbmeta_site.element_factory("obbinfer")

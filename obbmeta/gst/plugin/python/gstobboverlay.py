@@ -1,10 +1,4 @@
 """``obboverlay`` for the gst-python plugin loader: GST_PLUGIN_PATH=$(python -m obbmeta.gst --plugin-path)."""
 import _obbmeta_site
 
-try:
-    from obbmeta.gst._gi import Gst
-    from obbmeta.gst.overlay import ObbOverlay
-except ImportError as exc:
-    raise ImportError(f"obbmeta's obboverlay element cannot load: {exc}; {_obbmeta_site.HINT}") from exc
-
-__gstelementfactory__ = ("obboverlay", Gst.Rank.NONE, ObbOverlay)
+__gstelementfactory__ = _obbmeta_site.element_factory("obboverlay")
