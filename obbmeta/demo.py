@@ -417,7 +417,7 @@ def _unit_interval(text: str) -> float:
 
 
 def _device(text: str) -> str:
-    # obbinfer's own check (obbmeta.infer.parse_device) imports torch, which must come after Gst.init (see _gi)
+    # obbinfer's own check (obbmeta.infer.parse_device) imports torch, which must come after Gst.init (gst/_gi.py)
     if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", text):
         raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, got {text!r}")
     return text

@@ -48,7 +48,7 @@ def ds_gst():
     if not nvds.available():
         pytest.skip(f"NVIDIA's libnvds_meta is not available:\n{nvds.describe()}")
     import obbmeta.gst
-    from obbmeta.gst._gi import Gst
+    from obbmeta.gst import Gst
 
     obbmeta.gst.register()
     if install.plugin_dir().is_dir():

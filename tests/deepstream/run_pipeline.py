@@ -23,7 +23,7 @@ def main() -> int:
     import obbmeta.gst
     from deepstream import install
     from obbmeta import nvds
-    from obbmeta.gst._gi import Gst
+    from obbmeta.gst import Gst
 
     obbmeta.gst.register()
     Gst.Registry.get().scan_path(str(install.plugin_dir()))

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gst"))  # the elem
 from pipelines import buffer_probe, run  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
-from obbmeta.gst._gi import Gst  # noqa: E402
+from obbmeta.gst import Gst  # noqa: E402
 
 obbmeta.gst.register()
 W, H = 160, 120
