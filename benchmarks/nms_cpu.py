@@ -80,9 +80,9 @@ def previous_implementation():
 def current_c_call():
     """Today's C function called the way the previous one is (raw ctypes, no Python checks): the like-for-like
     anchor for the speed-up, next to the full nms_rotated call."""
-    from obbmeta.ops._core import _lib
+    from obbmeta.ops._core import geometry_library
 
-    c = _lib()
+    c = geometry_library()
 
     def run(b: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
         keep = torch.empty(len(b), dtype=torch.int64)

@@ -4,6 +4,7 @@
  * batch_stride elements after frame b - 1 (a (B, ...) tensor), else frame b is descriptor b. table: (k, 6) float32
  * rows (batch index, cx, cy, w, h, angle), contiguous. out: (k, channels, out_h, out_w) of params->out_type,
  * contiguous; widths: (k,) int64 content widths (0 for an invalid row). */
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -11,10 +12,41 @@
 
 #define OBB_EXPORT __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_crop_abi_version(void) { return 1; }
+OBB_EXPORT int obbmeta_crop_abi_version(void) { return 2; }
 
-OBB_EXPORT int32_t obbmeta_crop_descriptor_size(void) { return (int32_t)sizeof(obb_crop_frame); }
-OBB_EXPORT int32_t obbmeta_crop_params_size(void) { return (int32_t)sizeof(obb_crop_params); }
+/* What obbmeta/ops/_core.py mirrors (the structs' sizes and offsets, the codes), checked when Python loads this
+ * library (obbmeta/_native.py: NativeLibrary): `names[i]` is "T" for sizeof(T), "T.f" for offsetof(T, f), else a
+ * constant, with its value in `values[i]`. Writes at most `capacity` entries; returns how many there are. */
+OBB_EXPORT int64_t obbmeta_crop_abi_table(const char **names, int64_t *values, int64_t capacity)
+{
+#define OBB_SIZE(T) {#T, (int64_t)sizeof(T)}
+#define OBB_OFFSET(T, F) {#T "." #F, (int64_t)offsetof(T, F)}
+#define OBB_CONST(C) {#C, (int64_t)(C)}
+    static const struct {
+        const char *name;
+        int64_t value;
+    } table[] = {
+        OBB_SIZE(obb_crop_frame), OBB_OFFSET(obb_crop_frame, stride_y), OBB_OFFSET(obb_crop_frame, height),
+        OBB_OFFSET(obb_crop_frame, channels),
+        OBB_SIZE(obb_crop_params), OBB_OFFSET(obb_crop_params, keep_aspect), OBB_OFFSET(obb_crop_params, n_frames),
+        OBB_OFFSET(obb_crop_params, in_type), OBB_OFFSET(obb_crop_params, out_type),
+        OBB_OFFSET(obb_crop_params, padding), OBB_OFFSET(obb_crop_params, channel_index),
+        OBB_OFFSET(obb_crop_params, fill),
+        OBB_CONST(OBB_CROP_NONFINITE), OBB_CONST(OBB_CROP_NEGATIVE_SIDE), OBB_CONST(OBB_CROP_BAD_FRAME),
+        OBB_CONST(OBB_CROP_MAX_CHANNELS), OBB_CONST(OBB_READ_AS_IS), OBB_CONST(OBB_READ_LEFT_TO_RIGHT),
+        OBB_CONST(OBB_READ_LONG_SIDE), OBB_CONST(OBB_U8), OBB_CONST(OBB_F16), OBB_CONST(OBB_BF16),
+        OBB_CONST(OBB_F32),
+    };
+#undef OBB_SIZE
+#undef OBB_OFFSET
+#undef OBB_CONST
+    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
+    for (int64_t i = 0; i < count && i < capacity; ++i) {
+        names[i] = table[i].name;
+        values[i] = table[i].value;
+    }
+    return count;
+}
 
 /* Index of the first invalid row (or -1), with why in *reason (OBB_CROP_*). */
 OBB_EXPORT int64_t obbmeta_crop_check(const float *table, int64_t k, int32_t n_frames, int32_t *reason)

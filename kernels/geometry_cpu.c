@@ -11,15 +11,27 @@
 
 #define OBB_EXPORT __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 2; }
+OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 3; }
 
-/* The status flags of the CUDA NMS and decode (obb_status.h) in their order there, for obbmeta/ops/status.py to
- * check its constants against when this library loads. Returns how many there are; writes at most n. */
-OBB_EXPORT int obbmeta_status_flags(int64_t *out, int n)
+/* What obbmeta/_native.py checks this library against at load (``NativeLibrary.constants``): the status flags of
+ * the CUDA NMS and decode (obb_status.h), which obbmeta/ops/status.py mirrors. Writes at most ``capacity`` entries;
+ * returns how many there are. */
+OBB_EXPORT int64_t obbmeta_geometry_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
-    static const int64_t flags[] = {OBB_STATUS_BOXES, OBB_STATUS_SCORES, OBB_STATUS_OVERFLOW, OBB_STATUS_CLASSES};
-    const int count = (int)(sizeof flags / sizeof flags[0]);
-    for (int i = 0; i < count && i < n; i++) out[i] = flags[i];
+#define OBB_CONST(C) {#C, (int64_t)(C)}
+    static const struct {
+        const char *name;
+        int64_t value;
+    } table[] = {
+        OBB_CONST(OBB_STATUS_BOXES), OBB_CONST(OBB_STATUS_SCORES), OBB_CONST(OBB_STATUS_OVERFLOW),
+        OBB_CONST(OBB_STATUS_CLASSES),
+    };
+#undef OBB_CONST
+    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
+    for (int64_t i = 0; i < count && i < capacity; ++i) {
+        names[i] = table[i].name;
+        values[i] = table[i].value;
+    }
     return count;
 }
 

@@ -269,6 +269,45 @@ OBB_EXPORT int64_t obbmeta_msg_live_events(void) { return __atomic_load_n(&g_liv
 
 OBB_EXPORT int32_t obbmeta_msg_event_block_size(void) { return OBBMSG_EVENT_BLOCK; }
 
+/* What obbmeta/nvds/messages.py (NVDS_MESSAGE, an obbmeta._native.NativeLibrary) mirrors in ctypes, checked at
+ * load: `names[i]` is "T" for sizeof(T), "T.f" for offsetof(T, f), else a constant, with its value in `values[i]`.
+ * Writes at most `capacity` entries; returns how many there are. The ABI version changes when an entry point's
+ * signature does. */
+OBB_EXPORT int obbmeta_msg_abi_version(void) { return 1; }
+
+OBB_EXPORT int64_t obbmeta_msg_abi_table(const char **names, int64_t *values, int64_t capacity)
+{
+#define OBBMSG_SIZE(T) {#T, (int64_t)sizeof(T)}
+#define OBBMSG_OFFSET(T, F) {#T "." #F, (int64_t)offsetof(T, F)}
+    static const struct {
+        const char *name;
+        int64_t value;
+    } table[] = {
+        OBBMSG_SIZE(obbmsg_api),
+        OBBMSG_OFFSET(obbmsg_api, acquire_user_meta), OBBMSG_OFFSET(obbmsg_api, add_user_meta_to_frame),
+        OBBMSG_OFFSET(obbmsg_api, acquire_meta_lock), OBBMSG_OFFSET(obbmsg_api, release_meta_lock),
+        OBBMSG_OFFSET(obbmsg_api, g_malloc), OBBMSG_OFFSET(obbmsg_api, g_free),
+        OBBMSG_SIZE(obbmsg_custom_msg_info), OBBMSG_OFFSET(obbmsg_custom_msg_info, message),
+        OBBMSG_OFFSET(obbmsg_custom_msg_info, size),
+        OBBMSG_SIZE(obbmsg_event_in),
+        OBBMSG_OFFSET(obbmsg_event_in, bbox), OBBMSG_OFFSET(obbmsg_event_in, confidence),
+        OBBMSG_OFFSET(obbmsg_event_in, tracking_id), OBBMSG_OFFSET(obbmsg_event_in, event_type),
+        OBBMSG_OFFSET(obbmsg_event_in, obj_type), OBBMSG_OFFSET(obbmsg_event_in, obj_class_id),
+        OBBMSG_OFFSET(obbmsg_event_in, sensor_id), OBBMSG_OFFSET(obbmsg_event_in, component_id),
+        OBBMSG_OFFSET(obbmsg_event_in, frame_id), OBBMSG_OFFSET(obbmsg_event_in, object_id),
+        OBBMSG_OFFSET(obbmsg_event_in, sig_size), OBBMSG_OFFSET(obbmsg_event_in, signature),
+        {"OBBMETA_NVDS_EVENT_MSG_META", OBBMETA_NVDS_EVENT_MSG_META},
+    };
+#undef OBBMSG_SIZE
+#undef OBBMSG_OFFSET
+    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
+    for (int64_t i = 0; i < count && i < capacity; ++i) {
+        names[i] = table[i].name;
+        values[i] = table[i].value;
+    }
+    return count;
+}
+
 /* Attach `n` event metas (one per item) to `frame` (an NvDsFrameMeta* of `batch`), all with timestamp `ts` and
  * sensor string `sensor_str` (either may be NULL), under one lock. Returns the number attached, or -1 when not
  * initialised / bad arguments, or -2 when the pool returned NULL (those attached before stay attached). */

@@ -1,45 +1,59 @@
 """The CUDA kernels (kernels/obbmeta_cuda.cu, built by setup.py when nvcc is available), loaded with ctypes.
 
-``cuda_library()`` is None when they were not built; callers then run the host code on a copy of the data.
+``cuda_library()`` is None when they were not built; callers then run the host code on a copy of the data. A build
+that is there but does not match this Python code (another ABI version, e.g. after a ``git pull`` without a
+rebuild) is not used either, but never silently: the first call warns once with a :class:`StaleLibraryWarning`
+naming the file and the fix, and ``obbmeta doctor`` reports it as a problem.
 """
 from __future__ import annotations
 
 import ctypes
+import warnings
 from functools import lru_cache
 from typing import Optional
 
 import torch
 
-from ._native import load_library
+from ._native import NativeLibrary, StaleLibraryWarning
 
 _p, _i64, _i32, _f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
+
+CUDA = NativeLibrary(
+    "_cuda", "CUDA kernels", abi=4, abi_function="obbmeta_cuda_abi_version",
+    functions={
+        "obbmeta_cuda_error_string": (ctypes.c_char_p, [_i32]),
+        "obbmeta_cuda_set_device": (_i32, [_i32]),
+        "obbmeta_cuda_iou": (_i32, [_p, _i64, _p, _i64, _p, _i32, _i32, _p]),
+        "obbmeta_cuda_nms_sizes": (_i32, [_i64, _i32, _i32, _i64, _p, _p]),
+        "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]),
+        "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
+        "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
+                                         _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
+        "obbmeta_cuda_draw_outlines": (_i32, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]),
+        "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
+    })
+
+
+def cuda_problem() -> Optional[str]:
+    """Why the CUDA kernels that are there cannot be used (stale or not loadable), or None: they load, or they were
+    not built (see ``obbmeta doctor`` for the build record)."""
+    if CUDA.path() is None:
+        return None
+    state, why = CUDA.status()
+    return None if state == "loaded" else why
 
 
 @lru_cache(maxsize=None)
 def cuda_library() -> Optional[ctypes.CDLL]:
+    """The loaded CUDA kernels, or None (not built, or not usable: then warned once) for the host fallback."""
+    if CUDA.path() is None:
+        return None
     try:
-        lib = load_library("_cuda")
-    except (ImportError, OSError):
+        return CUDA.load()
+    except (ImportError, OSError) as exc:
+        warnings.warn(StaleLibraryWarning(f"obbmeta's CUDA kernels are not used, CUDA tensors run the host code on "
+                                          f"a copy: {exc}"), stacklevel=2)
         return None
-    lib.obbmeta_cuda_abi_version.restype = _i32
-    if lib.obbmeta_cuda_abi_version() != 4:
-        return None
-    lib.obbmeta_cuda_error_string.argtypes = [_i32]
-    lib.obbmeta_cuda_error_string.restype = ctypes.c_char_p
-    lib.obbmeta_cuda_set_device.argtypes = [_i32]
-    lib.obbmeta_cuda_iou.argtypes = [_p, _i64, _p, _i64, _p, _i32, _i32, _p]
-    lib.obbmeta_cuda_nms_sizes.argtypes = [_i64, _i32, _i32, _i64, _p, _p]
-    lib.obbmeta_cuda_nms.argtypes = [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]
-    lib.obbmeta_cuda_yolo_obb_sizes.argtypes = [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]
-    lib.obbmeta_cuda_yolo_obb.argtypes = [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
-                                          _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]
-    lib.obbmeta_cuda_draw_outlines.argtypes = [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]
-    lib.obbmeta_cuda_crop.argtypes = [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]
-    for name in ("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms_sizes", "obbmeta_cuda_nms",
-                 "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines",
-                 "obbmeta_cuda_crop"):
-        getattr(lib, name).restype = _i32
-    return lib
 
 
 def launch(device: torch.device, fn, *args) -> None:

@@ -121,20 +121,27 @@ def _doctor() -> int:
 
     import torch
 
-    from ._native import load_library
+    from . import _cuda_lib
+    from .nvds import _core as nvds_core
+    from .nvds import messages as nvds_messages
+    from .ops import _core as ops_core
+    from .osd import draw
 
     print(f"obbmeta {_version()} on Python {platform.python_version()}, torch {torch.__version__}")
-    try:
-        load_library("_geometry")
-        print("C geometry core: loaded")
-    except ImportError as exc:
-        print(f"C geometry core: MISSING — {exc}")
-        problems.append("the C geometry core is missing (rebuild: pip install .)")
-    from ._cuda_lib import cuda_library
-
-    loaded = cuda_library() is not None
+    rebuild = "rebuild: pip install -e . in a checkout, pip install . otherwise"
+    for library in (ops_core.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE):
+        state, why = library.status()
+        if state == "loaded":
+            print(f"{library.title}: loaded")
+        else:  # stale: built from other sources than this Python code (a pull without a rebuild)
+            print(f"{library.title}: {state.upper()} — {why}")
+            problems.append(f"the {library.title} (obbmeta.{library.module}) is {state} ({rebuild})")
+    stale_cuda = _cuda_lib.cuda_problem()
     status = cuda_build_status()
-    if loaded:
+    if stale_cuda is not None:
+        print(f"CUDA kernels (obbmeta._cuda): STALE — {stale_cuda}; CUDA tensors use the host code on a copy")
+        problems.append(f"the CUDA kernels (obbmeta._cuda) are there but not usable ({rebuild})")
+    elif _cuda_lib.cuda_library() is not None:
         print(f"CUDA kernels (obbmeta._cuda): loaded; {status}")
     else:
         print(f"CUDA kernels (obbmeta._cuda): {status}; CUDA tensors use the host code on a copy")

@@ -19,7 +19,9 @@ from ctypes import (
 )
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
+from .._native import NativeLibrary
 from . import _library, layouts
 
 
@@ -110,6 +112,43 @@ def error_reason(code: int) -> str:
         return str(code)
 
 
+# What an entry the C side names (bad_index) is, per code, when the caller has nothing more precise to say.
+_ENTRY_WORDS = {
+    WriterError.INVALID_BOX: "is not finite or has w <= 0 or h <= 0",
+    WriterError.LABEL: "is negative or has no class name",
+    WriterError.FOREIGN_FRAME: "is not an object meta of this batch",
+}
+
+
+def writer_error(code: int, writer: str, argument: str | None = None, index: int = -1, value: Any = None,
+                 detail: str | None = None, layout: layouts.Layout | None = None) -> Exception:
+    """The exception for a negative return code of one of the C writer's entry points: one wording per code.
+
+    - ``writer``: which one, as the message names it ("writer", "reader", "overlay writer", ...);
+    - ``argument``, ``index``, ``value``: the caller's argument the code is about, the entry the C side named
+      (its ``bad_index``; -1: none) and what the caller holds there (shown as ``argument[index] = value``);
+    - ``detail``: what the caller can say about that entry (the rest of the sentence, e.g. ``"is listed twice"``;
+      one starting with ``:`` or ``;`` follows the value directly); without it the code's own words are used.
+
+    An entry the C side named is a ValueError (INVALID_BOX, LABEL, FOREIGN_FRAME; ARGUMENT only with a
+    ``detail``, as that code has many causes); LAYOUT with an ``argument`` on a layout without
+    ``NvOSD_RectParams.rotation_angle`` is a ValueError naming that argument (``layout``: the detected one, default
+    :func:`get`'s); everything else is a RuntimeError with the code's reason."""
+    code = int(code)
+    if code == WriterError.LAYOUT and argument is not None:
+        layout = layout if layout is not None else get().layout
+        if not layout.has_rotation_angle:
+            return ValueError(f"{argument}=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the "
+                              f"loaded library has {layout.name}" + (f"; {detail}" if detail else ""))
+    words = detail or _ENTRY_WORDS.get(code)
+    if argument is not None and index >= 0 and words and code in (WriterError.INVALID_BOX, WriterError.LABEL,
+                                                                   WriterError.FOREIGN_FRAME, WriterError.ARGUMENT):
+        shown = f"{argument}[{index}]" + ("" if value is None else f" = {value}")
+        return ValueError(shown + ("" if words[0] in ":;" else " ") + words)
+    where = f" ({argument}[{index}])" if argument is not None and index >= 0 else ""
+    return RuntimeError(f"obbmeta's C {writer} failed: {error_reason(code)}{where}")
+
+
 def check_error_codes_against_c(c: ctypes.CDLL) -> None:
     """The C library and WriterError must list the same codes in the same order."""
     out = (c_int32 * 32)()
@@ -131,25 +170,6 @@ class Core:
 
 _lock = threading.Lock()
 _core: Core | None = None
-
-
-def _declare(c: ctypes.CDLL) -> None:
-    vp = c_void_p
-    c.obbmeta_nvds_init.argtypes, c.obbmeta_nvds_init.restype = [POINTER(ApiTable)], c_int32
-    c.obbmeta_nvds_obb_meta_type.argtypes, c.obbmeta_nvds_obb_meta_type.restype = [], c_int32
-    c.obbmeta_nvds_live_payloads.argtypes, c.obbmeta_nvds_live_payloads.restype = [], c_int64
-    c.obbmeta_nvds_layout_info.argtypes = [c_int, POINTER(c_int64), c_int]
-    c.obbmeta_nvds_layout_info.restype = c_int
-    c.obbmeta_nvds_attach.argtypes = [c_int, vp, vp]
-    c.obbmeta_nvds_attach.restype = c_int64
-    c.obbmeta_nvds_add_lines.argtypes = [c_int, vp, vp, vp, c_int64, vp, c_int64, c_uint32, c_double, c_double,
-                                         POINTER(c_int64)]
-    c.obbmeta_nvds_add_lines.restype = c_int64
-    c.obbmeta_nvds_overlay.argtypes, c.obbmeta_nvds_overlay.restype = [c_int, vp, vp, vp], c_int64
-    c.obbmeta_nvds_read.argtypes = [c_int, vp, POINTER(ReadRow), c_int64]
-    c.obbmeta_nvds_read.restype = c_int64
-    c.obbmeta_nvds_update_objects.argtypes, c.obbmeta_nvds_update_objects.restype = [c_int, vp, vp, vp], c_int64
-    c.obbmeta_nvds_error_codes.argtypes, c.obbmeta_nvds_error_codes.restype = [POINTER(c_int32), c_int], c_int
 
 
 def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
@@ -184,10 +204,7 @@ def get() -> Core:
             return _core
         libs = _library.load()
         layout, evidence = layouts.detect(libs.meta)
-        from .._native import load_library
-
-        c = load_library("nvds._nvdsmeta")
-        _declare(c)
+        c = NVDS_META.load()
         check_layout_against_c(c, layout)
         check_error_codes_against_c(c)
         addr = lambda lib, name: ctypes.cast(getattr(lib, name), c_void_p).value  # noqa: E731
@@ -225,6 +242,44 @@ class ClassifyParams(Structure):
 
 
 CLASSIFY_TEXT = 1
+
+
+# ---------------------------------------------------------------- the C writer library (kernels/nvds_meta.c)
+
+_vp = c_void_p
+NVDS_META = NativeLibrary(
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=1, abi_function="obbmeta_nvds_abi_version",
+    functions={
+        "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
+        "obbmeta_nvds_obb_meta_type": (c_int32, []),
+        "obbmeta_nvds_live_payloads": (c_int64, []),
+        "obbmeta_nvds_layout_info": (c_int, [c_int, POINTER(c_int64), c_int]),
+        "obbmeta_nvds_attach": (c_int64, [c_int, _vp, _vp]),
+        "obbmeta_nvds_add_lines": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, c_int64, c_uint32, c_double,
+                                             c_double, POINTER(c_int64)]),
+        "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
+        "obbmeta_nvds_read": (c_int64, [c_int, _vp, POINTER(ReadRow), c_int64]),
+        "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp]),
+        "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
+        "obbmeta_nvds_classifier_layout_info": (c_int, [POINTER(c_int64), c_int]),
+        "obbmeta_nvds_init_classifier": (c_int32, [POINTER(ClassifierApiTable)]),
+        "obbmeta_nvds_classify": (c_int64, [c_int, _vp, _vp]),
+    },
+    structs={"obbmeta_nvds_api": ApiTable, "obbmeta_write_params": WriteParams,
+             "obbmeta_overlay_params": OverlayParams, "obbmeta_read_row": ReadRow,
+             "obbmeta_update_params": UpdateParams, "obbmeta_classifier_api": ClassifierApiTable,
+             "obbmeta_classify_params": ClassifyParams},
+    constants={"OBBMETA_WRITE_ROTATION": WRITE_ROTATION, "OBBMETA_WRITE_TEXT": WRITE_TEXT,
+               "OBBMETA_WRITE_OSD_LIMIT": WRITE_OSD_LIMIT, "OBBMETA_OVERLAY_LABEL": OVERLAY_LABEL,
+               "OBBMETA_OVERLAY_HIDE_AABB": OVERLAY_HIDE_AABB, "OBBMETA_OVERLAY_NATIVE": OVERLAY_NATIVE,
+               "OBBMETA_OVERLAY_REMOVE_ONLY": OVERLAY_REMOVE_ONLY, "OBBMETA_OVERLAY_MARK": OVERLAY_MARK,
+               "OBBMETA_OVERLAY_MARK_SLOT": OVERLAY_MARK_SLOT, "OBBMETA_UPDATE_OBB": UPDATE_OBB,
+               "OBBMETA_UPDATE_OBJECT_ID": UPDATE_OBJECT_ID, "OBBMETA_UPDATE_RECT": UPDATE_RECT,
+               "OBBMETA_UPDATE_CONFIDENCE": UPDATE_CONFIDENCE,
+               "OBBMETA_UPDATE_TRACKER_CONFIDENCE": UPDATE_TRACKER_CONFIDENCE, "OBBMETA_CLASSIFY_TEXT": CLASSIFY_TEXT,
+               "OBBMETA_MAX_LABEL": layouts.MAX_LABEL_SIZE},
+    table_function="obbmeta_nvds_abi_table")
+
 _classifier_lock = threading.Lock()
 _classifier_core: Core | None = None
 classifier_api: ClassifierApiTable | None = None
@@ -256,11 +311,6 @@ def get_classifier() -> Core:
         core = get()
         layouts.check_classifier_sizes(core.evidence.get("element_size", {}))
         c = core.c
-        c.obbmeta_nvds_classifier_layout_info.argtypes = [POINTER(c_int64), c_int]
-        c.obbmeta_nvds_classifier_layout_info.restype = c_int
-        c.obbmeta_nvds_init_classifier.argtypes = [POINTER(ClassifierApiTable)]
-        c.obbmeta_nvds_init_classifier.restype = c_int32
-        c.obbmeta_nvds_classify.argtypes, c.obbmeta_nvds_classify.restype = [c_int, c_void_p, c_void_p], c_int64
         check_classifier_layout_against_c(c)
         m = core.libs.meta
         api = ClassifierApiTable(*(ctypes.cast(getattr(m, name), c_void_p).value for name in (

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import messages as _wire
+from .._native import NativeLibrary
 from .._validators import is_int
 from . import _library, layouts
 from .batch import FrameMeta
@@ -301,22 +302,15 @@ _lib: ctypes.CDLL | None = None
 
 def _c() -> ctypes.CDLL:
     global _lib
+    if _lib is not None:  # set once, never unset: no lock needed to read it
+        return _lib
     with _lock:
         if _lib is not None:
             return _lib
-        from .. import _native
         from . import _core
 
         core = _core.get()  # the same NVIDIA library and glib the OBB writer uses
-        lib = _native.load_library("nvds._nvdsmessage")
-        lib.obbmeta_msg_init.argtypes, lib.obbmeta_msg_init.restype = [POINTER(_Api)], c_int32
-        lib.obbmeta_msg_live_blobs.argtypes, lib.obbmeta_msg_live_blobs.restype = [], ctypes.c_int64
-        lib.obbmeta_msg_attach.argtypes = [c_void_p, c_void_p, ctypes.c_char_p, c_uint32, c_int32]
-        lib.obbmeta_msg_attach.restype = c_void_p
-        lib.obbmeta_msg_live_events.argtypes, lib.obbmeta_msg_live_events.restype = [], ctypes.c_int64
-        lib.obbmeta_msg_attach_events.argtypes = [c_void_p, c_void_p, POINTER(_EventIn), c_int32, c_char_p,
-                                                  c_char_p]
-        lib.obbmeta_msg_attach_events.restype = c_int32
+        lib = NVDS_MESSAGE.load()
         m, g = core.libs.meta, core.libs.glib
         m.nvds_add_user_meta_to_frame.argtypes, m.nvds_add_user_meta_to_frame.restype = [c_void_p, c_void_p], None
         addr = lambda lib_, name: ctypes.cast(getattr(lib_, name), c_void_p).value  # noqa: E731
@@ -394,6 +388,21 @@ class _EventIn(Structure):
                 ("event_type", c_int32), ("obj_type", c_int32), ("obj_class_id", c_int32), ("sensor_id", c_int32),
                 ("component_id", c_int32), ("frame_id", c_int32), ("object_id", c_char_p), ("sig_size", c_uint32),
                 ("signature", POINTER(c_double))]
+
+
+NVDS_MESSAGE = NativeLibrary(
+    "nvds._nvdsmessage", "C DeepStream message writer", abi=1, abi_function="obbmeta_msg_abi_version",
+    functions={
+        "obbmeta_msg_init": (c_int32, [POINTER(_Api)]),
+        "obbmeta_msg_live_blobs": (ctypes.c_int64, []),
+        "obbmeta_msg_attach": (c_void_p, [c_void_p, c_void_p, c_char_p, c_uint32, c_int32]),
+        "obbmeta_msg_live_events": (ctypes.c_int64, []),
+        "obbmeta_msg_event_block_size": (c_int32, []),
+        "obbmeta_msg_attach_events": (c_int32, [c_void_p, c_void_p, POINTER(_EventIn), c_int32, c_char_p, c_char_p]),
+    },
+    structs={"obbmsg_api": _Api, "obbmsg_custom_msg_info": CustomMsgInfo, "obbmsg_event_in": _EventIn},
+    constants={"OBBMETA_NVDS_EVENT_MSG_META": layouts.NVDS_EVENT_MSG_META},
+    table_function="obbmeta_msg_abi_table")
 
 
 @dataclass(frozen=True)

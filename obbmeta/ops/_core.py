@@ -18,36 +18,34 @@ kernels run the shape checks and report exactly the real kernels' dtypes and sha
 from __future__ import annotations
 
 import ctypes
-from functools import lru_cache
 from typing import List, Optional, Tuple
 
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
-from .._native import load_library
+from .._native import NativeLibrary
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
-from .status import POOL_FIXED, STATUS_OVERFLOW, check_status_flags, pool_for, remember_pool, status_error
+from .status import POOL_FIXED, STATUS_CONSTANTS, STATUS_OVERFLOW, pool_for, remember_pool, status_error
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
 
 
-@lru_cache(maxsize=None)
-def _lib() -> ctypes.CDLL:
-    lib = load_library("_geometry")
-    lib.obbmeta_geometry_abi_version.restype = ctypes.c_int
-    if lib.obbmeta_geometry_abi_version() != 2:
-        raise ImportError("obbmeta's compiled geometry core is out of date; rebuild it with `pip install -e .`")
-    lib.obbmeta_iou_matrix.argtypes = [_p, _i64, _p, _i64, _p, ctypes.c_int]
-    lib.obbmeta_iou_matrix.restype = None
-    lib.obbmeta_iou_aligned.argtypes = [_p, _p, _i64, _p, ctypes.c_int]
-    lib.obbmeta_iou_aligned.restype = None
-    lib.obbmeta_nms.argtypes = [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]
-    lib.obbmeta_nms.restype = _i64
-    check_status_flags(lib)
-    return lib
+GEOMETRY = NativeLibrary(
+    "_geometry", "C geometry core", abi=3, abi_function="obbmeta_geometry_abi_version",
+    functions={
+        "obbmeta_iou_matrix": (None, [_p, _i64, _p, _i64, _p, ctypes.c_int]),
+        "obbmeta_iou_aligned": (None, [_p, _p, _i64, _p, ctypes.c_int]),
+        "obbmeta_nms": (_i64, [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]),
+    },
+    constants=STATUS_CONSTANTS, table_function="obbmeta_geometry_abi_table")
+
+
+def geometry_library() -> ctypes.CDLL:
+    """The host build of kernels/obb_geometry.h (kernels/geometry_cpu.c), loaded and checked on first use."""
+    return GEOMETRY.load()
 
 
 def _require_host(t: torch.Tensor) -> None:
@@ -77,11 +75,11 @@ def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool
     if aligned:
         out = torch.empty(n, dtype=dtype)
         if n:
-            _lib().obbmeta_iou_aligned(_ptr(boxes1), _ptr(boxes2), n, _ptr(out), wide)
+            geometry_library().obbmeta_iou_aligned(_ptr(boxes1), _ptr(boxes2), n, _ptr(out), wide)
     else:
         out = torch.empty((n, m), dtype=dtype)
         if n and m:
-            _lib().obbmeta_iou_matrix(_ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), wide)
+            geometry_library().obbmeta_iou_matrix(_ptr(boxes1), n, _ptr(boxes2), m, _ptr(out), wide)
     return out
 
 
@@ -106,7 +104,8 @@ def nms_rotated_op(
     n = boxes.shape[0]
     keep = torch.empty(n, dtype=torch.int64)
     wide = int(dtype == torch.float64)
-    count = _lib().obbmeta_nms(_ptr(boxes), _ptr(scores), wide, _ptr(labels), n, iou_threshold, _ptr(keep)) if n else 0
+    count = (geometry_library().obbmeta_nms(_ptr(boxes), _ptr(scores), wide, _ptr(labels), n, iou_threshold,
+                                            _ptr(keep)) if n else 0)
     if count < 0:
         raise MemoryError(f"nms_rotated could not allocate its work buffers for {n} boxes")
     return keep[:count].clone()
@@ -246,22 +245,26 @@ class CropParams(ctypes.Structure):
                 ("fill", ctypes.c_float * CROP_MAX_CHANNELS)]
 
 
-@lru_cache(maxsize=None)
+CROP = NativeLibrary(
+    "_crop", "C crop core", abi=2, abi_function="obbmeta_crop_abi_version",
+    functions={
+        "obbmeta_crop_check": (_i64, [_p, _i64, ctypes.c_int32, _p]),
+        "obbmeta_crop_widths": (None, [_p, _i64, _p, _p]),
+        "obbmeta_crop": (_i64, [_p, _i64, _p, _i64, _p, _p, _p]),
+    },
+    structs={"obb_crop_frame": CropFrame, "obb_crop_params": CropParams},
+    constants={"OBB_CROP_NONFINITE": CROP_NONFINITE, "OBB_CROP_NEGATIVE_SIDE": CROP_NEGATIVE_SIDE,
+               "OBB_CROP_BAD_FRAME": CROP_BAD_FRAME, "OBB_CROP_MAX_CHANNELS": CROP_MAX_CHANNELS,
+               "OBB_READ_AS_IS": CROP_READINGS["as-is"], "OBB_READ_LEFT_TO_RIGHT": CROP_READINGS["left-to-right"],
+               "OBB_READ_LONG_SIDE": CROP_READINGS["long-side"], "OBB_U8": CROP_DTYPES[torch.uint8],
+               "OBB_F16": CROP_DTYPES[torch.float16], "OBB_BF16": CROP_DTYPES[torch.bfloat16],
+               "OBB_F32": CROP_DTYPES[torch.float32]},
+    table_function="obbmeta_crop_abi_table")
+
+
 def crop_library() -> ctypes.CDLL:
-    lib = load_library("_crop")
-    lib.obbmeta_crop_abi_version.restype = ctypes.c_int
-    if lib.obbmeta_crop_abi_version() != 1:
-        raise ImportError("obbmeta's compiled crop core is out of date; rebuild it with `pip install -e .`")
-    if (lib.obbmeta_crop_descriptor_size() != ctypes.sizeof(CropFrame)
-            or lib.obbmeta_crop_params_size() != ctypes.sizeof(CropParams)):
-        raise ImportError("obbmeta's compiled crop core does not match obbmeta/ops/_core.py; rebuild it")
-    lib.obbmeta_crop_check.argtypes = [_p, _i64, ctypes.c_int32, _p]
-    lib.obbmeta_crop_check.restype = _i64
-    lib.obbmeta_crop_widths.argtypes = [_p, _i64, _p, _p]
-    lib.obbmeta_crop_widths.restype = None
-    lib.obbmeta_crop.argtypes = [_p, _i64, _p, _i64, _p, _p, _p]
-    lib.obbmeta_crop.restype = _i64
-    return lib
+    """The host build of kernels/obb_crop.h (kernels/crop_cpu.c), loaded and checked on first use."""
+    return CROP.load()
 
 
 class CropBoxError(ValueError):

@@ -38,7 +38,7 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False):
     """
     import numpy as np
 
-    from ._core import _lib
+    from ._core import geometry_library
 
     arrays = []
     for name, b in (("boxes1", boxes1), ("boxes2", boxes2)):
@@ -50,14 +50,15 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False):
         arrays.append(a)
     a, b = arrays
     n, m = a.shape[0], b.shape[0]
+    lib = geometry_library()
     if aligned:
         if n != m:
             raise ValueError(f"aligned=True needs boxes1 and boxes2 of equal length, got {n} and {m}")
         out = np.empty(n, np.float32)
         if n:
-            _lib().obbmeta_iou_aligned(a.ctypes.data, b.ctypes.data, n, out.ctypes.data, 0)  # 0: float32 boxes
+            lib.obbmeta_iou_aligned(a.ctypes.data, b.ctypes.data, n, out.ctypes.data, 0)  # 0: float32 boxes
         return out
     out = np.empty((n, m), np.float32)
     if n and m:
-        _lib().obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data, 0)  # 0: float32 boxes
+        lib.obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data, 0)  # 0: float32 boxes
     return out

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import ctypes
-from functools import lru_cache
 from typing import Optional, Sequence, Union
 
 import torch
 
 from .._cuda_lib import cuda_library, launch
-from .._native import load_library, ptr
+from .._native import NativeLibrary, ptr
 from .._validators import box_tensor, number_in_range
 from ..boxes import OrientedBoxes
 from ..palette import PALETTE_RGB
@@ -17,16 +16,14 @@ from ..palette import PALETTE_RGB
 MAX_THICKNESS = 256
 
 
-@lru_cache(maxsize=None)
-def _host():
-    lib = load_library("_draw")
-    lib.obbmeta_draw_abi_version.restype = ctypes.c_int
-    if lib.obbmeta_draw_abi_version() != 1:
-        raise ImportError("obbmeta's compiled draw core is out of date; rebuild it with `pip install -e .`")
-    p, i32, i64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64
-    lib.obbmeta_draw_outlines.argtypes = [p, i32, i32, i32, i64, p, i64, p, ctypes.c_double]
-    lib.obbmeta_draw_outlines.restype = None
-    return lib
+_i32, _i64, _p = ctypes.c_int, ctypes.c_int64, ctypes.c_void_p
+DRAW = NativeLibrary(
+    "_draw", "C draw core", abi=1, abi_function="obbmeta_draw_abi_version",
+    functions={"obbmeta_draw_outlines": (None, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, ctypes.c_double])})
+
+
+def _host() -> ctypes.CDLL:
+    return DRAW.load()
 
 
 def draw_obbs(
