@@ -468,13 +468,13 @@ def _write(c: ctypes.CDLL, layout_id: int, batch: int, objs: np.ndarray, flat: d
     del keep
     if rc < 0:
         i = int(p.bad_index)
+        detail = None  # ARGUMENT also names an object whose labels are malformed: only a repeat is said as such
         if rc == _core.WriterError.ARGUMENT and i >= 0 and int(objs[i]) in set(objs[:i].tolist()):
-            raise ValueError(f"objects_or_frame lists the object 0x{int(objs[i]):x} twice (entry {i})")
-        if rc == _core.WriterError.FOREIGN_FRAME and i >= 0:
-            raise ValueError(f"objects_or_frame[{i}] = 0x{int(objs[i]):x} is not an object meta in a frame of this "
-                             "batch (objects go back to their own batch's pools)")
-        raise RuntimeError(f"obbmeta's C classifier writer failed: {_core.error_reason(rc)}"
-                           + (f" (object {i})" if i >= 0 else ""))
+            detail = "is listed twice"
+        elif rc == _core.WriterError.FOREIGN_FRAME:
+            detail = "is not an object meta in a frame of this batch (objects go back to their own batch's pools)"
+        raise _core.writer_error(rc, "classifier writer", "objects_or_frame", i,
+                                 f"0x{int(objs[i]):x}" if i >= 0 else None, detail)
     n = objs.shape[0]
     return ClassificationResult(int(p.classifier_metas), int(p.labels), int(p.long_labels),
                                 n - int(p.classifier_metas))

@@ -72,11 +72,12 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, address_of(seg) or None, m,
                                             address_of(rgba) or None, rgba.shape[0], width, fw, fh,
                                             ctypes.byref(n_display))
-    if written == _core.WriterError.INVALID_BOX:
-        bad = int(n_display.value)
-        raise ValueError(f"segment {bad} = {seg[bad].tolist()} is not finite")
     if written < 0:
-        raise RuntimeError(f"obbmeta's C display writer failed: {_core.error_reason(written)}")
+        bad = int(n_display.value) if written == _core.WriterError.INVALID_BOX else -1  # a row (edge) of seg
+        entry, shown = bad // per_polygon, None
+        if bad >= 0:  # the caller's segment, or its polygon (the start points of its edges)
+            shown = seg[bad].tolist() if per_polygon == 1 else seg[bad - bad % per_polygon:][:per_polygon, :2].tolist()
+        raise _core.writer_error(written, "display writer", "segments", entry, shown, "is not finite")
     return int(written)
 
 
@@ -130,18 +131,17 @@ def _overlay(batch: Any, frame: Any, palette: tuple[Any, int], width: int, flags
     f: FrameMeta = frame_of(frame, b)
     fw, fh = frame_size_of(f, frame_size)
     core = b._core
-    if flags & _core.OVERLAY_NATIVE and not core.layout.has_rotation_angle:
-        raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
-                         f"library has {core.layout.name}; use the default line overlay")
+    native = "native" if flags & _core.OVERLAY_NATIVE else None
+    if native and not core.layout.has_rotation_angle:
+        raise _core.writer_error(_core.WriterError.LAYOUT, "overlay writer", native, layout=core.layout,
+                                 detail="use the default line overlay")
     params = _core.OverlayParams()
     params.palette, params.num_colors = ctypes.addressof(palette[0]), palette[1]
     params.line_width, params.flags, params.frame_width, params.frame_height = width, flags, fw, fh
     code = core.c.obbmeta_nvds_overlay(core.layout.id, b.address, f.address, ctypes.addressof(params))
-    if code == _core.WriterError.LAYOUT:
-        raise ValueError("native=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the loaded "
-                         f"library has {core.layout.name}")
     if code < 0:
-        raise RuntimeError(f"obbmeta's C overlay writer failed: {_core.error_reason(code)}")
+        raise _core.writer_error(code, "overlay writer", native, layout=core.layout,
+                                 detail="use the default line overlay")
     return params
 
 

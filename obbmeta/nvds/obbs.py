@@ -125,24 +125,28 @@ def _float32(name: str, a: np.ndarray) -> np.ndarray:
 
 
 def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
-    if code == _core.WriterError.INVALID_BOX and bad >= 0:
+    """The C writer's error `code` for entry `bad`, said with what the inputs show about that entry."""
+    error = _core.WriterError
+    if code == error.INVALID_BOX and bad >= 0:
         row = x[bad]
         if not np.isfinite(row).all():
-            return ValueError(f"xywhr[{bad}] = {row.tolist()} is not finite (NaN or inf); boxes must be finite")
+            return _core.writer_error(code, "writer", "xywhr", bad, row.tolist(),
+                                      "is not finite (NaN or inf); boxes must be finite")
         if not np.isfinite(s[bad]):
-            return ValueError(f"scores[{bad}] = {float(s[bad])} is not finite")
+            return _core.writer_error(code, "writer", "scores", bad, float(s[bad]), "is not finite")
         if row[2] > 0 and row[3] > 0:
-            return ValueError(f"xywhr[{bad}] = {row.tolist()}: its bounding box leaves the float32 range, which "
-                              "rect_params / detector_bbox_info (floats) cannot hold")
-        return ValueError(f"xywhr[{bad}] = {row.tolist()} has w <= 0 or h <= 0; widths and heights must be > 0")
-    if code == _core.WriterError.LABEL and bad >= 0:
+            return _core.writer_error(code, "writer", "xywhr", bad, row.tolist(),
+                                      ": its bounding box leaves the float32 range, which rect_params / "
+                                      "detector_bbox_info (floats) cannot hold")
+        return _core.writer_error(code, "writer", "xywhr", bad, row.tolist(),
+                                  "has w <= 0 or h <= 0; widths and heights must be > 0")
+    if code == error.LABEL and bad >= 0:
         if lab[bad] < 0 or lab[bad] > 2**31 - 1:
-            return ValueError(f"labels[{bad}] = {int(lab[bad])}: class ids must be in 0..2**31-1")
-        return ValueError(f"labels[{bad}] = {int(lab[bad])} has no entry in class_names (len {n_names})")
-    if code == _core.WriterError.LAYOUT:
-        return ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
-                          f"the loaded library has {_core.get().layout.name}")
-    return RuntimeError(f"obbmeta's C writer failed: {_core.error_reason(code)}")
+            return _core.writer_error(code, "writer", "labels", bad, int(lab[bad]),
+                                      ": class ids must be in 0..2**31-1")
+        return _core.writer_error(code, "writer", "labels", bad, int(lab[bad]),
+                                  f"has no entry in class_names (len {n_names})")
+    return _core.writer_error(code, "writer", "rotation_angle" if code == error.LAYOUT else None)
 
 
 # ---------------------------------------------------------------- attach
@@ -158,8 +162,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
         "osd_limit", osd_limit, 0, form="None or an int >= 0 (objects per frame that keep what nvdsosd draws)")
     core = batch._core
     if rotation_angle and not core.layout.has_rotation_angle:
-        raise ValueError("rotation_angle=True needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); "
-                         f"the loaded library has {core.layout.name}")
+        raise _core.writer_error(_core.WriterError.LAYOUT, "writer", "rotation_angle", layout=core.layout)
     n = x.shape[0]
     params = _core.WriteParams()
     params.xywhr, params.scores, params.labels, params.n = address_of(x), address_of(s), address_of(lab), n

@@ -119,12 +119,10 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
     if rc < 0:
         i = int(params.bad_index)
         if rc == _core.WriterError.INVALID_BOX:
-            raise ValueError(f"xywhr[{i}] = {np.asarray(xywhr)[i].tolist()} is not finite or has w <= 0 or h <= 0")
-        if rc == _core.WriterError.FOREIGN_FRAME and i >= 0:
-            raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is not an object meta of this frame")
-        if rc == _core.WriterError.ARGUMENT and i >= 0:
-            raise ValueError(f"objects[{i}] = 0x{int(objs[i]):x} is listed twice")
-        raise RuntimeError(f"obbmeta's C object update failed: {_core.error_reason(rc)}")
+            raise _core.writer_error(rc, "object update", "xywhr", i, np.asarray(xywhr)[i].tolist() if i >= 0 else None)
+        detail = {_core.WriterError.FOREIGN_FRAME: "is not an object meta of this frame",
+                  _core.WriterError.ARGUMENT: "is listed twice"}.get(rc)
+        raise _core.writer_error(rc, "object update", "objects", i, f"0x{int(objs[i]):x}" if i >= 0 else None, detail)
     del keep
     return UpdateResult(n, int(params.added))
 

@@ -69,7 +69,7 @@ def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
         rows = (_core.ReadRow * capacity)()
         got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
         if got < 0:
-            raise RuntimeError(f"obbmeta's C reader failed: {_core.error_reason(got)}")
+            raise _core.writer_error(got, "reader")
         if got <= capacity:
             return rows, got
         capacity = got

@@ -534,7 +534,7 @@ def test_objects_are_refused_when_listed_twice_or_not_in_the_batch(make_batch):
     batch, other = make_batch(), make_batch()
     objs = boxes(batch, batch.frames[0], 2)
     foreign = boxes(other, other.frames[0], 1)
-    with pytest.raises(ValueError, match=f"lists the object 0x{int(objs[0]):x} twice"):
+    with pytest.raises(ValueError, match=rf"objects_or_frame\[2\] = 0x{int(objs[0]):x} is listed twice"):
         nvds.attach_classifications(batch, np.array([objs[0], objs[1], objs[0]]), texts=["a", "b", "c"])
     with pytest.raises(ValueError, match=r"objects_or_frame\[2\] = .* is not an object meta in a frame of this batch"):
         nvds.attach_classifications(batch, np.concatenate([objs, foreign]), texts=["a", "b", "c"])

@@ -76,7 +76,9 @@ def test_display_lines_survive_nvidias_batch_copy(lib, make_batch):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(segments=np.zeros((2, 3), np.float32)), ValueError, r"segments must have shape \(M, 4\)"),
-    (dict(segments=np.array([[0, 0, np.nan, 1]], np.float32)), ValueError, r"segment 0 = .* is not finite"),
+    (dict(segments=np.array([[0, 0, np.nan, 1]], np.float32)), ValueError, r"segments\[0\] = .* is not finite"),
+    (dict(segments=np.array([[[0, 0], [9, 0], [9, 9]], [[0, 0], [5, np.nan], [5, 5]]], np.float32)), ValueError,
+     r"segments\[1\] = \[\[0\.0, 0\.0\], \[5\.0, nan\], \[5\.0, 5\.0\]\] is not finite"),  # the polygon, not its edge
     (dict(segments=np.zeros((2, 4), np.float32), colors=np.zeros((3, 4))), ValueError, "colors must be one"),
     (dict(segments=np.zeros((1, 4), np.float32), colors=(2, 0, 0, 1)), ValueError, "values in 0..1"),
     (dict(segments=np.zeros((1, 4), np.float32), width=0), ValueError, r"width must be an int in 1\.\.2\*\*31-1"),
