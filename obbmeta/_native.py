@@ -199,7 +199,11 @@ class NativeLibrary:
                                                           "Python mirror differ: change both)")
 
 
-_CField = type(type("_Probe", (ctypes.Structure,), {"_fields_": [("x", ctypes.c_int)]}).x)
+class _Probe(ctypes.Structure):
+    _fields_ = [("x", ctypes.c_int)]
+
+
+_CField = type(_Probe.x)  # the type of a Structure's field descriptors (ctypes does not name it publicly)
 
 
 def _qualname(mirror: Any) -> str:
