@@ -16,7 +16,6 @@ import ctypes
 import importlib.machinery
 import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Tuple
 
@@ -52,16 +51,6 @@ def find_library(module: str) -> Optional[Path]:
 def _missing(module: str) -> MissingLibraryError:
     folder = _PACKAGE_DIR.joinpath(*module.split(".")[:-1])
     return MissingLibraryError(f"obbmeta's compiled core 'obbmeta.{module}' was not found in {folder}; {REBUILD}")
-
-
-@lru_cache(maxsize=None)
-def load_library(module: str) -> ctypes.CDLL:
-    """The ctypes handle of the compiled module ``obbmeta.<module>``, without any check or declaration (the loaders
-    below use :class:`NativeLibrary`)."""
-    path = find_library(module)
-    if path is None:
-        raise _missing(module)
-    return ctypes.CDLL(str(path))
 
 
 # restype, argtypes

@@ -46,7 +46,7 @@ if ! grep -qx "$want" <<<"$have"; then
 fi
 # (Re)build the C core in place when its sources changed (editable builds always recompile everything).
 core="$(cat "$ROOT"/kernels/* "$ROOT/setup.py" "$ROOT/pyproject.toml" "$ROOT/setup.cfg" | sha256sum | cut -c1-16)"
-if [ "$(cat "$VENV/.obbmeta-core" 2>/dev/null)" != "$core" ] || ! "$PY" -c "import obbmeta._native as n; n.load_library('_geometry')" 2>/dev/null; then
+if [ "$(cat "$VENV/.obbmeta-core" 2>/dev/null)" != "$core" ] || ! "$PY" -c "import ctypes, obbmeta._native as n; ctypes.CDLL(str(n.find_library('_geometry')))" 2>/dev/null; then
   echo "[setup] building obbmeta's C core"
   "$PY" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$ROOT" 2> >(grep -v "^WARNING: Location" >&2) >/dev/null
   echo "$core" > "$VENV/.obbmeta-core"

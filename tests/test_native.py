@@ -40,7 +40,7 @@ def test_a_stale_abi_is_refused_with_the_library_the_versions_and_the_fix():
     stale = dataclasses.replace(ops_core.GEOMETRY, abi=99)
     with pytest.raises(_native.StaleLibraryError,
                        match=r"compiled C geometry core \(.*_geometry.*\) does not match this obbmeta: this Python "
-                             r"code needs ABI 99, the library reports ABI 2 \(obbmeta_geometry_abi_version\); "
+                             r"code needs ABI 99, the library reports ABI 3 \(obbmeta_geometry_abi_version\); "
                              + REBUILD):
         stale.load()
     assert stale.status()[0] == "stale"
@@ -171,7 +171,7 @@ def test_doctor_reports_a_stale_library_as_stale_and_fails(monkeypatch, capsys):
     monkeypatch.setattr(ops_core, "GEOMETRY", dataclasses.replace(ops_core.GEOMETRY, abi=99))
     assert cli._doctor() == 1
     out = capsys.readouterr().out
-    assert "C geometry core: STALE — " in out and "needs ABI 99, the library reports ABI 2" in out
+    assert "C geometry core: STALE — " in out and "needs ABI 99, the library reports ABI 3" in out
     assert "the C geometry core (obbmeta._geometry) is stale (rebuild: pip install -e ." in out
     assert "C crop core: loaded" in out and "C draw core: loaded" in out
 

@@ -577,7 +577,7 @@ int main(int argc, char **argv)
     }
     g_state = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
     const long iterations = strtol(argv[2], NULL, 10);
-    CHECK(obbmeta_geometry_abi_version() == 2 && obbmeta_draw_abi_version() == 1, "abi versions");
+    CHECK(obbmeta_geometry_abi_version() == 3 && obbmeta_draw_abi_version() == 1, "abi versions");
     const int layout = argc > 3 ? load_nvds(argv[3]) : 0;
     for (long it = 0; it < iterations; ++it) {
         fuzz_geometry();
