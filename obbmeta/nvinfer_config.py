@@ -24,6 +24,8 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
+from .preprocess import CHANNEL_ORDERS
+
 PROPERTY_GROUP = "property"
 OBBMETA_GROUP = "obbmeta"
 CLASS_ATTRS_ALL = "class-attrs-all"
@@ -31,8 +33,8 @@ CLASS_ATTRS_PREFIX = "class-attrs-"
 
 # NvDsInferNetworkMode (nvdsinfer_context.h): FP32 0, INT8 1, FP16 2, BEST 3.
 NETWORK_MODES = {0: "fp32", 2: "fp16"}
-# NvDsInferFormat for model-color-format: RGB 0, BGR 1, GRAY 2.
-COLOR_FORMATS = {0: "RGB", 1: "BGR", 2: "GRAY"}
+# NvDsInferFormat for model-color-format: RGB 0, BGR 1, GRAY 2, the channel orders obbmeta.preprocess takes.
+COLOR_FORMATS = dict(enumerate(CHANNEL_ORDERS))
 # NvDsInferClusterMode: 0 GroupRectangles, 1 DBSCAN, 2 NMS, 3 DBSCAN + NMS, 4 none.
 CLUSTER_NMS, CLUSTER_NONE = 2, 4
 

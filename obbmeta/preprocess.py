@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 from ._validators import int_in_range, is_number
 from .letterbox import Letterbox
-from .pixels import MAX_SIDE
+from .pixels import MATRICES, MAX_SIDE
 
 RESIZES = ("bilinear", "bilinear-antialias", "nearest", "bicubic", "area")
 CHANNEL_ORDERS = ("RGB", "BGR", "GRAY")
@@ -45,8 +45,9 @@ SIZE_RULES = ("fit", "long-short")
 # (GPU), 4 Lanczos, 5 smart / nicest, 6 default (nearest on the GPU).
 SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 6: "nearest"}
 MAX_FRAME_SIDE = MAX_SIDE  # larger frames are refused up front (obbmeta.pixels' bound: one home for it)
-# Luma weights for a GRAY model input (BT.601, what OpenCV's RGB2GRAY and NPP use).
-GRAY_WEIGHTS = (0.299, 0.587, 0.114)
+# Luma weights for a GRAY model input: BT.601's (Kr, 1 - Kr - Kb, Kb), what OpenCV's RGB2GRAY and NPP use.
+_KR, _KB = MATRICES["BT.601"]
+GRAY_WEIGHTS = (_KR, 1.0 - _KR - _KB, _KB)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import pytest
 @pytest.mark.parametrize("module", ["obbmeta", "obbmeta.nvds", "obbmeta.nvds.display", "obbmeta.nvds.messages",
                                     "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry", "obbmeta.messages",
                                     "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo", "obbmeta.osd",
-                                    "obbmeta.osd.overlay"])
+                                    "obbmeta.osd.overlay", "obbmeta.nvinfer_config",
+                                    "obbmeta.preprocess"])
 def test_module_imports_without_torch(module):
     code = f"import sys, {module}; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -42,3 +43,14 @@ def test_the_examples_use_only_public_modules():
             private += [f"{path.name}: {n}" for n in names
                         if n.startswith("obbmeta") and any(p.startswith("_") for p in n.split(".")[1:])]
     assert not private, private
+
+
+def test_the_runtime_path_does_not_import_the_training_code():
+    """Training (models.train, train_recognizer, loss, data) ships for who wants to retrain; running a model does not
+    load it."""
+    code = ("import sys; import obbmeta.demo, obbmeta.infer, obbmeta.secondary, obbmeta.models as m; "
+            "m.load_demo_model('aerial'); m.load_recognizer; "
+            "bad = [k for k in sys.modules if k.startswith(('obbmeta.models.train', 'obbmeta.models.loss', "
+            "'obbmeta.models.data'))]; assert not bad, bad")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
