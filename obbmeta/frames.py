@@ -122,15 +122,16 @@ class CreateParams8(ctypes.Structure):
 
 
 @dataclass(frozen=True)
-class Layout:
+class SurfaceLayout:
+    """One layout of NvBufSurface and its parameter structs (DeepStream 8.0+ or 5.0-7.1)."""
     name: str
     surface: type
     params: type
     create_params: type
 
 
-LAYOUTS = (Layout("DeepStream 8.0+", Surface8, SurfaceParams8, CreateParams8),
-           Layout("DeepStream 5.0-7.1", Surface7, SurfaceParams7, CreateParams7))
+LAYOUTS = (SurfaceLayout("DeepStream 8.0+", Surface8, SurfaceParams8, CreateParams8),
+           SurfaceLayout("DeepStream 5.0-7.1", Surface7, SurfaceParams7, CreateParams7))
 LAYOUT_BY_SIZE = {ctypes.sizeof(lay.surface): lay for lay in LAYOUTS}
 assert sorted(LAYOUT_BY_SIZE) == [64, 72] and ctypes.sizeof(SurfaceParams7) == 384 \
     and ctypes.sizeof(SurfaceParams8) == 416 and ctypes.sizeof(CreateParams8) == 64

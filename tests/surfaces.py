@@ -39,7 +39,7 @@ def plane_params(fmt: pixels.PixelFormat, k: int, array: np.ndarray, width: int)
 class HostSurface:
     """A batch of frames in system memory described by a real-layout NvBufSurface (kept alive by this object)."""
 
-    def __init__(self, images: list, fmt: str = "RGBA", layout: frames.Layout = frames.LAYOUTS[0],
+    def __init__(self, images: list, fmt: str = "RGBA", layout: frames.SurfaceLayout = frames.LAYOUTS[0],
                  num_filled: int | None = None, mem_type: int = frames.MEM_SYSTEM, pitch_align: int = ROW_ALIGN):
         self.layout = layout
         self.format = pixels.FORMATS[fmt]

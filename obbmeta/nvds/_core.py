@@ -121,7 +121,7 @@ _ENTRY_WORDS = {
 
 
 def writer_error(code: int, writer: str, argument: str | None = None, index: int = -1, value: Any = None,
-                 detail: str | None = None, layout: layouts.Layout | None = None) -> Exception:
+                 detail: str | None = None, layout: layouts.MetaLayout | None = None) -> Exception:
     """The exception for a negative return code of one of the C writer's entry points: one wording per code.
 
     - ``writer``: which one, as the message names it ("writer", "reader", "overlay writer", ...);
@@ -161,7 +161,7 @@ def check_error_codes_against_c(c: ctypes.CDLL) -> None:
 @dataclass
 class Core:
     libs: _library.Libraries
-    layout: layouts.Layout
+    layout: layouts.MetaLayout
     evidence: dict
     c: ctypes.CDLL
     obb_meta_type: int
@@ -172,7 +172,7 @@ _lock = threading.Lock()
 _core: Core | None = None
 
 
-def check_layout_against_c(c: ctypes.CDLL, layout: layouts.Layout) -> None:
+def check_layout_against_c(c: ctypes.CDLL, layout: layouts.MetaLayout) -> None:
     """The ctypes mirror and the C compiler must agree on every offset the writer uses."""
     out = (c_int64 * 28)()
     if c.obbmeta_nvds_layout_info(layout.id, out, 28) != 0:

@@ -310,7 +310,8 @@ class BatchMeta:
         return self._owned
 
     @property
-    def layout(self) -> layouts.Layout:
+    def layout(self) -> layouts.MetaLayout:
+        """The metadata struct layout of the DeepStream in use (``has_rotation_angle``: DeepStream 9)."""
         return self._core.layout
 
     @property

@@ -199,8 +199,9 @@ def check_classifier_sizes(sizes: dict) -> None:
 
 
 @dataclass(frozen=True)
-class Layout:
-    """One DeepStream struct layout. ``id`` is the C writer's OBBMETA_LAYOUT_* value."""
+class MetaLayout:
+    """One layout of DeepStream's metadata structs (object, rect, display meta). ``id`` is the C writer's
+    OBBMETA_LAYOUT_* value. (``obbmeta.frames.SurfaceLayout`` is the other kind: NvBufSurface's.)"""
     name: str
     id: int
     object_meta: type
@@ -213,9 +214,9 @@ class Layout:
         return ctypes.sizeof(self.object_meta)
 
 
-DS6_8 = Layout("DeepStream 6.x-8.0 (NvOSD_RectParams without rotation_angle)", 1, ObjectMetaDS6_8, RectParamsDS6_8,
+DS6_8 = MetaLayout("DeepStream 6.x-8.0 (NvOSD_RectParams without rotation_angle)", 1, ObjectMetaDS6_8, RectParamsDS6_8,
                DisplayMetaDS6_8, False)
-DS9 = Layout("DeepStream 9.x (NvOSD_RectParams.rotation_angle)", 2, ObjectMetaDS9, RectParamsDS9, DisplayMetaDS9,
+DS9 = MetaLayout("DeepStream 9.x (NvOSD_RectParams.rotation_angle)", 2, ObjectMetaDS9, RectParamsDS9, DisplayMetaDS9,
              True)
 LAYOUTS = (DS9, DS6_8)
 
@@ -224,7 +225,7 @@ class LayoutError(RuntimeError):
     """The loaded libnvds_meta.so has struct sizes that match no layout obbmeta knows: nothing is written."""
 
 
-def match(obj_size: int, user_size: int, frame_size: int) -> Layout:
+def match(obj_size: int, user_size: int, frame_size: int) -> MetaLayout:
     """The layout whose NvDsObjectMeta size is ``obj_size``; LayoutError (saying what was seen) otherwise."""
     for layout in LAYOUTS:
         if (obj_size == layout.object_meta_size and user_size == ctypes.sizeof(UserMeta)
@@ -238,7 +239,7 @@ def match(obj_size: int, user_size: int, frame_size: int) -> Layout:
         "metadata into a layout it cannot verify.")
 
 
-def detect(meta_lib: ctypes.CDLL) -> tuple[Layout, dict]:
+def detect(meta_lib: ctypes.CDLL) -> tuple[MetaLayout, dict]:
     """Detect the layout of ``meta_lib`` on a private batch; returns (layout, evidence for describe())."""
     batch = meta_lib.nvds_create_batch_meta(1)
     if not batch:
