@@ -49,7 +49,7 @@ def read(address: int, size: int) -> bytes | None:
     if not 0 < address < ADDRESS_LIMIT - size:
         return None
     fd = _fd()
-    if fd is None:  # no /proc/self/mem: read directly (a bad address would crash, as before this check existed)
+    if fd is None:  # no /proc/self/mem: read directly (then a bad address would crash)
         return ctypes.string_at(address, size)
     try:
         data = os.pread(fd, size, address)
