@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "obb_abi.h"
 #include "obb_crop.h"
 
 #define OBB_EXPORT __attribute__((visibility("default")))
@@ -19,33 +20,20 @@ OBB_EXPORT int obbmeta_crop_abi_version(void) { return 2; }
  * constant, with its value in `values[i]`. Writes at most `capacity` entries; returns how many there are. */
 OBB_EXPORT int64_t obbmeta_crop_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
-#define OBB_SIZE(T) {#T, (int64_t)sizeof(T)}
-#define OBB_OFFSET(T, F) {#T "." #F, (int64_t)offsetof(T, F)}
-#define OBB_CONST(C) {#C, (int64_t)(C)}
-    static const struct {
-        const char *name;
-        int64_t value;
-    } table[] = {
-        OBB_SIZE(obb_crop_frame), OBB_OFFSET(obb_crop_frame, stride_y), OBB_OFFSET(obb_crop_frame, height),
-        OBB_OFFSET(obb_crop_frame, channels),
-        OBB_SIZE(obb_crop_params), OBB_OFFSET(obb_crop_params, keep_aspect), OBB_OFFSET(obb_crop_params, n_frames),
-        OBB_OFFSET(obb_crop_params, in_type), OBB_OFFSET(obb_crop_params, out_type),
-        OBB_OFFSET(obb_crop_params, padding), OBB_OFFSET(obb_crop_params, channel_index),
-        OBB_OFFSET(obb_crop_params, fill),
-        OBB_CONST(OBB_CROP_NONFINITE), OBB_CONST(OBB_CROP_NEGATIVE_SIDE), OBB_CONST(OBB_CROP_BAD_FRAME),
-        OBB_CONST(OBB_CROP_MAX_CHANNELS), OBB_CONST(OBB_READ_AS_IS), OBB_CONST(OBB_READ_LEFT_TO_RIGHT),
-        OBB_CONST(OBB_READ_LONG_SIDE), OBB_CONST(OBB_U8), OBB_CONST(OBB_F16), OBB_CONST(OBB_BF16),
-        OBB_CONST(OBB_F32),
+    static const obb_abi_entry table[] = {
+        OBB_ABI_SIZE(obb_crop_frame), OBB_ABI_OFFSET(obb_crop_frame, stride_y), OBB_ABI_OFFSET(obb_crop_frame, height),
+        OBB_ABI_OFFSET(obb_crop_frame, channels),
+        OBB_ABI_SIZE(obb_crop_params), OBB_ABI_OFFSET(obb_crop_params, keep_aspect),
+        OBB_ABI_OFFSET(obb_crop_params, n_frames),
+        OBB_ABI_OFFSET(obb_crop_params, in_type), OBB_ABI_OFFSET(obb_crop_params, out_type),
+        OBB_ABI_OFFSET(obb_crop_params, padding), OBB_ABI_OFFSET(obb_crop_params, channel_index),
+        OBB_ABI_OFFSET(obb_crop_params, fill),
+        OBB_ABI_CONST(OBB_CROP_NONFINITE), OBB_ABI_CONST(OBB_CROP_NEGATIVE_SIDE), OBB_ABI_CONST(OBB_CROP_BAD_FRAME),
+        OBB_ABI_CONST(OBB_CROP_MAX_CHANNELS), OBB_ABI_CONST(OBB_READ_AS_IS), OBB_ABI_CONST(OBB_READ_LEFT_TO_RIGHT),
+        OBB_ABI_CONST(OBB_READ_LONG_SIDE), OBB_ABI_CONST(OBB_U8), OBB_ABI_CONST(OBB_F16), OBB_ABI_CONST(OBB_BF16),
+        OBB_ABI_CONST(OBB_F32),
     };
-#undef OBB_SIZE
-#undef OBB_OFFSET
-#undef OBB_CONST
-    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
-    for (int64_t i = 0; i < count && i < capacity; ++i) {
-        names[i] = table[i].name;
-        values[i] = table[i].value;
-    }
-    return count;
+    return OBB_ABI_COPY(table, names, values, capacity);
 }
 
 /* Index of the first invalid row (or -1), with why in *reason (OBB_CROP_*). */

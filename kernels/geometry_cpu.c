@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "obb_abi.h"
 #include "obb_geometry.h"
 #include "obb_status.h"
 
@@ -18,21 +19,11 @@ OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 3; }
  * returns how many there are. */
 OBB_EXPORT int64_t obbmeta_geometry_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
-#define OBB_CONST(C) {#C, (int64_t)(C)}
-    static const struct {
-        const char *name;
-        int64_t value;
-    } table[] = {
-        OBB_CONST(OBB_STATUS_BOXES), OBB_CONST(OBB_STATUS_SCORES), OBB_CONST(OBB_STATUS_OVERFLOW),
-        OBB_CONST(OBB_STATUS_CLASSES),
+    static const obb_abi_entry table[] = {
+        OBB_ABI_CONST(OBB_STATUS_BOXES), OBB_ABI_CONST(OBB_STATUS_SCORES), OBB_ABI_CONST(OBB_STATUS_OVERFLOW),
+        OBB_ABI_CONST(OBB_STATUS_CLASSES),
     };
-#undef OBB_CONST
-    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
-    for (int64_t i = 0; i < count && i < capacity; ++i) {
-        names[i] = table[i].name;
-        values[i] = table[i].value;
-    }
-    return count;
+    return OBB_ABI_COPY(table, names, values, capacity);
 }
 
 static obb_box obb_load(const void *boxes, int is_double, int64_t i)

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "obb_abi.h"
+
 #define OBB_EXPORT __attribute__((visibility("default")))
 #define OBBMETA_NVDS_USER_META 7 /* what NVIDIA's user-meta pool stamps on its elements */
 
@@ -277,35 +279,23 @@ OBB_EXPORT int obbmeta_msg_abi_version(void) { return 1; }
 
 OBB_EXPORT int64_t obbmeta_msg_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
-#define OBBMSG_SIZE(T) {#T, (int64_t)sizeof(T)}
-#define OBBMSG_OFFSET(T, F) {#T "." #F, (int64_t)offsetof(T, F)}
-    static const struct {
-        const char *name;
-        int64_t value;
-    } table[] = {
-        OBBMSG_SIZE(obbmsg_api),
-        OBBMSG_OFFSET(obbmsg_api, acquire_user_meta), OBBMSG_OFFSET(obbmsg_api, add_user_meta_to_frame),
-        OBBMSG_OFFSET(obbmsg_api, acquire_meta_lock), OBBMSG_OFFSET(obbmsg_api, release_meta_lock),
-        OBBMSG_OFFSET(obbmsg_api, g_malloc), OBBMSG_OFFSET(obbmsg_api, g_free),
-        OBBMSG_SIZE(obbmsg_custom_msg_info), OBBMSG_OFFSET(obbmsg_custom_msg_info, message),
-        OBBMSG_OFFSET(obbmsg_custom_msg_info, size),
-        OBBMSG_SIZE(obbmsg_event_in),
-        OBBMSG_OFFSET(obbmsg_event_in, bbox), OBBMSG_OFFSET(obbmsg_event_in, confidence),
-        OBBMSG_OFFSET(obbmsg_event_in, tracking_id), OBBMSG_OFFSET(obbmsg_event_in, event_type),
-        OBBMSG_OFFSET(obbmsg_event_in, obj_type), OBBMSG_OFFSET(obbmsg_event_in, obj_class_id),
-        OBBMSG_OFFSET(obbmsg_event_in, sensor_id), OBBMSG_OFFSET(obbmsg_event_in, component_id),
-        OBBMSG_OFFSET(obbmsg_event_in, frame_id), OBBMSG_OFFSET(obbmsg_event_in, object_id),
-        OBBMSG_OFFSET(obbmsg_event_in, sig_size), OBBMSG_OFFSET(obbmsg_event_in, signature),
-        {"OBBMETA_NVDS_EVENT_MSG_META", OBBMETA_NVDS_EVENT_MSG_META},
+    static const obb_abi_entry table[] = {
+        OBB_ABI_SIZE(obbmsg_api),
+        OBB_ABI_OFFSET(obbmsg_api, acquire_user_meta), OBB_ABI_OFFSET(obbmsg_api, add_user_meta_to_frame),
+        OBB_ABI_OFFSET(obbmsg_api, acquire_meta_lock), OBB_ABI_OFFSET(obbmsg_api, release_meta_lock),
+        OBB_ABI_OFFSET(obbmsg_api, g_malloc), OBB_ABI_OFFSET(obbmsg_api, g_free),
+        OBB_ABI_SIZE(obbmsg_custom_msg_info), OBB_ABI_OFFSET(obbmsg_custom_msg_info, message),
+        OBB_ABI_OFFSET(obbmsg_custom_msg_info, size),
+        OBB_ABI_SIZE(obbmsg_event_in),
+        OBB_ABI_OFFSET(obbmsg_event_in, bbox), OBB_ABI_OFFSET(obbmsg_event_in, confidence),
+        OBB_ABI_OFFSET(obbmsg_event_in, tracking_id), OBB_ABI_OFFSET(obbmsg_event_in, event_type),
+        OBB_ABI_OFFSET(obbmsg_event_in, obj_type), OBB_ABI_OFFSET(obbmsg_event_in, obj_class_id),
+        OBB_ABI_OFFSET(obbmsg_event_in, sensor_id), OBB_ABI_OFFSET(obbmsg_event_in, component_id),
+        OBB_ABI_OFFSET(obbmsg_event_in, frame_id), OBB_ABI_OFFSET(obbmsg_event_in, object_id),
+        OBB_ABI_OFFSET(obbmsg_event_in, sig_size), OBB_ABI_OFFSET(obbmsg_event_in, signature),
+        OBB_ABI_CONST(OBBMETA_NVDS_EVENT_MSG_META),
     };
-#undef OBBMSG_SIZE
-#undef OBBMSG_OFFSET
-    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
-    for (int64_t i = 0; i < count && i < capacity; ++i) {
-        names[i] = table[i].name;
-        values[i] = table[i].value;
-    }
-    return count;
+    return OBB_ABI_COPY(table, names, values, capacity);
 }
 
 /* Attach `n` event metas (one per item) to `frame` (an NvDsFrameMeta* of `batch`), all with timestamp `ts` and

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "obb_abi.h"
 #include "nvds_meta.h"
 #include "obb_geometry.h"
 
@@ -1191,70 +1192,58 @@ OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 1; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
-#define OBBMETA_SIZE(T) {#T, (int64_t)sizeof(T)}
-#define OBBMETA_OFFSET(T, F) {#T "." #F, (int64_t)offsetof(T, F)}
-#define OBBMETA_CONST(C) {#C, (int64_t)(C)}
-    static const struct {
-        const char *name;
-        int64_t value;
-    } table[] = {
-        OBBMETA_SIZE(obbmeta_nvds_api),
-        OBBMETA_OFFSET(obbmeta_nvds_api, acquire_obj_meta), OBBMETA_OFFSET(obbmeta_nvds_api, add_obj_meta_to_frame),
-        OBBMETA_OFFSET(obbmeta_nvds_api, acquire_user_meta), OBBMETA_OFFSET(obbmeta_nvds_api, add_user_meta_to_obj),
-        OBBMETA_OFFSET(obbmeta_nvds_api, acquire_meta_lock), OBBMETA_OFFSET(obbmeta_nvds_api, release_meta_lock),
-        OBBMETA_OFFSET(obbmeta_nvds_api, get_user_meta_type), OBBMETA_OFFSET(obbmeta_nvds_api, g_malloc),
-        OBBMETA_OFFSET(obbmeta_nvds_api, g_free), OBBMETA_OFFSET(obbmeta_nvds_api, acquire_display_meta),
-        OBBMETA_OFFSET(obbmeta_nvds_api, add_display_meta_to_frame),
-        OBBMETA_OFFSET(obbmeta_nvds_api, remove_display_meta_from_frame),
+    static const obb_abi_entry table[] = {
+        OBB_ABI_SIZE(obbmeta_nvds_api),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, acquire_obj_meta), OBB_ABI_OFFSET(obbmeta_nvds_api, add_obj_meta_to_frame),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, acquire_user_meta), OBB_ABI_OFFSET(obbmeta_nvds_api, add_user_meta_to_obj),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, acquire_meta_lock), OBB_ABI_OFFSET(obbmeta_nvds_api, release_meta_lock),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, get_user_meta_type), OBB_ABI_OFFSET(obbmeta_nvds_api, g_malloc),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, g_free), OBB_ABI_OFFSET(obbmeta_nvds_api, acquire_display_meta),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, add_display_meta_to_frame),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, remove_display_meta_from_frame),
 
-        OBBMETA_SIZE(obbmeta_write_params),
-        OBBMETA_OFFSET(obbmeta_write_params, n), OBBMETA_OFFSET(obbmeta_write_params, component_id),
-        OBBMETA_OFFSET(obbmeta_write_params, flags), OBBMETA_OFFSET(obbmeta_write_params, frame_width),
-        OBBMETA_OFFSET(obbmeta_write_params, n_filtered), OBBMETA_OFFSET(obbmeta_write_params, bad_index),
+        OBB_ABI_SIZE(obbmeta_write_params),
+        OBB_ABI_OFFSET(obbmeta_write_params, n), OBB_ABI_OFFSET(obbmeta_write_params, component_id),
+        OBB_ABI_OFFSET(obbmeta_write_params, flags), OBB_ABI_OFFSET(obbmeta_write_params, frame_width),
+        OBB_ABI_OFFSET(obbmeta_write_params, n_filtered), OBB_ABI_OFFSET(obbmeta_write_params, bad_index),
 
-        OBBMETA_SIZE(obbmeta_overlay_params),
-        OBBMETA_OFFSET(obbmeta_overlay_params, line_width), OBBMETA_OFFSET(obbmeta_overlay_params, flags),
-        OBBMETA_OFFSET(obbmeta_overlay_params, objects), OBBMETA_OFFSET(obbmeta_overlay_params, drawn),
-        OBBMETA_OFFSET(obbmeta_overlay_params, removed), OBBMETA_OFFSET(obbmeta_overlay_params, hidden),
+        OBB_ABI_SIZE(obbmeta_overlay_params),
+        OBB_ABI_OFFSET(obbmeta_overlay_params, line_width), OBB_ABI_OFFSET(obbmeta_overlay_params, flags),
+        OBB_ABI_OFFSET(obbmeta_overlay_params, objects), OBB_ABI_OFFSET(obbmeta_overlay_params, drawn),
+        OBB_ABI_OFFSET(obbmeta_overlay_params, removed), OBB_ABI_OFFSET(obbmeta_overlay_params, hidden),
 
-        OBBMETA_SIZE(obbmeta_read_row),
-        OBBMETA_OFFSET(obbmeta_read_row, object_id), OBBMETA_OFFSET(obbmeta_read_row, class_id),
-        OBBMETA_OFFSET(obbmeta_read_row, confidence), OBBMETA_OFFSET(obbmeta_read_row, rotation_angle),
-        OBBMETA_OFFSET(obbmeta_read_row, source), OBBMETA_OFFSET(obbmeta_read_row, xywhr),
-        OBBMETA_OFFSET(obbmeta_read_row, obb_flags), OBBMETA_OFFSET(obbmeta_read_row, label),
-        OBBMETA_OFFSET(obbmeta_read_row, tracker_bbox),
+        OBB_ABI_SIZE(obbmeta_read_row),
+        OBB_ABI_OFFSET(obbmeta_read_row, object_id), OBB_ABI_OFFSET(obbmeta_read_row, class_id),
+        OBB_ABI_OFFSET(obbmeta_read_row, confidence), OBB_ABI_OFFSET(obbmeta_read_row, rotation_angle),
+        OBB_ABI_OFFSET(obbmeta_read_row, source), OBB_ABI_OFFSET(obbmeta_read_row, xywhr),
+        OBB_ABI_OFFSET(obbmeta_read_row, obb_flags), OBB_ABI_OFFSET(obbmeta_read_row, label),
+        OBB_ABI_OFFSET(obbmeta_read_row, tracker_bbox),
 
-        OBBMETA_SIZE(obbmeta_update_params),
-        OBBMETA_OFFSET(obbmeta_update_params, n), OBBMETA_OFFSET(obbmeta_update_params, flags),
-        OBBMETA_OFFSET(obbmeta_update_params, added), OBBMETA_OFFSET(obbmeta_update_params, bad_index),
+        OBB_ABI_SIZE(obbmeta_update_params),
+        OBB_ABI_OFFSET(obbmeta_update_params, n), OBB_ABI_OFFSET(obbmeta_update_params, flags),
+        OBB_ABI_OFFSET(obbmeta_update_params, added), OBB_ABI_OFFSET(obbmeta_update_params, bad_index),
 
-        OBBMETA_SIZE(obbmeta_classifier_api),
-        OBBMETA_OFFSET(obbmeta_classifier_api, acquire_classifier_meta),
-        OBBMETA_OFFSET(obbmeta_classifier_api, add_classifier_meta_to_object),
-        OBBMETA_OFFSET(obbmeta_classifier_api, acquire_label_info),
-        OBBMETA_OFFSET(obbmeta_classifier_api, add_label_info_to_classifier),
+        OBB_ABI_SIZE(obbmeta_classifier_api),
+        OBB_ABI_OFFSET(obbmeta_classifier_api, acquire_classifier_meta),
+        OBB_ABI_OFFSET(obbmeta_classifier_api, add_classifier_meta_to_object),
+        OBB_ABI_OFFSET(obbmeta_classifier_api, acquire_label_info),
+        OBB_ABI_OFFSET(obbmeta_classifier_api, add_label_info_to_classifier),
 
-        OBBMETA_SIZE(obbmeta_classify_params),
-        OBBMETA_OFFSET(obbmeta_classify_params, num_labels), OBBMETA_OFFSET(obbmeta_classify_params, component_id),
-        OBBMETA_OFFSET(obbmeta_classify_params, flags), OBBMETA_OFFSET(obbmeta_classify_params, classifier_metas),
-        OBBMETA_OFFSET(obbmeta_classify_params, labels), OBBMETA_OFFSET(obbmeta_classify_params, long_labels),
-        OBBMETA_OFFSET(obbmeta_classify_params, frames), OBBMETA_OFFSET(obbmeta_classify_params, bad_index),
+        OBB_ABI_SIZE(obbmeta_classify_params),
+        OBB_ABI_OFFSET(obbmeta_classify_params, num_labels), OBB_ABI_OFFSET(obbmeta_classify_params, component_id),
+        OBB_ABI_OFFSET(obbmeta_classify_params, flags), OBB_ABI_OFFSET(obbmeta_classify_params, classifier_metas),
+        OBB_ABI_OFFSET(obbmeta_classify_params, labels), OBB_ABI_OFFSET(obbmeta_classify_params, long_labels),
+        OBB_ABI_OFFSET(obbmeta_classify_params, frames), OBB_ABI_OFFSET(obbmeta_classify_params, bad_index),
 
-        OBBMETA_CONST(OBBMETA_WRITE_ROTATION), OBBMETA_CONST(OBBMETA_WRITE_TEXT), OBBMETA_CONST(OBBMETA_WRITE_OSD_LIMIT),
-        OBBMETA_CONST(OBBMETA_OVERLAY_LABEL), OBBMETA_CONST(OBBMETA_OVERLAY_HIDE_AABB),
-        OBBMETA_CONST(OBBMETA_OVERLAY_NATIVE), OBBMETA_CONST(OBBMETA_OVERLAY_REMOVE_ONLY),
-        OBBMETA_CONST(OBBMETA_OVERLAY_MARK), OBBMETA_CONST(OBBMETA_OVERLAY_MARK_SLOT),
-        OBBMETA_CONST(OBBMETA_UPDATE_OBB), OBBMETA_CONST(OBBMETA_UPDATE_OBJECT_ID), OBBMETA_CONST(OBBMETA_UPDATE_RECT),
-        OBBMETA_CONST(OBBMETA_UPDATE_CONFIDENCE), OBBMETA_CONST(OBBMETA_UPDATE_TRACKER_CONFIDENCE),
-        OBBMETA_CONST(OBBMETA_CLASSIFY_TEXT), OBBMETA_CONST(OBBMETA_MAX_LABEL),
+        OBB_ABI_CONST(OBBMETA_WRITE_ROTATION), OBB_ABI_CONST(OBBMETA_WRITE_TEXT),
+        OBB_ABI_CONST(OBBMETA_WRITE_OSD_LIMIT),
+        OBB_ABI_CONST(OBBMETA_OVERLAY_LABEL), OBB_ABI_CONST(OBBMETA_OVERLAY_HIDE_AABB),
+        OBB_ABI_CONST(OBBMETA_OVERLAY_NATIVE), OBB_ABI_CONST(OBBMETA_OVERLAY_REMOVE_ONLY),
+        OBB_ABI_CONST(OBBMETA_OVERLAY_MARK), OBB_ABI_CONST(OBBMETA_OVERLAY_MARK_SLOT),
+        OBB_ABI_CONST(OBBMETA_UPDATE_OBB), OBB_ABI_CONST(OBBMETA_UPDATE_OBJECT_ID),
+        OBB_ABI_CONST(OBBMETA_UPDATE_RECT),
+        OBB_ABI_CONST(OBBMETA_UPDATE_CONFIDENCE), OBB_ABI_CONST(OBBMETA_UPDATE_TRACKER_CONFIDENCE),
+        OBB_ABI_CONST(OBBMETA_CLASSIFY_TEXT), OBB_ABI_CONST(OBBMETA_MAX_LABEL),
     };
-#undef OBBMETA_SIZE
-#undef OBBMETA_OFFSET
-#undef OBBMETA_CONST
-    const int64_t count = (int64_t)(sizeof table / sizeof table[0]);
-    for (int64_t i = 0; i < count && i < capacity; ++i) {
-        names[i] = table[i].name;
-        values[i] = table[i].value;
-    }
-    return count;
+    return OBB_ABI_COPY(table, names, values, capacity);
 }
