@@ -110,12 +110,12 @@ class ObbOverlay(ObbmetaElement):
                 if not 0 <= frame.batch_id < len(views):
                     raise ValueError(f"frame meta batch_id {frame.batch_id} has no surface (the buffer holds "
                                      f"{len(views)})")
-                rows = nvds.read_obbs_arrays(frame)
-                if not len(rows["xywhr"]):
+                objects = nvds.read_objects(frame)
+                if not len(objects):
                     continue
                 image = views[frame.batch_id].image
-                xywhr = torch.from_numpy(rows["xywhr"]).to(image.device, non_blocking=True)
-                colors = _colors(rows["class_id"], views[frame.batch_id].format).to(image.device, non_blocking=True)
+                xywhr = torch.from_numpy(objects.xywhr).to(image.device, non_blocking=True)
+                colors = _colors(objects.class_id, views[frame.batch_id].format).to(image.device, non_blocking=True)
                 draw_obbs(image, xywhr, colors=colors, thickness=self.prop("thickness"))
             if views and views[0].image is not None and views[0].image.is_cuda:
                 torch.cuda.current_stream(views[0].image.device).synchronize()  # done before the buffer moves on
