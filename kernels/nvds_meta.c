@@ -7,8 +7,9 @@
  * installable on most build machines), and dlsym(RTLD_DEFAULT) could silently bind to a different copy of
  * libnvds_meta than the one the loader reports; the table makes "which library" one explicit decision.
  *
- * Layouts: every function takes the layout id detected at run time (OBBMETA_LAYOUT_*); the struct definitions
- * are ours (nvds_meta.h), written from NVIDIA's headers.
+ * Layouts: every function takes the layout id detected at run time (OBBMETA_LAYOUT_*) and is written once over
+ * that layout's offsets (obbmeta_layout, below); the struct definitions are ours (nvds_meta.h), written from
+ * NVIDIA's headers.
  */
 #include <float.h>
 #include <math.h>
@@ -159,57 +160,164 @@ OBB_EXPORT int64_t obbmeta_nvds_live_payloads(void) { return __atomic_load_n(&g_
 
 OBB_EXPORT const char *obbmeta_nvds_obb_meta_descriptor(void) { return OBBMETA_USER_META_DESCRIPTOR; }
 
-/* sizeof / offsetof of what we write, so Python can check its ctypes mirror against the C compiler. */
-#define OBBMETA_LAYOUT_FIELDS(T)                                                                               \
-    out[0] = sizeof(T);                                                                                        \
-    out[1] = offsetof(T, parent);                                                                              \
-    out[2] = offsetof(T, unique_component_id);                                                                 \
-    out[3] = offsetof(T, class_id);                                                                            \
-    out[4] = offsetof(T, object_id);                                                                           \
-    out[5] = offsetof(T, detector_bbox);                                                                       \
-    out[6] = offsetof(T, confidence);                                                                          \
-    out[7] = offsetof(T, rect_params);                                                                         \
-    out[8] = offsetof(T, rect_params.border_width);                                                            \
-    out[9] = offsetof(T, rect_params.border_color);                                                            \
-    out[10] = offsetof(T, mask_params);                                                                        \
-    out[11] = offsetof(T, text_params);                                                                        \
-    out[12] = offsetof(T, obj_label);                                                                          \
-    out[13] = offsetof(T, classifier_meta_list);                                                               \
-    out[14] = offsetof(T, obj_user_meta_list);                                                                 \
-    out[15] = offsetof(T, misc_obj_info);
+/* ---------------------------------------------------------------- layouts
+ *
+ * DeepStream 9 appended rotation_angle to NvOSD_RectParams. That moves every member of NvDsObjectMeta after
+ * rect_params (the tail, obbmeta_object_tail) and every member of NvDsDisplayMeta after its rect array. A layout
+ * is where those sit, measured on the typedefs of nvds_meta.h; every function below is written once over it. */
+typedef struct {
+    int id;                  /* OBBMETA_LAYOUT_* */
+    size_t obj_size;         /* sizeof(NvDsObjectMeta): the object pool's element size */
+    size_t obj_tail;         /* offsetof(NvDsObjectMeta, mask_params): where obbmeta_object_tail starts */
+    ptrdiff_t rect_rotation; /* offsetof(NvOSD_RectParams, rotation_angle); -1: the layout has none */
+    size_t rect_size;        /* sizeof(NvOSD_RectParams): the stride of the display meta's rect array */
+    size_t dm_size;          /* sizeof(NvDsDisplayMeta): the display pool's element size */
+    size_t dm_rects;         /* offsetof(NvDsDisplayMeta, rect_params) */
+    size_t dm_lines;         /* offsetof(NvDsDisplayMeta, line_params) */
+    size_t dm_misc;          /* offsetof(NvDsDisplayMeta, misc_osd_data) */
+} obbmeta_layout;
 
+static const obbmeta_layout g_layouts[] = {
+    {
+        .id = OBBMETA_LAYOUT_DS6_8,
+        .obj_size = sizeof(obbmeta_object_meta_ds6_8),
+        .obj_tail = offsetof(obbmeta_object_meta_ds6_8, mask_params),
+        .rect_rotation = -1,
+        .rect_size = sizeof(obbmeta_rect_ds6_8),
+        .dm_size = sizeof(obbmeta_display_meta_ds6_8),
+        .dm_rects = offsetof(obbmeta_display_meta_ds6_8, rect_params),
+        .dm_lines = offsetof(obbmeta_display_meta_ds6_8, line_params),
+        .dm_misc = offsetof(obbmeta_display_meta_ds6_8, misc_osd_data),
+    },
+    {
+        .id = OBBMETA_LAYOUT_DS9,
+        .obj_size = sizeof(obbmeta_object_meta_ds9),
+        .obj_tail = offsetof(obbmeta_object_meta_ds9, mask_params),
+        .rect_rotation = offsetof(obbmeta_rect_ds9, rotation_angle),
+        .rect_size = sizeof(obbmeta_rect_ds9),
+        .dm_size = sizeof(obbmeta_display_meta_ds9),
+        .dm_rects = offsetof(obbmeta_display_meta_ds9, rect_params),
+        .dm_lines = offsetof(obbmeta_display_meta_ds9, line_params),
+        .dm_misc = offsetof(obbmeta_display_meta_ds9, misc_osd_data),
+    },
+};
+
+/* The head and tail views must sit where each layout's own typedef puts the same members. */
+#define OBBMETA_SAME_HEAD(T, M) \
+    _Static_assert(offsetof(T, M) == offsetof(obbmeta_object_head, M), #T "." #M " moved in the head")
+#define OBBMETA_SAME_TAIL(T, M)                                                                               \
+    _Static_assert(offsetof(T, M) - offsetof(T, mask_params) == offsetof(obbmeta_object_tail, M),              \
+                   #T "." #M " moved in the tail")
+#define OBBMETA_SAME_DISPLAY_HEAD(T, M) \
+    _Static_assert(offsetof(T, M) == offsetof(obbmeta_display_head, M), #T "." #M " moved in the head")
+#define OBBMETA_CHECK_LAYOUT(OBJ, DM)                                                                         \
+    OBBMETA_SAME_HEAD(OBJ, parent);                                                                            \
+    OBBMETA_SAME_HEAD(OBJ, unique_component_id);                                                               \
+    OBBMETA_SAME_HEAD(OBJ, class_id);                                                                          \
+    OBBMETA_SAME_HEAD(OBJ, object_id);                                                                         \
+    OBBMETA_SAME_HEAD(OBJ, detector_bbox);                                                                     \
+    OBBMETA_SAME_HEAD(OBJ, tracker_bbox);                                                                      \
+    OBBMETA_SAME_HEAD(OBJ, confidence);                                                                        \
+    OBBMETA_SAME_HEAD(OBJ, tracker_confidence);                                                                \
+    OBBMETA_SAME_HEAD(OBJ, rect_params);                                                                       \
+    OBBMETA_SAME_HEAD(OBJ, rect_params.color_id);                                                              \
+    _Static_assert(offsetof(OBJ, rect_params) + sizeof(obbmeta_rect_head) <= offsetof(OBJ, mask_params),       \
+                   #OBJ ": the tail overlaps the head");                                                       \
+    OBBMETA_SAME_TAIL(OBJ, text_params);                                                                       \
+    OBBMETA_SAME_TAIL(OBJ, obj_label);                                                                         \
+    OBBMETA_SAME_TAIL(OBJ, classifier_meta_list);                                                              \
+    OBBMETA_SAME_TAIL(OBJ, obj_user_meta_list);                                                                \
+    OBBMETA_SAME_TAIL(OBJ, misc_obj_info);                                                                     \
+    _Static_assert(sizeof(OBJ) == offsetof(OBJ, mask_params) + sizeof(obbmeta_object_tail), #OBJ " size");      \
+    OBBMETA_SAME_DISPLAY_HEAD(DM, num_rects);                                                                  \
+    OBBMETA_SAME_DISPLAY_HEAD(DM, num_lines);                                                                  \
+    _Static_assert(offsetof(DM, rect_params) >= sizeof(obbmeta_display_head), #DM ": rects overlap the counts")
+OBBMETA_CHECK_LAYOUT(obbmeta_object_meta_ds6_8, obbmeta_display_meta_ds6_8);
+OBBMETA_CHECK_LAYOUT(obbmeta_object_meta_ds9, obbmeta_display_meta_ds9);
+
+/* The layout of an OBBMETA_LAYOUT_* id; NULL (OBBMETA_ERR_LAYOUT for the caller) for any other value. */
+static const obbmeta_layout *obbmeta_layout_of(int id)
+{
+    for (size_t k = 0; k < sizeof g_layouts / sizeof g_layouts[0]; ++k)
+        if (g_layouts[k].id == id) return &g_layouts[k];
+    return NULL;
+}
+
+static obbmeta_object_tail *obbmeta_tail(const obbmeta_layout *L, void *obj)
+{
+    return (obbmeta_object_tail *)((char *)obj + L->obj_tail);
+}
+
+/* rect_params.rotation_angle (degrees) of an object's or a display meta's rect; NULL in a layout without it. */
+static float *obbmeta_rotation(const obbmeta_layout *L, obbmeta_rect_head *rect)
+{
+    return L->rect_rotation < 0 ? NULL : (float *)((char *)rect + L->rect_rotation);
+}
+
+static obbmeta_rect_head *obbmeta_dm_rect(const obbmeta_layout *L, obbmeta_display_head *dm, uint32_t i)
+{
+    return (obbmeta_rect_head *)((char *)dm + L->dm_rects + (size_t)i * L->rect_size);
+}
+
+static obbmeta_line_params *obbmeta_dm_lines(const obbmeta_layout *L, obbmeta_display_head *dm)
+{
+    return (obbmeta_line_params *)((char *)dm + L->dm_lines);
+}
+
+static int64_t *obbmeta_dm_misc(const obbmeta_layout *L, void *dm) { return (int64_t *)((char *)dm + L->dm_misc); }
+
+/* sizeof / offsetof of what we write, from the layout table and the head / tail views, so that Python checks its
+ * ctypes mirror against what the writer uses. */
 OBB_EXPORT int obbmeta_nvds_layout_info(int layout, int64_t *out, int n)
 {
     if (n < 28) return OBBMETA_ERR_ARGUMENT;
-    if (layout == OBBMETA_LAYOUT_DS9) {
-        OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds9)
-        out[16] = offsetof(obbmeta_object_meta_ds9, rect_params.rotation_angle);
-    } else if (layout == OBBMETA_LAYOUT_DS6_8) {
-        OBBMETA_LAYOUT_FIELDS(obbmeta_object_meta_ds6_8)
-        out[16] = -1;
-    } else {
-        return OBBMETA_ERR_LAYOUT;
-    }
-#define OBBMETA_DISPLAY_OFFSETS(DM, RECT)                  \
-    do {                                                    \
-        out[20] = sizeof(DM);                               \
-        out[21] = offsetof(DM, num_lines);                  \
-        out[22] = offsetof(DM, line_params);                \
-        out[24] = offsetof(DM, num_rects);                  \
-        out[25] = offsetof(DM, rect_params);                \
-        out[26] = sizeof(RECT);                             \
-        out[27] = offsetof(DM, misc_osd_data);              \
-    } while (0)
-    if (layout == OBBMETA_LAYOUT_DS9)
-        OBBMETA_DISPLAY_OFFSETS(obbmeta_display_meta_ds9, obbmeta_rect_ds9);
-    else
-        OBBMETA_DISPLAY_OFFSETS(obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8);
-#undef OBBMETA_DISPLAY_OFFSETS
-    out[23] = sizeof(obbmeta_line_params);
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
+    const size_t rect = offsetof(obbmeta_object_head, rect_params);
+    out[0] = (int64_t)L->obj_size;
+    out[1] = offsetof(obbmeta_object_head, parent);
+    out[2] = offsetof(obbmeta_object_head, unique_component_id);
+    out[3] = offsetof(obbmeta_object_head, class_id);
+    out[4] = offsetof(obbmeta_object_head, object_id);
+    out[5] = offsetof(obbmeta_object_head, detector_bbox);
+    out[6] = offsetof(obbmeta_object_head, confidence);
+    out[7] = (int64_t)rect;
+    out[8] = offsetof(obbmeta_object_head, rect_params.border_width);
+    out[9] = offsetof(obbmeta_object_head, rect_params.border_color);
+    out[10] = (int64_t)L->obj_tail;
+    out[11] = (int64_t)(L->obj_tail + offsetof(obbmeta_object_tail, text_params));
+    out[12] = (int64_t)(L->obj_tail + offsetof(obbmeta_object_tail, obj_label));
+    out[13] = (int64_t)(L->obj_tail + offsetof(obbmeta_object_tail, classifier_meta_list));
+    out[14] = (int64_t)(L->obj_tail + offsetof(obbmeta_object_tail, obj_user_meta_list));
+    out[15] = (int64_t)(L->obj_tail + offsetof(obbmeta_object_tail, misc_obj_info));
+    out[16] = L->rect_rotation < 0 ? -1 : (int64_t)rect + L->rect_rotation;
     out[17] = sizeof(obbmeta_frame_meta_head);
     out[18] = sizeof(obbmeta_user_meta);
     out[19] = sizeof(obbmeta_obb_v1);
+    out[20] = (int64_t)L->dm_size;
+    out[21] = offsetof(obbmeta_display_head, num_lines);
+    out[22] = (int64_t)L->dm_lines;
+    out[23] = sizeof(obbmeta_line_params);
+    out[24] = offsetof(obbmeta_display_head, num_rects);
+    out[25] = (int64_t)L->dm_rects;
+    out[26] = (int64_t)L->rect_size;
+    out[27] = (int64_t)L->dm_misc;
     return OBBMETA_OK;
+}
+
+/* The pools the object writers take elements from hold elements of this layout. */
+static int obbmeta_pool_matches(const obbmeta_layout *L, void *batch)
+{
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    if (!bm->obj_meta_pool || !bm->user_meta_pool) return 0;
+    return bm->obj_meta_pool->element_size == (uint32_t)L->obj_size &&
+           bm->user_meta_pool->element_size == (uint32_t)sizeof(obbmeta_user_meta);
+}
+
+static int obbmeta_display_pool_matches(const obbmeta_layout *L, void *batch)
+{
+    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
+    return bm->display_meta_pool && bm->display_meta_pool->element_size == (uint32_t)L->dm_size;
 }
 
 /* ---------------------------------------------------------------- geometry helpers (box facts come from
@@ -253,53 +361,47 @@ static char *obbmeta_strdup(const char *s)
     return d;
 }
 
-/* Fills one object meta of either layout; SET_ROTATION is the statement that writes rect_params.rotation_angle
- * (empty for layouts without it). An object that is not `visible` (past the frame's osd_limit) gets no border (0 px,
+/* Fills one object meta. An object that is not `visible` (past the frame's osd_limit) gets no border (0 px,
  * transparent) and no display text: nothing nvdsosd draws. */
-#define OBBMETA_DEFINE_FILL(SUFFIX, OBJ_T, SET_ROTATION)                                                       \
-    static void obbmeta_fill_##SUFFIX(OBJ_T *o, const float b[5], const double aabb[4], const double rect[4],  \
-                                      float score, int32_t class_id, const char *label,                         \
-                                      const obbmeta_write_params *p, double fw, double fh, int visible)         \
-    {                                                                                                           \
-        o->parent = NULL;                                                                                       \
-        o->unique_component_id = p->component_id;                                                              \
-        o->class_id = class_id;                                                                                 \
-        o->object_id = OBBMETA_UNTRACKED_OBJECT_ID;                                                             \
-        o->detector_bbox.left = (float)aabb[0];                                                                 \
-        o->detector_bbox.top = (float)aabb[1];                                                                  \
-        o->detector_bbox.width = (float)(aabb[2] - aabb[0]);                                                    \
-        o->detector_bbox.height = (float)(aabb[3] - aabb[1]);                                                   \
-        o->confidence = score;                                                                                  \
-        o->rect_params.left = (float)rect[0];                                                                   \
-        o->rect_params.top = (float)rect[1];                                                                    \
-        o->rect_params.width = (float)rect[2];                                                                  \
-        o->rect_params.height = (float)rect[3];                                                                 \
-        o->rect_params.border_width = visible ? p->border_width : 0u;                                           \
-        obbmeta_set_color(&o->rect_params.border_color, visible ? obbmeta_palette_color(p->palette, p->num_colors, \
-                                                                                        class_id)               \
-                                                                : g_transparent);                               \
-        o->rect_params.has_bg_color = 0;                                                                        \
-        o->rect_params.has_color_info = 0;                                                                      \
-        o->rect_params.color_id = 0;                                                                            \
-        SET_ROTATION                                                                                            \
-        (void)b;                                                                                                \
-        strncpy(o->obj_label, label, OBBMETA_MAX_LABEL - 1);                                                    \
-        o->obj_label[OBBMETA_MAX_LABEL - 1] = '\0';                                                             \
-        if ((p->flags & OBBMETA_WRITE_TEXT) && visible) {                                                       \
-            if (o->text_params.display_text) g_api.g_free(o->text_params.display_text);                        \
-            o->text_params.display_text = obbmeta_strdup(o->obj_label);                                        \
-            obbmeta_label_style(&o->text_params, obbmeta_pixel(rect[0], fw),                                   \
-                                obbmeta_pixel(rect[1] - OBBMETA_LABEL_RISE, fh), 10);                           \
-        }                                                                                                       \
+static void obbmeta_fill(const obbmeta_layout *L, void *obj, const float b[5], const double aabb[4],
+                         const double rect[4], float score, int32_t class_id, const char *label,
+                         const obbmeta_write_params *p, double fw, double fh, int visible)
+{
+    obbmeta_object_head *o = (obbmeta_object_head *)obj;
+    obbmeta_object_tail *t = obbmeta_tail(L, obj);
+    o->parent = NULL;
+    o->unique_component_id = p->component_id;
+    o->class_id = class_id;
+    o->object_id = OBBMETA_UNTRACKED_OBJECT_ID;
+    o->detector_bbox.left = (float)aabb[0];
+    o->detector_bbox.top = (float)aabb[1];
+    o->detector_bbox.width = (float)(aabb[2] - aabb[0]);
+    o->detector_bbox.height = (float)(aabb[3] - aabb[1]);
+    o->confidence = score;
+    o->rect_params.left = (float)rect[0];
+    o->rect_params.top = (float)rect[1];
+    o->rect_params.width = (float)rect[2];
+    o->rect_params.height = (float)rect[3];
+    o->rect_params.border_width = visible ? p->border_width : 0u;
+    obbmeta_set_color(&o->rect_params.border_color,
+                      visible ? obbmeta_palette_color(p->palette, p->num_colors, class_id) : g_transparent);
+    o->rect_params.has_bg_color = 0;
+    o->rect_params.has_color_info = 0;
+    o->rect_params.color_id = 0;
+    float *rotation = obbmeta_rotation(L, &o->rect_params);
+    if (rotation) *rotation = (p->flags & OBBMETA_WRITE_ROTATION) ? obbmeta_degrees(b[4]) : 0.0f;
+    strncpy(t->obj_label, label, OBBMETA_MAX_LABEL - 1);
+    t->obj_label[OBBMETA_MAX_LABEL - 1] = '\0';
+    if ((p->flags & OBBMETA_WRITE_TEXT) && visible) {
+        if (t->text_params.display_text) g_api.g_free(t->text_params.display_text);
+        t->text_params.display_text = obbmeta_strdup(t->obj_label);
+        obbmeta_label_style(&t->text_params, obbmeta_pixel(rect[0], fw),
+                            obbmeta_pixel(rect[1] - OBBMETA_LABEL_RISE, fh), 10);
     }
-
-OBBMETA_DEFINE_FILL(ds6_8, obbmeta_object_meta_ds6_8, )
-OBBMETA_DEFINE_FILL(ds9, obbmeta_object_meta_ds9,
-                    o->rect_params.rotation_angle =
-                        (p->flags & OBBMETA_WRITE_ROTATION) ? obbmeta_degrees(b[4]) : 0.0f;)
+}
 
 /* Writes the objects of one frame; the caller holds the batch lock. */
-static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const obbmeta_write_params *p,
+static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *frame, const obbmeta_write_params *p,
                                    int64_t begin, int64_t end, double fw, double fh, uint8_t *written_mask,
                                    int64_t *n_filtered)
 {
@@ -350,12 +452,7 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
 
         const int visible = !(p->flags & OBBMETA_WRITE_OSD_LIMIT) || written < p->osd_limit;
         void *obj = g_api.acquire_obj_meta(batch);
-        if (layout == OBBMETA_LAYOUT_DS9)
-            obbmeta_fill_ds9((obbmeta_object_meta_ds9 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p,
-                             fw, fh, visible);
-        else
-            obbmeta_fill_ds6_8((obbmeta_object_meta_ds6_8 *)obj, b, aabb, rect, p->scores[i], (int32_t)cls, label,
-                               p, fw, fh, visible);
+        obbmeta_fill(L, obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p, fw, fh, visible);
 
         obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
         double corners[8];
@@ -389,16 +486,6 @@ static int64_t obbmeta_write_frame(int layout, void *batch, void *frame, const o
     return written;
 }
 
-static int obbmeta_pool_matches(int layout, void *batch)
-{
-    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
-    if (!bm->obj_meta_pool || !bm->user_meta_pool) return 0;
-    const uint32_t want = layout == OBBMETA_LAYOUT_DS9 ? (uint32_t)sizeof(obbmeta_object_meta_ds9)
-                                                       : (uint32_t)sizeof(obbmeta_object_meta_ds6_8);
-    return bm->obj_meta_pool->element_size == want &&
-           bm->user_meta_pool->element_size == (uint32_t)sizeof(obbmeta_user_meta);
-}
-
 /* Writes the boxes [offsets[f], offsets[f+1]) into frames[f] for every f (or all boxes into p->frame), under one
  * batch lock. One pointer argument on purpose: each extra ctypes argument costs about a microsecond.
  * Returns the number written, or a negative OBBMETA_ERR_*; on error nothing is written and p->bad_index names
@@ -406,13 +493,14 @@ static int obbmeta_pool_matches(int layout, void *batch)
 OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_params *p)
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!batch || !p || !p->palette || p->num_colors <= 0) return OBBMETA_ERR_ARGUMENT;
     p->bad_index = -1;
     p->n_filtered = 0;
-    if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_WRITE_ROTATION)) return OBBMETA_ERR_LAYOUT;
+    if (L->rect_rotation < 0 && (p->flags & OBBMETA_WRITE_ROTATION)) return OBBMETA_ERR_LAYOUT;
     if ((p->flags & OBBMETA_WRITE_OSD_LIMIT) && p->osd_limit < 0) return OBBMETA_ERR_ARGUMENT;
-    if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
+    if (!obbmeta_pool_matches(L, batch)) return OBBMETA_ERR_POOL_MISMATCH;
     const int single = p->frames == NULL;
     const int64_t single_offsets[2] = {0, p->n};
     const double single_size[2] = {p->frame_width, p->frame_height};
@@ -452,7 +540,7 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     int64_t total = 0;
     g_api.acquire_meta_lock(batch);
     for (int64_t f = 0; f < num_frames; ++f) {
-        const int64_t r = obbmeta_write_frame(layout, batch, frames[f], p, offsets[f], offsets[f + 1],
+        const int64_t r = obbmeta_write_frame(L, batch, frames[f], p, offsets[f], offsets[f + 1],
                                               sizes[2 * f], sizes[2 * f + 1], p->written_mask, &p->n_filtered);
         if (r < 0) {
             total = r;
@@ -507,31 +595,26 @@ static void obbmeta_set_line(obbmeta_line_params *lp, double x0, double y0, doub
     obbmeta_set_color(&lp->line_color, rgba);
 }
 
-#define OBBMETA_DEFINE_LINES(SUFFIX, DISPLAY_T)                                                                \
-    static int64_t obbmeta_lines_##SUFFIX(void *batch, void *frame, const float *seg, const double *rgba,      \
-                                          int64_t m, int64_t num_colors, uint32_t width, double fw, double fh,  \
-                                          int64_t *n_display)                                                   \
-    {                                                                                                           \
-        DISPLAY_T *dm = NULL;                                                                                   \
-        int64_t written = 0;                                                                                    \
-        for (int64_t i = 0; i < m; ++i) {                                                                       \
-            double x0 = seg[4 * i], y0 = seg[4 * i + 1], x1 = seg[4 * i + 2], y1 = seg[4 * i + 3];              \
-            if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;                                    \
-            if (!dm || dm->num_lines >= OBBMETA_MAX_DISPLAY_ELEMENTS) {                                         \
-                /* nvdsosd does not bound num_lines by 16: a new display meta every 16 lines. */                \
-                dm = (DISPLAY_T *)g_api.acquire_display_meta(batch);                                            \
-                g_api.add_display_meta_to_frame(frame, dm);                                                     \
-                ++*n_display;                                                                                   \
-            }                                                                                                   \
-            obbmeta_set_line(&dm->line_params[dm->num_lines++], x0, y0, x1, y1, width,                          \
-                             rgba + 4 * (num_colors == 1 ? 0 : i), fw, fh);                                     \
-            ++written;                                                                                          \
-        }                                                                                                       \
-        return written;                                                                                         \
+static int64_t obbmeta_lines(const obbmeta_layout *L, void *batch, void *frame, const float *seg, const double *rgba,
+                             int64_t m, int64_t num_colors, uint32_t width, double fw, double fh, int64_t *n_display)
+{
+    obbmeta_display_head *dm = NULL;
+    int64_t written = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        double x0 = seg[4 * i], y0 = seg[4 * i + 1], x1 = seg[4 * i + 2], y1 = seg[4 * i + 3];
+        if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;
+        if (!dm || dm->num_lines >= OBBMETA_MAX_DISPLAY_ELEMENTS) {
+            /* nvdsosd does not bound num_lines by 16: a new display meta every 16 lines. */
+            dm = (obbmeta_display_head *)g_api.acquire_display_meta(batch);
+            g_api.add_display_meta_to_frame(frame, dm);
+            ++*n_display;
+        }
+        obbmeta_set_line(&obbmeta_dm_lines(L, dm)[dm->num_lines++], x0, y0, x1, y1, width,
+                         rgba + 4 * (num_colors == 1 ? 0 : i), fw, fh);
+        ++written;
     }
-
-OBBMETA_DEFINE_LINES(ds6_8, obbmeta_display_meta_ds6_8)
-OBBMETA_DEFINE_LINES(ds9, obbmeta_display_meta_ds9)
+    return written;
+}
 
 /* Adds m line segments (x1, y1, x2, y2 as floats, pixels) to `frame` as NvDsDisplayMeta lines, 16 per display
  * meta, each clipped to [0, fw] x [0, fh] (segments fully outside are skipped). rgba holds one colour for all
@@ -542,15 +625,13 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
                                           double fh, int64_t *n_display)
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!batch || !frame || (m > 0 && (!seg || !rgba)) || m < 0 || !n_display || !obbmeta_frame_side_ok(fw) ||
         !obbmeta_frame_side_ok(fh) || (num_colors != 1 && num_colors != m))
         return OBBMETA_ERR_ARGUMENT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
-    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
-    const uint32_t want = layout == OBBMETA_LAYOUT_DS9 ? (uint32_t)sizeof(obbmeta_display_meta_ds9)
-                                                       : (uint32_t)sizeof(obbmeta_display_meta_ds6_8);
-    if (!bm->display_meta_pool || bm->display_meta_pool->element_size != want) return OBBMETA_ERR_POOL_MISMATCH;
+    if (!obbmeta_display_pool_matches(L, batch)) return OBBMETA_ERR_POOL_MISMATCH;
     for (int64_t i = 0; i < 4 * m; ++i)
         if (!isfinite(seg[i])) {
             *n_display = i / 4;
@@ -558,88 +639,86 @@ OBB_EXPORT int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, 
         }
     *n_display = 0;
     g_api.acquire_meta_lock(batch);
-    const int64_t r = layout == OBBMETA_LAYOUT_DS9
-                          ? obbmeta_lines_ds9(batch, frame, seg, rgba, m, num_colors, width, fw, fh, n_display)
-                          : obbmeta_lines_ds6_8(batch, frame, seg, rgba, m, num_colors, width, fw, fh, n_display);
+    const int64_t r = obbmeta_lines(L, batch, frame, seg, rgba, m, num_colors, width, fw, fh, n_display);
     g_api.release_meta_lock(batch);
     return r;
 }
 
 /* ---------------------------------------------------------------- reader */
 
-#define OBBMETA_DEFINE_READ(SUFFIX, OBJ_T, GET_ROTATION)                                                       \
-    static void obbmeta_read_##SUFFIX(const OBJ_T *o, obbmeta_read_row *r)                                      \
-    {                                                                                                           \
-        r->address = (uint64_t)(uintptr_t)o;                                                                    \
-        r->object_id = o->object_id;                                                                            \
-        r->class_id = o->class_id;                                                                              \
-        r->component_id = o->unique_component_id;                                                               \
-        r->confidence = o->confidence;                                                                          \
-        r->tracker_confidence = o->tracker_confidence;                                                          \
-        r->rect[0] = o->rect_params.left;                                                                       \
-        r->rect[1] = o->rect_params.top;                                                                        \
-        r->rect[2] = o->rect_params.width;                                                                      \
-        r->rect[3] = o->rect_params.height;                                                                     \
-        r->detector_bbox[0] = o->detector_bbox.left;                                                            \
-        r->detector_bbox[1] = o->detector_bbox.top;                                                             \
-        r->detector_bbox[2] = o->detector_bbox.width;                                                           \
-        r->detector_bbox[3] = o->detector_bbox.height;                                                          \
-        r->tracker_bbox[0] = o->tracker_bbox.left;                                                              \
-        r->tracker_bbox[1] = o->tracker_bbox.top;                                                               \
-        r->tracker_bbox[2] = o->tracker_bbox.width;                                                             \
-        r->tracker_bbox[3] = o->tracker_bbox.height;                                                            \
-        r->rotation_angle = GET_ROTATION;                                                                       \
-        memcpy(r->label, o->obj_label, OBBMETA_MAX_LABEL);                                                      \
-        r->label[OBBMETA_MAX_LABEL - 1] = '\0';                                                                 \
-        const obbmeta_obb_v1 *found = NULL;                                                                     \
-        int32_t count = 0;                                                                                      \
-        for (const obbmeta_glist *l = o->obj_user_meta_list; l; l = l->next) {                                  \
-            const obbmeta_user_meta *um = (const obbmeta_user_meta *)l->data;                                   \
-            ++count;                                                                                            \
-            if (!found && um && um->base.meta_type == g_obb_meta_type && um->user_meta_data) {                  \
-                const obbmeta_obb_v1 *c = (const obbmeta_obb_v1 *)um->user_meta_data;                           \
-                if (c->version >= OBBMETA_OBB_VERSION && c->struct_size >= sizeof(obbmeta_obb_v1)) found = c;   \
-            }                                                                                                   \
-        }                                                                                                       \
-        r->num_user_meta = count;                                                                               \
-        float b[5];                                                                                             \
-        if (found) {                                                                                            \
-            r->source = (found->flags & OBBMETA_OBB_PREDICTED) ? OBBMETA_SOURCE_PREDICTED : OBBMETA_SOURCE_USER_META; \
-            b[0] = found->cx;                                                                                   \
-            b[1] = found->cy;                                                                                   \
-            b[2] = found->w;                                                                                    \
-            b[3] = found->h;                                                                                    \
-            b[4] = found->angle;                                                                                \
-            r->obb_flags = found->flags;                                                                        \
-        } else {                                                                                                \
-            const int rotated = fabsf(r->rotation_angle) > 1e-3f;                                               \
-            r->source = rotated ? OBBMETA_SOURCE_ROTATION : OBBMETA_SOURCE_AABB;                                \
-            b[0] = r->rect[0] + 0.5f * r->rect[2];                                                              \
-            b[1] = r->rect[1] + 0.5f * r->rect[3];                                                              \
-            b[2] = r->rect[2];                                                                                  \
-            b[3] = r->rect[3];                                                                                  \
-            b[4] = rotated ? (float)((double)r->rotation_angle * (OBBMETA_PI / 180.0)) : 0.0f;                        \
-            r->obb_flags = rotated ? OBBMETA_OBB_RECT_ROTATED : 0u;                                             \
-        }                                                                                                       \
-        memcpy(r->xywhr, b, sizeof b);                                                                          \
-        if (found) {                                                                                            \
-            memcpy(r->corners, found->corners, sizeof r->corners);                                              \
-        } else {                                                                                                \
-            double c8[8];                                                                                       \
-            obb_corners(b, c8);                                                                                 \
-            for (int k = 0; k < 8; ++k) r->corners[k] = (float)c8[k];                                           \
-        }                                                                                                       \
+static void obbmeta_read_object(const obbmeta_layout *L, void *obj, obbmeta_read_row *r)
+{
+    obbmeta_object_head *o = (obbmeta_object_head *)obj;
+    const obbmeta_object_tail *t = obbmeta_tail(L, obj);
+    r->address = (uint64_t)(uintptr_t)obj;
+    r->object_id = o->object_id;
+    r->class_id = o->class_id;
+    r->component_id = o->unique_component_id;
+    r->confidence = o->confidence;
+    r->tracker_confidence = o->tracker_confidence;
+    r->rect[0] = o->rect_params.left;
+    r->rect[1] = o->rect_params.top;
+    r->rect[2] = o->rect_params.width;
+    r->rect[3] = o->rect_params.height;
+    r->detector_bbox[0] = o->detector_bbox.left;
+    r->detector_bbox[1] = o->detector_bbox.top;
+    r->detector_bbox[2] = o->detector_bbox.width;
+    r->detector_bbox[3] = o->detector_bbox.height;
+    r->tracker_bbox[0] = o->tracker_bbox.left;
+    r->tracker_bbox[1] = o->tracker_bbox.top;
+    r->tracker_bbox[2] = o->tracker_bbox.width;
+    r->tracker_bbox[3] = o->tracker_bbox.height;
+    const float *rotation = obbmeta_rotation(L, &o->rect_params);
+    r->rotation_angle = rotation ? *rotation : 0.0f;
+    memcpy(r->label, t->obj_label, OBBMETA_MAX_LABEL);
+    r->label[OBBMETA_MAX_LABEL - 1] = '\0';
+    const obbmeta_obb_v1 *found = NULL;
+    int32_t count = 0;
+    for (const obbmeta_glist *l = t->obj_user_meta_list; l; l = l->next) {
+        const obbmeta_user_meta *um = (const obbmeta_user_meta *)l->data;
+        ++count;
+        if (!found && um && um->base.meta_type == g_obb_meta_type && um->user_meta_data) {
+            const obbmeta_obb_v1 *c = (const obbmeta_obb_v1 *)um->user_meta_data;
+            if (c->version >= OBBMETA_OBB_VERSION && c->struct_size >= sizeof(obbmeta_obb_v1)) found = c;
+        }
     }
-
-OBBMETA_DEFINE_READ(ds6_8, obbmeta_object_meta_ds6_8, 0.0f)
-OBBMETA_DEFINE_READ(ds9, obbmeta_object_meta_ds9, o->rect_params.rotation_angle)
+    r->num_user_meta = count;
+    float b[5];
+    if (found) {
+        r->source = (found->flags & OBBMETA_OBB_PREDICTED) ? OBBMETA_SOURCE_PREDICTED : OBBMETA_SOURCE_USER_META;
+        b[0] = found->cx;
+        b[1] = found->cy;
+        b[2] = found->w;
+        b[3] = found->h;
+        b[4] = found->angle;
+        r->obb_flags = found->flags;
+    } else {
+        const int rotated = fabsf(r->rotation_angle) > 1e-3f;
+        r->source = rotated ? OBBMETA_SOURCE_ROTATION : OBBMETA_SOURCE_AABB;
+        b[0] = r->rect[0] + 0.5f * r->rect[2];
+        b[1] = r->rect[1] + 0.5f * r->rect[3];
+        b[2] = r->rect[2];
+        b[3] = r->rect[3];
+        b[4] = rotated ? (float)((double)r->rotation_angle * (OBBMETA_PI / 180.0)) : 0.0f;
+        r->obb_flags = rotated ? OBBMETA_OBB_RECT_ROTATED : 0u;
+    }
+    memcpy(r->xywhr, b, sizeof b);
+    if (found) {
+        memcpy(r->corners, found->corners, sizeof r->corners);
+    } else {
+        double c8[8];
+        obb_corners(b, c8);
+        for (int k = 0; k < 8; ++k) r->corners[k] = (float)c8[k];
+    }
+}
 
 /* Fills up to `capacity` rows in obj_meta_list order and returns the number of objects in the frame (more than
  * `capacity`: call again with room for that many). The list is walked under the lock of the frame's own batch
  * (base_meta.batch_meta, which NVIDIA sets on every frame meta), so a concurrent writer cannot change it. */
 OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *rows, int64_t capacity)
 {
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!frame) return OBBMETA_ERR_ARGUMENT;
     void *batch = ((const obbmeta_frame_meta_head *)frame)->base.batch_meta;
     if (batch) g_api.acquire_meta_lock(batch);
@@ -647,10 +726,7 @@ OBB_EXPORT int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *
     for (const obbmeta_glist *l = ((const obbmeta_frame_meta_head *)frame)->obj_meta_list; l; l = l->next, ++n) {
         if (n >= capacity) continue;
         memset(&rows[n], 0, sizeof(obbmeta_read_row));
-        if (layout == OBBMETA_LAYOUT_DS9)
-            obbmeta_read_ds9((const obbmeta_object_meta_ds9 *)l->data, &rows[n]);
-        else
-            obbmeta_read_ds6_8((const obbmeta_object_meta_ds6_8 *)l->data, &rows[n]);
+        obbmeta_read_object(L, l->data, &rows[n]);
     }
     if (batch) g_api.release_meta_lock(batch);
     return n;
@@ -668,97 +744,95 @@ static int obbmeta_top_vertex(const float c[8])
     return best;
 }
 
-/* A display meta of ours with room for one more element of kind COUNT (num_lines / num_rects): the current one,
- * or a fresh one from the pool, marked, added to the frame. nvdsosd does not bound num_* by 16. */
-#define OBBMETA_ROOM_FOR(DISPLAY_T, COUNT)                                                                     \
-    if (!dm || dm->COUNT >= OBBMETA_MAX_DISPLAY_ELEMENTS) {                                                    \
-        dm = (DISPLAY_T *)g_api.acquire_display_meta(batch);                                                    \
-        dm->misc_osd_data[OBBMETA_OVERLAY_MARK_SLOT] = OBBMETA_OVERLAY_MARK;                                   \
-        g_api.add_display_meta_to_frame(frame, dm);                                                             \
-        ++p->display_metas;                                                                                     \
-    }
+/* A display meta of ours from the pool: marked, added to the frame (taken when the current one has no room for
+ * one more element of a kind; nvdsosd does not bound num_* by 16). */
+static obbmeta_display_head *obbmeta_overlay_meta(const obbmeta_layout *L, void *batch, void *frame,
+                                                  obbmeta_overlay_params *p)
+{
+    obbmeta_display_head *dm = (obbmeta_display_head *)g_api.acquire_display_meta(batch);
+    obbmeta_dm_misc(L, dm)[OBBMETA_OVERLAY_MARK_SLOT] = OBBMETA_OVERLAY_MARK;
+    g_api.add_display_meta_to_frame(frame, dm);
+    ++p->display_metas;
+    return dm;
+}
 
-/* One frame; the caller holds the batch lock. SET_ROTATION writes a native rect's rotation_angle (DS 9). */
-#define OBBMETA_DEFINE_OVERLAY(SUFFIX, OBJ_T, DISPLAY_T, RECT_T, SET_ROTATION)                                  \
-    static void obbmeta_overlay_##SUFFIX(void *batch, void *frame, obbmeta_overlay_params *p)                  \
-    {                                                                                                           \
-        obbmeta_frame_meta_head *fm = (obbmeta_frame_meta_head *)frame;                                         \
-        /* A previous overlay (also one copied with the batch: the mark is copied with the struct) goes back   \
-         * to the pool, so that repeated calls replace rather than add. */                                      \
-        for (obbmeta_glist *l = fm->display_meta_list, *next; l; l = next) {                                    \
-            next = l->next;                                                                                     \
-            const DISPLAY_T *old = (const DISPLAY_T *)l->data;                                                  \
-            if (old && old->misc_osd_data[OBBMETA_OVERLAY_MARK_SLOT] == OBBMETA_OVERLAY_MARK) {                 \
-                g_api.remove_display_meta_from_frame(frame, l->data);                                           \
-                ++p->removed;                                                                                   \
-            }                                                                                                   \
-        }                                                                                                       \
-        if (p->flags & OBBMETA_OVERLAY_REMOVE_ONLY) return;                                                     \
-        const double fw = p->frame_width, fh = p->frame_height;                                                 \
-        DISPLAY_T *dm = NULL;                                                                                   \
-        obbmeta_read_row row;                                                                                   \
-        for (obbmeta_glist *l = fm->obj_meta_list; l; l = l->next) {                                            \
-            OBJ_T *o = (OBJ_T *)l->data;                                                                        \
-            ++p->objects;                                                                                       \
-            obbmeta_read_##SUFFIX(o, &row);                                                                     \
-            if (row.source == OBBMETA_SOURCE_AABB) {                                                            \
-                ++p->skipped;                                                                                   \
-                continue;                                                                                       \
-            }                                                                                                   \
-            const double *rgba = obbmeta_palette_color(p->palette, p->num_colors, o->class_id);                 \
-            int any = 0;                                                                                        \
-            if (p->flags & OBBMETA_OVERLAY_NATIVE) {                                                            \
-                double aabb[4];                                                                                 \
-                obb_aabb(row.xywhr, aabb);                                                                      \
-                if (obbmeta_box_meets_frame(row.xywhr, aabb, fw, fh)) {                                         \
-                    OBBMETA_ROOM_FOR(DISPLAY_T, num_rects)                                                      \
-                    /* nvdsosd rotates the rect around its centre: the un-rotated box, unclipped. */            \
-                    RECT_T *r = &dm->rect_params[dm->num_rects++];                                              \
-                    double ur[4];                                                                               \
-                    obbmeta_unrotated_rect(row.xywhr, ur);                                                      \
-                    r->left = (float)ur[0];                                                                     \
-                    r->top = (float)ur[1];                                                                      \
-                    r->width = (float)ur[2];                                                                    \
-                    r->height = (float)ur[3];                                                                   \
-                    r->border_width = p->line_width;                                                            \
-                    obbmeta_set_color(&r->border_color, rgba);                                                  \
-                    SET_ROTATION                                                                                \
-                    ++p->rects;                                                                                 \
-                    any = 1;                                                                                    \
-                }                                                                                               \
-            } else {                                                                                            \
-                for (int k = 0; k < 4; ++k) {                                                                   \
-                    const int j = (k + 1) & 3;                                                                  \
-                    double x0 = row.corners[2 * k], y0 = row.corners[2 * k + 1];                                \
-                    double x1 = row.corners[2 * j], y1 = row.corners[2 * j + 1];                                \
-                    if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;                            \
-                    OBBMETA_ROOM_FOR(DISPLAY_T, num_lines)                                                      \
-                    obbmeta_set_line(&dm->line_params[dm->num_lines++], x0, y0, x1, y1, p->line_width, rgba,    \
-                                     fw, fh);                                                                   \
-                    ++p->lines;                                                                                 \
-                    any = 1;                                                                                    \
-                }                                                                                               \
-            }                                                                                                   \
-            if (any)                                                                                            \
-                ++p->drawn;                                                                                     \
-            else                                                                                                \
-                ++p->outside;                                                                                   \
-            if (p->flags & OBBMETA_OVERLAY_HIDE_AABB) {                                                         \
-                o->rect_params.border_width = 0;                                                                \
-                ++p->hidden;                                                                                    \
-            }                                                                                                   \
-            if ((p->flags & OBBMETA_OVERLAY_LABEL) && o->text_params.display_text) {                            \
-                const int v = obbmeta_top_vertex(row.corners);                                                  \
-                o->text_params.x_offset = obbmeta_pixel(row.corners[2 * v], fw);                                \
-                o->text_params.y_offset = obbmeta_pixel(row.corners[2 * v + 1] - OBBMETA_LABEL_RISE, fh);       \
-                ++p->labels;                                                                                    \
-            }                                                                                                   \
-        }                                                                                                       \
+/* One frame; the caller holds the batch lock. */
+static void obbmeta_overlay(const obbmeta_layout *L, void *batch, void *frame, obbmeta_overlay_params *p)
+{
+    obbmeta_frame_meta_head *fm = (obbmeta_frame_meta_head *)frame;
+    /* A previous overlay (also one copied with the batch: the mark is copied with the struct) goes back to the
+     * pool, so that repeated calls replace rather than add. */
+    for (obbmeta_glist *l = fm->display_meta_list, *next; l; l = next) {
+        next = l->next;
+        if (l->data && obbmeta_dm_misc(L, l->data)[OBBMETA_OVERLAY_MARK_SLOT] == OBBMETA_OVERLAY_MARK) {
+            g_api.remove_display_meta_from_frame(frame, l->data);
+            ++p->removed;
+        }
     }
-
-OBBMETA_DEFINE_OVERLAY(ds6_8, obbmeta_object_meta_ds6_8, obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8, )
-OBBMETA_DEFINE_OVERLAY(ds9, obbmeta_object_meta_ds9, obbmeta_display_meta_ds9, obbmeta_rect_ds9,
-                       r->rotation_angle = obbmeta_degrees(row.xywhr[4]);)
+    if (p->flags & OBBMETA_OVERLAY_REMOVE_ONLY) return;
+    const double fw = p->frame_width, fh = p->frame_height;
+    obbmeta_display_head *dm = NULL;
+    obbmeta_read_row row;
+    for (obbmeta_glist *l = fm->obj_meta_list; l; l = l->next) {
+        obbmeta_object_head *o = (obbmeta_object_head *)l->data;
+        obbmeta_object_tail *t = obbmeta_tail(L, o);
+        ++p->objects;
+        obbmeta_read_object(L, o, &row);
+        if (row.source == OBBMETA_SOURCE_AABB) {
+            ++p->skipped;
+            continue;
+        }
+        const double *rgba = obbmeta_palette_color(p->palette, p->num_colors, o->class_id);
+        int any = 0;
+        if (p->flags & OBBMETA_OVERLAY_NATIVE) {
+            double aabb[4];
+            obb_aabb(row.xywhr, aabb);
+            if (obbmeta_box_meets_frame(row.xywhr, aabb, fw, fh)) {
+                if (!dm || dm->num_rects >= OBBMETA_MAX_DISPLAY_ELEMENTS) dm = obbmeta_overlay_meta(L, batch, frame, p);
+                /* nvdsosd rotates the rect around its centre: the un-rotated box, unclipped. */
+                obbmeta_rect_head *r = obbmeta_dm_rect(L, dm, dm->num_rects++);
+                double ur[4];
+                obbmeta_unrotated_rect(row.xywhr, ur);
+                r->left = (float)ur[0];
+                r->top = (float)ur[1];
+                r->width = (float)ur[2];
+                r->height = (float)ur[3];
+                r->border_width = p->line_width;
+                obbmeta_set_color(&r->border_color, rgba);
+                float *rotation = obbmeta_rotation(L, r); /* the entry point refuses this mode without one */
+                if (rotation) *rotation = obbmeta_degrees(row.xywhr[4]);
+                ++p->rects;
+                any = 1;
+            }
+        } else {
+            for (int k = 0; k < 4; ++k) {
+                const int j = (k + 1) & 3;
+                double x0 = row.corners[2 * k], y0 = row.corners[2 * k + 1];
+                double x1 = row.corners[2 * j], y1 = row.corners[2 * j + 1];
+                if (!obbmeta_clip_segment(&x0, &y0, &x1, &y1, fw, fh)) continue;
+                if (!dm || dm->num_lines >= OBBMETA_MAX_DISPLAY_ELEMENTS) dm = obbmeta_overlay_meta(L, batch, frame, p);
+                obbmeta_set_line(&obbmeta_dm_lines(L, dm)[dm->num_lines++], x0, y0, x1, y1, p->line_width, rgba, fw,
+                                 fh);
+                ++p->lines;
+                any = 1;
+            }
+        }
+        if (any)
+            ++p->drawn;
+        else
+            ++p->outside;
+        if (p->flags & OBBMETA_OVERLAY_HIDE_AABB) {
+            o->rect_params.border_width = 0;
+            ++p->hidden;
+        }
+        if ((p->flags & OBBMETA_OVERLAY_LABEL) && t->text_params.display_text) {
+            const int v = obbmeta_top_vertex(row.corners);
+            t->text_params.x_offset = obbmeta_pixel(row.corners[2 * v], fw);
+            t->text_params.y_offset = obbmeta_pixel(row.corners[2 * v + 1] - OBBMETA_LABEL_RISE, fh);
+            ++p->labels;
+        }
+    }
+}
 
 /* Draws every object of `frame` that has an OBB (obbmeta's payload or a DS 9 rotation_angle) for nvdsosd: its
  * 4 edges as display-meta lines (clipped to the frame, unsigned pixels), or with OBBMETA_OVERLAY_NATIVE (DS 9)
@@ -767,26 +841,18 @@ OBBMETA_DEFINE_OVERLAY(ds9, obbmeta_object_meta_ds9, obbmeta_display_meta_ds9, o
 OBB_EXPORT int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, obbmeta_overlay_params *p)
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!batch || !frame || !p || !p->palette || p->num_colors <= 0 || !obbmeta_frame_side_ok(p->frame_width) ||
         !obbmeta_frame_side_ok(p->frame_height))
         return OBBMETA_ERR_ARGUMENT;
-    if (layout == OBBMETA_LAYOUT_DS6_8 && (p->flags & OBBMETA_OVERLAY_NATIVE)) return OBBMETA_ERR_LAYOUT;
+    if (L->rect_rotation < 0 && (p->flags & OBBMETA_OVERLAY_NATIVE)) return OBBMETA_ERR_LAYOUT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
-    const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
-    const int ds9 = layout == OBBMETA_LAYOUT_DS9;
-    const uint32_t want_display = ds9 ? (uint32_t)sizeof(obbmeta_display_meta_ds9)
-                                      : (uint32_t)sizeof(obbmeta_display_meta_ds6_8);
-    if (!obbmeta_pool_matches(layout, batch) || !bm->display_meta_pool ||
-        bm->display_meta_pool->element_size != want_display)
-        return OBBMETA_ERR_POOL_MISMATCH;
+    if (!obbmeta_pool_matches(L, batch) || !obbmeta_display_pool_matches(L, batch)) return OBBMETA_ERR_POOL_MISMATCH;
     p->objects = p->drawn = p->skipped = p->outside = p->lines = p->rects = 0;
     p->display_metas = p->removed = p->labels = p->hidden = 0;
     g_api.acquire_meta_lock(batch);
-    if (ds9)
-        obbmeta_overlay_ds9(batch, frame, p);
-    else
-        obbmeta_overlay_ds6_8(batch, frame, p);
+    obbmeta_overlay(L, batch, frame, p);
     g_api.release_meta_lock(batch);
     return OBBMETA_OK;
 }
@@ -807,71 +873,69 @@ static obbmeta_obb_v1 *obbmeta_find_payload(obbmeta_glist *list)
 }
 
 /* One object; the caller holds the batch lock and has validated the entry. Returns 1 when it added a payload. */
-#define OBBMETA_DEFINE_UPDATE(SUFFIX, OBJ_T, CLEAR_ROTATION)                                                   \
-    static int obbmeta_update_##SUFFIX(void *batch, OBJ_T *o, const obbmeta_update_params *p, int64_t i)       \
-    {                                                                                                           \
-        const float *b = p->xywhr ? p->xywhr + 5 * i : NULL;                                                    \
-        uint32_t rect_bits = 0;                                                                                 \
-        if (p->flags & OBBMETA_UPDATE_OBJECT_ID) o->object_id = p->object_ids[i];                               \
-        if (p->flags & OBBMETA_UPDATE_CONFIDENCE) o->confidence = p->confidence[i];                             \
-        if (p->flags & OBBMETA_UPDATE_TRACKER_CONFIDENCE) o->tracker_confidence = p->tracker_confidence[i];     \
-        if (p->flags & OBBMETA_UPDATE_RECT) {                                                                   \
-            /* What nvtracker does with its own box: the clipped box in rect_params, the unclipped one in      \
-             * tracker_bbox_info. A box outside the frame gets an empty rect at the nearest edge. */           \
-            double aabb[4];                                                                                     \
-            obb_aabb(b, aabb);                                                                                  \
-            const double fw = p->frame_width, fh = p->frame_height;                                             \
-            double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;                       \
-            double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;                           \
-            if (x1 > fw) x1 = fw;                                                                               \
-            if (y1 > fh) y1 = fh;                                                                               \
-            if (x2 < x1) x2 = x1;                                                                               \
-            if (y2 < y1) y2 = y1;                                                                               \
-            if (x1 != aabb[0] || y1 != aabb[1] || x2 != aabb[2] || y2 != aabb[3]) rect_bits = OBBMETA_OBB_RECT_CLIPPED; \
-            o->rect_params.left = (float)x1;                                                                    \
-            o->rect_params.top = (float)y1;                                                                     \
-            o->rect_params.width = (float)(x2 - x1);                                                            \
-            o->rect_params.height = (float)(y2 - y1);                                                           \
-            CLEAR_ROTATION                                                                                      \
-            o->tracker_bbox.left = (float)aabb[0];                                                              \
-            o->tracker_bbox.top = (float)aabb[1];                                                               \
-            o->tracker_bbox.width = (float)(aabb[2] - aabb[0]);                                                 \
-            o->tracker_bbox.height = (float)(aabb[3] - aabb[1]);                                                \
-        }                                                                                                       \
-        if (!(p->flags & OBBMETA_UPDATE_OBB)) return 0;                                                         \
-        obbmeta_obb_v1 *obb = obbmeta_find_payload(o->obj_user_meta_list);                                      \
-        const int added = obb == NULL;                                                                          \
-        if (obb) {                                                                                              \
-            /* rect_params' bits stay true of rect_params unless this call rewrote it. */                       \
-            if (!(p->flags & OBBMETA_UPDATE_RECT))                                                              \
-                rect_bits = obb->flags & (OBBMETA_OBB_RECT_CLIPPED | OBBMETA_OBB_RECT_ROTATED);                 \
-        } else {                                                                                                \
-            obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));                                     \
-            obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);                        \
-            um->user_meta_data = obb;                                                                           \
-            um->base.meta_type = g_obb_meta_type;                                                               \
-            um->base.copy_func = obbmeta_obb_meta_copy;                                                         \
-            um->base.release_func = obbmeta_obb_meta_release;                                                   \
-            um->base.user_context = NULL;                                                                       \
-            g_api.add_user_meta_to_obj(o, um);                                                                  \
-            __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);                                          \
-        }                                                                                                       \
-        double corners[8];                                                                                      \
-        obb_corners(b, corners);                                                                                \
-        obb->version = OBBMETA_OBB_VERSION;                                                                     \
-        obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);                                                    \
-        obb->cx = b[0];                                                                                         \
-        obb->cy = b[1];                                                                                         \
-        obb->w = b[2];                                                                                          \
-        obb->h = b[3];                                                                                          \
-        obb->angle = b[4];                                                                                      \
-        for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];                                        \
-        obb->flags = rect_bits | (p->obb_flags[i] & (OBBMETA_OBB_PREDICTED | OBBMETA_OBB_TRACKED));            \
-        return added;                                                                                           \
+static int obbmeta_update(const obbmeta_layout *L, void *batch, void *obj, const obbmeta_update_params *p, int64_t i)
+{
+    obbmeta_object_head *o = (obbmeta_object_head *)obj;
+    const float *b = p->xywhr ? p->xywhr + 5 * i : NULL;
+    uint32_t rect_bits = 0;
+    if (p->flags & OBBMETA_UPDATE_OBJECT_ID) o->object_id = p->object_ids[i];
+    if (p->flags & OBBMETA_UPDATE_CONFIDENCE) o->confidence = p->confidence[i];
+    if (p->flags & OBBMETA_UPDATE_TRACKER_CONFIDENCE) o->tracker_confidence = p->tracker_confidence[i];
+    if (p->flags & OBBMETA_UPDATE_RECT) {
+        /* What nvtracker does with its own box: the clipped box in rect_params, the unclipped one in
+         * tracker_bbox_info. A box outside the frame gets an empty rect at the nearest edge. */
+        double aabb[4];
+        obb_aabb(b, aabb);
+        const double fw = p->frame_width, fh = p->frame_height;
+        double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;
+        double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;
+        if (x1 > fw) x1 = fw;
+        if (y1 > fh) y1 = fh;
+        if (x2 < x1) x2 = x1;
+        if (y2 < y1) y2 = y1;
+        if (x1 != aabb[0] || y1 != aabb[1] || x2 != aabb[2] || y2 != aabb[3]) rect_bits = OBBMETA_OBB_RECT_CLIPPED;
+        o->rect_params.left = (float)x1;
+        o->rect_params.top = (float)y1;
+        o->rect_params.width = (float)(x2 - x1);
+        o->rect_params.height = (float)(y2 - y1);
+        float *rotation = obbmeta_rotation(L, &o->rect_params);
+        if (rotation) *rotation = 0.0f;
+        o->tracker_bbox.left = (float)aabb[0];
+        o->tracker_bbox.top = (float)aabb[1];
+        o->tracker_bbox.width = (float)(aabb[2] - aabb[0]);
+        o->tracker_bbox.height = (float)(aabb[3] - aabb[1]);
     }
-
-OBBMETA_DEFINE_UPDATE(ds6_8, obbmeta_object_meta_ds6_8, )
-OBBMETA_DEFINE_UPDATE(ds9, obbmeta_object_meta_ds9, o->rect_params.rotation_angle = 0.0f;)
+    if (!(p->flags & OBBMETA_UPDATE_OBB)) return 0;
+    obbmeta_obb_v1 *obb = obbmeta_find_payload(obbmeta_tail(L, obj)->obj_user_meta_list);
+    const int added = obb == NULL;
+    if (obb) {
+        /* rect_params' bits stay true of rect_params unless this call rewrote it. */
+        if (!(p->flags & OBBMETA_UPDATE_RECT))
+            rect_bits = obb->flags & (OBBMETA_OBB_RECT_CLIPPED | OBBMETA_OBB_RECT_ROTATED);
+    } else {
+        obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
+        obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);
+        um->user_meta_data = obb;
+        um->base.meta_type = g_obb_meta_type;
+        um->base.copy_func = obbmeta_obb_meta_copy;
+        um->base.release_func = obbmeta_obb_meta_release;
+        um->base.user_context = NULL;
+        g_api.add_user_meta_to_obj(obj, um);
+        __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
+    }
+    double corners[8];
+    obb_corners(b, corners);
+    obb->version = OBBMETA_OBB_VERSION;
+    obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);
+    obb->cx = b[0];
+    obb->cy = b[1];
+    obb->w = b[2];
+    obb->h = b[3];
+    obb->angle = b[4];
+    for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];
+    obb->flags = rect_bits | (p->obb_flags[i] & (OBBMETA_OBB_PREDICTED | OBBMETA_OBB_TRACKED));
+    return added;
+}
 
 typedef struct {
     uint64_t address;
@@ -933,7 +997,8 @@ static int64_t obbmeta_all_found(void *const *frame_of, int64_t n, int64_t *bad_
 OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *frame, obbmeta_update_params *p)
 {
     if (!g_ready) return OBBMETA_ERR_NOT_READY;
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!batch || !frame || !p || p->n < 0) return OBBMETA_ERR_ARGUMENT;
     p->bad_index = -1;
     p->added = 0;
@@ -945,7 +1010,7 @@ OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *fr
         return OBBMETA_ERR_ARGUMENT;
     if ((f & OBBMETA_UPDATE_RECT) && (!(p->frame_width > 0.0) || !(p->frame_height > 0.0))) return OBBMETA_ERR_ARGUMENT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
-    if (!obbmeta_pool_matches(layout, batch)) return OBBMETA_ERR_POOL_MISMATCH;
+    if (!obbmeta_pool_matches(L, batch)) return OBBMETA_ERR_POOL_MISMATCH;
     if (p->n == 0) return OBBMETA_OK;
     if (f & (OBBMETA_UPDATE_OBB | OBBMETA_UPDATE_RECT))
         for (int64_t i = 0; i < p->n; ++i)
@@ -964,11 +1029,7 @@ OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *fr
         rc = obbmeta_all_found(seen, p->n, &p->bad_index);
     }
     if (rc == OBBMETA_OK) {
-        for (int64_t i = 0; i < p->n; ++i) {
-            void *o = (void *)(uintptr_t)p->objects[i];
-            p->added += layout == OBBMETA_LAYOUT_DS9 ? obbmeta_update_ds9(batch, (obbmeta_object_meta_ds9 *)o, p, i)
-                                                     : obbmeta_update_ds6_8(batch, (obbmeta_object_meta_ds6_8 *)o, p, i);
-        }
+        for (int64_t i = 0; i < p->n; ++i) p->added += obbmeta_update(L, batch, (void *)(uintptr_t)p->objects[i], p, i);
     }
     g_api.release_meta_lock(batch);
     g_api.g_free(seen);
@@ -1011,39 +1072,19 @@ OBB_EXPORT int obbmeta_nvds_classifier_layout_info(int64_t *out, int n)
     return OBBMETA_OK;
 }
 
-/* The object fields the classifier writer touches, for either object layout. */
-static obbmeta_text_params *obbmeta_text_of(int layout, void *o)
-{
-    return layout == OBBMETA_LAYOUT_DS9 ? &((obbmeta_object_meta_ds9 *)o)->text_params
-                                        : &((obbmeta_object_meta_ds6_8 *)o)->text_params;
-}
-
-/* rect_params.left / top sit at the same place in both layouts (the rect's common head). */
-static void obbmeta_rect_corner_of(int layout, const void *o, float *left, float *top)
-{
-    if (layout == OBBMETA_LAYOUT_DS9) {
-        *left = ((const obbmeta_object_meta_ds9 *)o)->rect_params.left;
-        *top = ((const obbmeta_object_meta_ds9 *)o)->rect_params.top;
-    } else {
-        *left = ((const obbmeta_object_meta_ds6_8 *)o)->rect_params.left;
-        *top = ((const obbmeta_object_meta_ds6_8 *)o)->rect_params.top;
-    }
-}
-
 /* What nvinfer does with the label string of a classified object: when the object has no display_text yet, give
  * it one (above the rect's top-left corner, nvinfer's font and black background); then display_text += " " +
  * the labels. `add` holds add_len bytes (no NUL). The caller holds the batch lock. */
-static void obbmeta_append_display_text(int layout, void *o, const char *add, size_t add_len)
+static void obbmeta_append_display_text(const obbmeta_layout *L, void *o, const char *add, size_t add_len)
 {
-    obbmeta_text_params *t = obbmeta_text_of(layout, o);
+    obbmeta_text_params *t = &obbmeta_tail(L, o)->text_params;
     size_t old = 0;
     if (t->display_text) {
         old = strlen(t->display_text);
     } else {
-        float left, top;
-        obbmeta_rect_corner_of(layout, o, &left, &top);
-        obbmeta_label_style(t, obbmeta_pixel(left, OBBMETA_MAX_FRAME_SIDE),
-                            obbmeta_pixel((double)top - OBBMETA_LABEL_RISE, OBBMETA_MAX_FRAME_SIDE), 11);
+        const obbmeta_rect_head *r = &((const obbmeta_object_head *)o)->rect_params;
+        obbmeta_label_style(t, obbmeta_pixel(r->left, OBBMETA_MAX_FRAME_SIDE),
+                            obbmeta_pixel((double)r->top - OBBMETA_LABEL_RISE, OBBMETA_MAX_FRAME_SIDE), 11);
     }
     char *s = (char *)g_api.g_malloc(old + 1 + add_len + 1);
     if (old) memcpy(s, t->display_text, old);
@@ -1056,7 +1097,7 @@ static void obbmeta_append_display_text(int layout, void *o, const char *add, si
 
 /* One object's labels [begin, end) as one NvDsClassifierMeta; the caller holds the batch lock and validated
  * everything. Returns the labels that needed pResult_label. */
-static int64_t obbmeta_classify_object(int layout, void *batch, void *o, const obbmeta_classify_params *p,
+static int64_t obbmeta_classify_object(const obbmeta_layout *L, void *batch, void *o, const obbmeta_classify_params *p,
                                        int64_t begin, int64_t end, char *joined)
 {
     int64_t long_labels = 0;
@@ -1092,7 +1133,7 @@ static int64_t obbmeta_classify_object(int layout, void *batch, void *o, const o
         }
     }
     g_cls_api.add_classifier_meta_to_object(o, cm);
-    if (joined && joined_len) obbmeta_append_display_text(layout, o, joined, joined_len);
+    if (joined && joined_len) obbmeta_append_display_text(L, o, joined, joined_len);
     return long_labels;
 }
 
@@ -1106,7 +1147,8 @@ static int64_t obbmeta_classify_object(int layout, void *batch, void *o, const o
 OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classify_params *p)
 {
     if (!g_ready || !g_cls_ready) return OBBMETA_ERR_NOT_READY;
-    if (layout != OBBMETA_LAYOUT_DS9 && layout != OBBMETA_LAYOUT_DS6_8) return OBBMETA_ERR_LAYOUT;
+    const obbmeta_layout *L = obbmeta_layout_of(layout);
+    if (!L) return OBBMETA_ERR_LAYOUT;
     if (!batch || !p || p->n < 0 || p->num_labels < 0) return OBBMETA_ERR_ARGUMENT;
     p->bad_index = -1;
     p->classifier_metas = p->labels = p->long_labels = p->frames = 0;
@@ -1141,7 +1183,7 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
         if (joined > longest) longest = joined;
     }
     const obbmeta_batch_meta_head *bm = (const obbmeta_batch_meta_head *)batch;
-    if (!obbmeta_pool_matches(layout, batch) || !bm->classifier_meta_pool || !bm->label_info_meta_pool ||
+    if (!obbmeta_pool_matches(L, batch) || !bm->classifier_meta_pool || !bm->label_info_meta_pool ||
         bm->classifier_meta_pool->element_size != (uint32_t)sizeof(obbmeta_classifier_meta) ||
         bm->label_info_meta_pool->element_size != (uint32_t)sizeof(obbmeta_label_info))
         return OBBMETA_ERR_POOL_MISMATCH;
@@ -1169,7 +1211,7 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
                 ++p->frames;
             }
             if (begin == end) continue;
-            p->long_labels += obbmeta_classify_object(layout, batch, o, p, begin, end, joined);
+            p->long_labels += obbmeta_classify_object(L, batch, o, p, begin, end, joined);
             ++p->classifier_metas;
             p->labels += end - begin;
         }

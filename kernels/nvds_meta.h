@@ -125,7 +125,7 @@ typedef struct {
     uint32_t height;
 } obbmeta_mask_params;
 
-/* NvOSD_RectParams up to color_id (all layouts). */
+/* NvOSD_RectParams up to color_id: the whole struct before DeepStream 9, and what every layout's starts with. */
 #define OBBMETA_RECT_COMMON                                                                                   \
     float left, top, width, height;                                                                            \
     uint32_t border_width;                                                                                     \
@@ -138,37 +138,60 @@ typedef struct {
 
 typedef struct {
     OBBMETA_RECT_COMMON
-} obbmeta_rect_ds6_8;
+} obbmeta_rect_head;
+
+typedef obbmeta_rect_head obbmeta_rect_ds6_8;
 
 typedef struct {
     OBBMETA_RECT_COMMON
     float rotation_angle; /* degrees, clockwise on screen, around the rect's centre */
 } obbmeta_rect_ds9;
 
-/* NvDsObjectMeta, generated once per rect layout. */
-#define OBBMETA_OBJECT_META(NAME, RECT)                                                                        \
-    typedef struct {                                                                                           \
-        obbmeta_base_meta base;                                                                                \
-        void *parent;                                                                                          \
-        int32_t unique_component_id;                                                                           \
-        int32_t class_id;                                                                                      \
-        uint64_t object_id;                                                                                    \
-        obbmeta_bbox detector_bbox;                                                                            \
-        obbmeta_bbox tracker_bbox;                                                                             \
-        float confidence;                                                                                      \
-        float tracker_confidence;                                                                              \
-        RECT rect_params;                                                                                      \
-        obbmeta_mask_params mask_params;                                                                       \
-        obbmeta_text_params text_params;                                                                       \
-        char obj_label[OBBMETA_MAX_LABEL];                                                                     \
-        obbmeta_glist *classifier_meta_list;                                                                   \
-        obbmeta_glist *obj_user_meta_list;                                                                     \
-        int64_t misc_obj_info[4];                                                                              \
-        int64_t reserved[4];                                                                                   \
-    } NAME;
+/* NvDsObjectMeta's members before rect_params: the same in every layout. */
+#define OBBMETA_OBJECT_HEAD                                                                                    \
+    obbmeta_base_meta base;                                                                                    \
+    void *parent;                                                                                              \
+    int32_t unique_component_id;                                                                               \
+    int32_t class_id;                                                                                          \
+    uint64_t object_id;                                                                                        \
+    obbmeta_bbox detector_bbox;                                                                                \
+    obbmeta_bbox tracker_bbox;                                                                                 \
+    float confidence;                                                                                          \
+    float tracker_confidence;
 
-OBBMETA_OBJECT_META(obbmeta_object_meta_ds6_8, obbmeta_rect_ds6_8)
-OBBMETA_OBJECT_META(obbmeta_object_meta_ds9, obbmeta_rect_ds9)
+/* Its members after rect_params: the same in every layout, moved by the size of rect_params. */
+#define OBBMETA_OBJECT_TAIL                                                                                    \
+    obbmeta_mask_params mask_params;                                                                           \
+    obbmeta_text_params text_params;                                                                           \
+    char obj_label[OBBMETA_MAX_LABEL];                                                                         \
+    obbmeta_glist *classifier_meta_list;                                                                       \
+    obbmeta_glist *obj_user_meta_list;                                                                         \
+    int64_t misc_obj_info[4];                                                                                  \
+    int64_t reserved[4];
+
+/* NvDsObjectMeta of each layout: the source of the offsets in nvds_meta.c's layout table. */
+typedef struct {
+    OBBMETA_OBJECT_HEAD
+    obbmeta_rect_ds6_8 rect_params;
+    OBBMETA_OBJECT_TAIL
+} obbmeta_object_meta_ds6_8;
+
+typedef struct {
+    OBBMETA_OBJECT_HEAD
+    obbmeta_rect_ds9 rect_params;
+    OBBMETA_OBJECT_TAIL
+} obbmeta_object_meta_ds9;
+
+/* What code written once for every layout reaches of an object: the head, up to rect_params' common members, at
+ * the object's address; the tail at the layout's offset of mask_params (nvds_meta.c). */
+typedef struct {
+    OBBMETA_OBJECT_HEAD
+    obbmeta_rect_head rect_params;
+} obbmeta_object_head;
+
+typedef struct {
+    OBBMETA_OBJECT_TAIL
+} obbmeta_object_tail;
 
 /* NvOSD_LineParams / _ArrowParams / _CircleParams (unsigned pixel coordinates). */
 typedef struct {
@@ -196,22 +219,36 @@ typedef struct {
 
 #define OBBMETA_MAX_DISPLAY_ELEMENTS 16
 
-/* NvDsDisplayMeta, generated once per rect layout (the rect array moves everything after it). */
-#define OBBMETA_DISPLAY_META(NAME, RECT)                                                                       \
-    typedef struct {                                                                                           \
-        obbmeta_base_meta base;                                                                                \
-        uint32_t num_rects, num_labels, num_lines, num_arrows, num_circles;                                    \
-        RECT rect_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                                        \
-        obbmeta_text_params text_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                         \
-        obbmeta_line_params line_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                         \
-        obbmeta_arrow_params arrow_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                       \
-        obbmeta_circle_params circle_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                     \
-        int64_t misc_osd_data[4];                                                                              \
-        int64_t reserved[4];                                                                                   \
-    } NAME;
+/* NvDsDisplayMeta's members before the rect array: the same in every layout (the rect array moves everything
+ * after it). */
+#define OBBMETA_DISPLAY_HEAD                                                                                   \
+    obbmeta_base_meta base;                                                                                    \
+    uint32_t num_rects, num_labels, num_lines, num_arrows, num_circles;
 
-OBBMETA_DISPLAY_META(obbmeta_display_meta_ds6_8, obbmeta_rect_ds6_8)
-OBBMETA_DISPLAY_META(obbmeta_display_meta_ds9, obbmeta_rect_ds9)
+#define OBBMETA_DISPLAY_TAIL                                                                                   \
+    obbmeta_text_params text_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                             \
+    obbmeta_line_params line_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                             \
+    obbmeta_arrow_params arrow_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                           \
+    obbmeta_circle_params circle_params[OBBMETA_MAX_DISPLAY_ELEMENTS];                                         \
+    int64_t misc_osd_data[4];                                                                                  \
+    int64_t reserved[4];
+
+typedef struct {
+    OBBMETA_DISPLAY_HEAD
+    obbmeta_rect_ds6_8 rect_params[OBBMETA_MAX_DISPLAY_ELEMENTS];
+    OBBMETA_DISPLAY_TAIL
+} obbmeta_display_meta_ds6_8;
+
+typedef struct {
+    OBBMETA_DISPLAY_HEAD
+    obbmeta_rect_ds9 rect_params[OBBMETA_MAX_DISPLAY_ELEMENTS];
+    OBBMETA_DISPLAY_TAIL
+} obbmeta_display_meta_ds9;
+
+/* The counts, at the display meta's address in every layout; the arrays are found through the layout table. */
+typedef struct {
+    OBBMETA_DISPLAY_HEAD
+} obbmeta_display_head;
 
 /* NvDsUserMeta. */
 typedef struct {
