@@ -364,19 +364,20 @@ static char *obbmeta_strdup(const char *s)
 /* Fills one object meta. An object that is not `visible` (past the frame's osd_limit) gets no border (0 px,
  * transparent) and no display text: nothing nvdsosd draws. */
 static void obbmeta_fill(const obbmeta_layout *L, void *obj, const float b[5], const double aabb[4],
-                         const double rect[4], float score, int32_t class_id, const char *label,
+                         const double rect[4], float score, int32_t class_id, int32_t component_id, const char *label,
                          const obbmeta_write_params *p, double fw, double fh, int visible)
 {
     obbmeta_object_head *o = (obbmeta_object_head *)obj;
     obbmeta_object_tail *t = obbmeta_tail(L, obj);
+    const int detected = !(p->flags & OBBMETA_WRITE_NO_DETECTOR_BBOX);
     o->parent = NULL;
-    o->unique_component_id = p->component_id;
+    o->unique_component_id = component_id;
     o->class_id = class_id;
     o->object_id = OBBMETA_UNTRACKED_OBJECT_ID;
-    o->detector_bbox.left = (float)aabb[0];
-    o->detector_bbox.top = (float)aabb[1];
-    o->detector_bbox.width = (float)(aabb[2] - aabb[0]);
-    o->detector_bbox.height = (float)(aabb[3] - aabb[1]);
+    o->detector_bbox.left = detected ? (float)aabb[0] : 0.0f;
+    o->detector_bbox.top = detected ? (float)aabb[1] : 0.0f;
+    o->detector_bbox.width = detected ? (float)(aabb[2] - aabb[0]) : 0.0f;
+    o->detector_bbox.height = detected ? (float)(aabb[3] - aabb[1]) : 0.0f;
     o->confidence = score;
     o->rect_params.left = (float)rect[0];
     o->rect_params.top = (float)rect[1];
@@ -415,6 +416,7 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
         obb_aabb(b, aabb);
         if (!obbmeta_box_meets_frame(b, aabb, fw, fh)) {
             if (written_mask) written_mask[i] = 0;
+            if (p->addresses) p->addresses[i] = 0;
             ++*n_filtered;
             continue;
         }
@@ -452,7 +454,8 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
 
         const int visible = !(p->flags & OBBMETA_WRITE_OSD_LIMIT) || written < p->osd_limit;
         void *obj = g_api.acquire_obj_meta(batch);
-        obbmeta_fill(L, obj, b, aabb, rect, p->scores[i], (int32_t)cls, label, p, fw, fh, visible);
+        obbmeta_fill(L, obj, b, aabb, rect, p->scores[i], (int32_t)cls,
+                     p->component_ids ? p->component_ids[i] : p->component_id, label, p, fw, fh, visible);
 
         obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
         double corners[8];
@@ -479,10 +482,11 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
         g_api.add_obj_meta_to_frame(frame, obj, NULL);
         __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
         if (written_mask) written_mask[i] = 1;
+        if (p->addresses) p->addresses[i] = (uint64_t)(uintptr_t)obj;
         ++written;
     }
     /* Detection ran on this frame even when it found nothing: nvtracker reads this flag. */
-    ((obbmeta_frame_meta_head *)frame)->infer_done = 1;
+    if (!(p->flags & OBBMETA_WRITE_KEEP_INFER_DONE)) ((obbmeta_frame_meta_head *)frame)->infer_done = 1;
     return written;
 }
 
@@ -905,6 +909,8 @@ static int obbmeta_update(const obbmeta_layout *L, void *batch, void *obj, const
         o->tracker_bbox.width = (float)(aabb[2] - aabb[0]);
         o->tracker_bbox.height = (float)(aabb[3] - aabb[1]);
     }
+    if ((p->flags & OBBMETA_UPDATE_ROTATION) && !isnan(p->rotation_angle[i]))
+        *obbmeta_rotation(L, &o->rect_params) = p->rotation_angle[i]; /* the entry point refuses it without one */
     if (!(p->flags & OBBMETA_UPDATE_OBB)) return 0;
     obbmeta_obb_v1 *obb = obbmeta_find_payload(obbmeta_tail(L, obj)->obj_user_meta_list);
     const int added = obb == NULL;
@@ -992,7 +998,7 @@ static int64_t obbmeta_all_found(void *const *frame_of, int64_t n, int64_t *bad_
 /* Writes track results onto objects already in `frame` (what a tracker does to the objects it keeps): per
  * p->flags the OBB payload (replaced in place, or added with obbmeta's copy / release functions when the object
  * has none, e.g. an object nvtracker made itself), object_id, rect_params + tracker_bbox_info, confidence,
- * tracker_confidence. Every p->objects[i] must be an object meta of `frame`, each once, and every box valid;
+ * tracker_confidence, rect_params.rotation_angle (DS 9; OBBMETA_ERR_LAYOUT without it). Every p->objects[i] must be an object meta of `frame`, each once, and every box valid;
  * otherwise nothing is written, the result is negative and p->bad_index names the entry. Returns 0. */
 OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *frame, obbmeta_update_params *p)
 {
@@ -1006,8 +1012,10 @@ OBB_EXPORT int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *fr
     if (p->n > 0 && (!p->objects || ((f & (OBBMETA_UPDATE_OBB | OBBMETA_UPDATE_RECT)) && !p->xywhr) ||
                      ((f & OBBMETA_UPDATE_OBB) && !p->obb_flags) || ((f & OBBMETA_UPDATE_OBJECT_ID) && !p->object_ids) ||
                      ((f & OBBMETA_UPDATE_CONFIDENCE) && !p->confidence) ||
-                     ((f & OBBMETA_UPDATE_TRACKER_CONFIDENCE) && !p->tracker_confidence)))
+                     ((f & OBBMETA_UPDATE_TRACKER_CONFIDENCE) && !p->tracker_confidence) ||
+                     ((f & OBBMETA_UPDATE_ROTATION) && !p->rotation_angle)))
         return OBBMETA_ERR_ARGUMENT;
+    if ((f & OBBMETA_UPDATE_ROTATION) && L->rect_rotation < 0) return OBBMETA_ERR_LAYOUT;
     if ((f & OBBMETA_UPDATE_RECT) && (!(p->frame_width > 0.0) || !(p->frame_height > 0.0))) return OBBMETA_ERR_ARGUMENT;
     if (((const obbmeta_base_meta *)frame)->batch_meta != batch) return OBBMETA_ERR_FOREIGN_FRAME;
     if (!obbmeta_pool_matches(L, batch)) return OBBMETA_ERR_POOL_MISMATCH;

@@ -295,6 +295,8 @@ typedef struct {
 #define OBBMETA_WRITE_ROTATION 1 /* DS 9: rect_params = un-rotated box + rotation_angle (degrees) */
 #define OBBMETA_WRITE_TEXT 2     /* set text_params.display_text (a g_malloc'd copy of the label) */
 #define OBBMETA_WRITE_OSD_LIMIT 4 /* only each frame's first osd_limit objects get a border and display text */
+#define OBBMETA_WRITE_KEEP_INFER_DONE 8   /* leave bInferDone as it is (objects a tracker makes: no detection ran) */
+#define OBBMETA_WRITE_NO_DETECTOR_BBOX 16 /* detector_bbox_info = 0, as nvtracker leaves it on the objects it makes */
 
 typedef struct {
     const float *xywhr;            /* n x 5 */
@@ -308,6 +310,7 @@ typedef struct {
     int32_t component_id;
     uint32_t border_width;
     int32_t flags;                 /* OBBMETA_WRITE_* */
+    const int32_t *component_ids;  /* n unique_component_id values; NULL: component_id for every object */
     /* Where: either num_frames frames (batch form) or, when frames is NULL, the single `frame`. */
     void *const *frames;           /* num_frames NvDsFrameMeta* */
     const int64_t *offsets;        /* num_frames + 1: boxes [offsets[f], offsets[f+1]) go to frames[f] */
@@ -316,6 +319,7 @@ typedef struct {
     void *frame;                   /* single-frame form */
     double frame_width, frame_height;
     uint8_t *written_mask;         /* n entries set to 1 (written) / 0 (outside the frame); may be NULL */
+    uint64_t *addresses;           /* n entries set to the NvDsObjectMeta* written / 0 (outside); may be NULL */
     int64_t n_filtered;            /* out */
     int64_t bad_index;             /* out: first invalid box on error, else -1 */
     int64_t osd_limit;             /* with OBBMETA_WRITE_OSD_LIMIT: objects per frame that nvdsosd draws */
@@ -389,6 +393,8 @@ typedef struct {
                                              * rotation_angle 0), tracker_bbox_info = the same box unclipped */
 #define OBBMETA_UPDATE_CONFIDENCE 8         /* confidence = confidence[i] */
 #define OBBMETA_UPDATE_TRACKER_CONFIDENCE 16 /* tracker_confidence = tracker_confidence[i] */
+#define OBBMETA_UPDATE_ROTATION 32          /* DS 9: rect_params.rotation_angle = rotation_angle[i] unless NaN (after
+                                             * OBBMETA_UPDATE_RECT's 0) */
 
 typedef struct {
     const uint64_t *objects;          /* n NvDsObjectMeta* of `frame` (each once) */
@@ -397,6 +403,7 @@ typedef struct {
     const uint64_t *object_ids;       /* n (OBBMETA_UPDATE_OBJECT_ID) */
     const float *confidence;          /* n (OBBMETA_UPDATE_CONFIDENCE) */
     const float *tracker_confidence;  /* n (OBBMETA_UPDATE_TRACKER_CONFIDENCE) */
+    const float *rotation_angle;      /* n degrees, NaN: leave (OBBMETA_UPDATE_ROTATION) */
     int64_t n;
     int32_t flags;                    /* OBBMETA_UPDATE_* */
     double frame_width, frame_height; /* for OBBMETA_UPDATE_RECT */

@@ -37,10 +37,10 @@ class WriteParams(Structure):
     _fields_ = [("xywhr", c_void_p), ("scores", c_void_p), ("labels", c_void_p), ("n", c_int64),
                 ("label_text", POINTER(c_char_p)), ("num_labels", c_int64), ("palette", POINTER(c_double)),
                 ("num_colors", c_int64), ("component_id", c_int32), ("border_width", c_uint32),
-                ("flags", c_int32), ("frames", c_void_p), ("offsets", c_void_p), ("frame_sizes", c_void_p),
-                ("num_frames", c_int64), ("frame", c_void_p), ("frame_width", c_double),
-                ("frame_height", c_double), ("written_mask", c_void_p), ("n_filtered", c_int64),
-                ("bad_index", c_int64), ("osd_limit", c_int64)]
+                ("flags", c_int32), ("component_ids", c_void_p), ("frames", c_void_p), ("offsets", c_void_p),
+                ("frame_sizes", c_void_p), ("num_frames", c_int64), ("frame", c_void_p), ("frame_width", c_double),
+                ("frame_height", c_double), ("written_mask", c_void_p), ("addresses", c_void_p),
+                ("n_filtered", c_int64), ("bad_index", c_int64), ("osd_limit", c_int64)]
 
 
 class OverlayParams(Structure):
@@ -63,17 +63,21 @@ class ReadRow(Structure):
 class UpdateParams(Structure):
     """``obbmeta_update_params`` (kernels/nvds_meta.h): track results onto objects already in a frame."""
     _fields_ = [("objects", c_void_p), ("xywhr", c_void_p), ("obb_flags", c_void_p), ("object_ids", c_void_p),
-                ("confidence", c_void_p), ("tracker_confidence", c_void_p), ("n", c_int64), ("flags", c_int32),
+                ("confidence", c_void_p), ("tracker_confidence", c_void_p), ("rotation_angle", c_void_p),
+                ("n", c_int64), ("flags", c_int32),
                 ("frame_width", c_double), ("frame_height", c_double), ("added", c_int64), ("bad_index", c_int64)]
 
 
 WRITE_ROTATION = 1
 WRITE_TEXT = 2
 WRITE_OSD_LIMIT = 4
+WRITE_KEEP_INFER_DONE = 8
+WRITE_NO_DETECTOR_BBOX = 16
 OVERLAY_LABEL, OVERLAY_HIDE_AABB, OVERLAY_NATIVE, OVERLAY_REMOVE_ONLY = 1, 2, 4, 8
 OVERLAY_MARK = 0x4F42424D4F564C31  # "OBBMOVL1" in misc_osd_data[3] of obbmeta's overlay display metas
 OVERLAY_MARK_SLOT = 3
 UPDATE_OBB, UPDATE_OBJECT_ID, UPDATE_RECT, UPDATE_CONFIDENCE, UPDATE_TRACKER_CONFIDENCE = 1, 2, 4, 8, 16
+UPDATE_ROTATION = 32
 
 
 class WriterError(IntEnum):

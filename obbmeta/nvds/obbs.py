@@ -12,6 +12,10 @@ Per object ``attach_obbs`` writes what nvinfer writes for a detection, plus the 
 * one user meta of type ``nvds_get_user_meta_type("OBBMETA.OBB.V1")`` with the ``obbmeta_obb_v1`` payload and
   C copy / release functions; and ``frame_meta->bInferDone = TRUE``.
 
+A tracker writing objects of its own (no detection behind them) passes ``mark_infer_done=False`` (bInferDone left
+as it is) and ``detector_bbox=False`` (``detector_bbox_info`` zeroed, as nvtracker leaves it), and finds the new
+objects in :attr:`AttachResult.addresses`.
+
 Objects whose polygon lies fully outside the frame are not written; they are counted in the result.
 
 What nvdsosd reads of these objects (docs/osd.md): ``rect_params`` (inside the frame, border width at most
@@ -22,12 +26,12 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 
-from .._validators import int_in_range
+from .._validators import flag, int_in_range
 from ..palette import PALETTE_RGBA
 from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
@@ -60,6 +64,9 @@ class AttachResult:
     filtered: int
     written_mask: np.ndarray  # (N,) bool, in input order
     per_frame: tuple[int, ...] = ()  # objects written per frame (batch form)
+    # (N,) uint64, in input order: the NvDsObjectMeta* written for each box (what read_obbs_arrays(frame)["address"]
+    # lists), 0 where the box was filtered
+    addresses: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
 
     @property
     def filtered_indices(self) -> np.ndarray:
@@ -124,6 +131,23 @@ def _float32(name: str, a: np.ndarray) -> np.ndarray:
     return out
 
 
+def _component_ids(component_id: Any, n: int) -> tuple[int, np.ndarray | None]:
+    """``component_id`` as (one value for every object, None) or (0, (N,) int32 values, one per box)."""
+    form = "an int in 0..2**31-1, or an (N,) integer array of them (one per box)"
+    if not hasattr(component_id, "__len__") or isinstance(component_id, (str, bytes)):
+        return int_in_range("component_id", component_id, 0, 2**31 - 1, form), None
+    v = to_numpy(component_id, "component_id")
+    if v.shape != (n,):
+        raise ValueError(f"component_id must be {form}; as an array it must have shape (N,) = ({n},) to match xywhr, "
+                         f"got {tuple(v.shape)}")
+    if v.size and v.dtype.kind not in "iu":
+        raise TypeError(f"component_id must be {form}, got dtype {v.dtype}")
+    if v.size and (v.min() < 0 or v.max() > 2**31 - 1):
+        i = int(np.argmax((v < 0) | (v > 2**31 - 1)))
+        raise ValueError(f"component_id[{i}] = {int(v[i])}: component ids must be in 0..2**31-1")
+    return 0, np.ascontiguousarray(v, dtype=np.int32)
+
+
 def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray, n_names: int | None) -> Exception:
     """The C writer's error `code` for entry `bad`, said with what the inputs show about that entry."""
     error = _core.WriterError
@@ -152,10 +176,12 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
 # ---------------------------------------------------------------- attach
 
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
-            x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: int,
+            x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: Any,
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool,
-            osd_limit: int | None = None) -> AttachResult:
-    int_in_range("component_id", component_id, 0, 2**31 - 1, "an int in 0..2**31-1")
+            osd_limit: int | None = None, mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
+    component_id, component_ids = _component_ids(component_id, x.shape[0])
+    flag("mark_infer_done", mark_infer_done)
+    flag("detector_bbox", detector_bbox)
     int_in_range("border_width", border_width, 0, MAX_BORDER_WIDTH,
                  f"an int in 0..{MAX_BORDER_WIDTH} (pixels; nvdsosd refuses wider borders and stops the pipeline)")
     limit = -1 if osd_limit is None else int_in_range(
@@ -178,15 +204,20 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     pal, n_colors = DEFAULT_PALETTE_TABLE if palette is PALETTE else palette_table(tuple(tuple(c) for c in palette))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
+    if component_ids is not None:
+        params.component_ids = address_of(component_ids)
     params.flags = ((_core.WRITE_ROTATION if rotation_angle else 0) | (_core.WRITE_TEXT if display_text else 0)
-                    | (_core.WRITE_OSD_LIMIT if limit >= 0 else 0))
+                    | (_core.WRITE_OSD_LIMIT if limit >= 0 else 0)
+                    | (0 if mark_infer_done else _core.WRITE_KEEP_INFER_DONE)
+                    | (0 if detector_bbox else _core.WRITE_NO_DETECTOR_BBOX))
     params.osd_limit = max(limit, 0)
 
     # Raw addresses and one struct: numpy's .ctypes.data_as and each extra ctypes argument cost about as much as
     # writing a few objects.
     nf = len(frames)
     mask = np.empty(n, dtype=np.bool_)  # the C side writes 0 / 1 bytes: a valid bool array
-    params.written_mask = address_of(mask)
+    addresses = np.empty(n, dtype=np.uint64)
+    params.written_mask, params.addresses = address_of(mask), address_of(addresses)
     if nf == 1:
         params.frame = frames[0].address
         params.frame_width, params.frame_height = sizes[0]
@@ -207,15 +238,15 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
         per_frame: tuple[int, ...] = (int(written),)
     else:
         per_frame = tuple(int(np.count_nonzero(mask[offsets[i]:offsets[i + 1]])) for i in range(nf))
-    return AttachResult(int(written), int(params.n_filtered), written_mask, per_frame)
+    return AttachResult(int(written), int(params.n_filtered), written_mask, per_frame, addresses)
 
 
 def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence[str] | None = None,
-                component_id: int = DEFAULT_COMPONENT_ID, *, xywhr: Any = None, scores: Any = None,
+                component_id: Any = DEFAULT_COMPONENT_ID, *, xywhr: Any = None, scores: Any = None,
                 labels: Any = None, frame_size: tuple[float, float] | None = None,
                 border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
-                rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None
-                ) -> AttachResult:
+                rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
+                mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
     """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
 
     Args:
@@ -227,7 +258,8 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
             ``.scores`` (N,); ``.labels`` (N,) int64), CPU or CUDA; or pass ``xywhr=``/``scores=``/``labels=``.
             Coordinates are pixels of the batched surface (nvstreammux output).
         class_names: ``class_names[label]`` becomes ``obj_label`` (cut to 127 bytes); None: the class id.
-        component_id: ``unique_component_id`` of every object (what nvinfer's ``gie-unique-id`` would be).
+        component_id: ``unique_component_id`` of every object (what nvinfer's ``gie-unique-id`` would be), or an
+            (N,) integer array of them, one per box.
         frame_size: (width, height) for clipping; default: the frame meta's pipeline/source size.
         rotation_angle: DS 9 only: rect_params = the un-rotated box + ``rotation_angle`` degrees (nvdsosd draws
             the OBB; nvtracker then tracks the un-rotated box). Default: rect_params = tight clipped AABB.
@@ -237,14 +269,18 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
             descending score) that keep their border and label; the others are written without what nvdsosd draws
             (border 0 px and transparent, no display text) and are otherwise complete objects (box, OBB payload,
             label). Bounds what nvdsosd draws per frame (docs/osd.md).
+        mark_infer_done: set the frame's ``bInferDone`` (nvtracker reads it as "detection ran on this frame");
+            False leaves it as it is, for objects a tracker writes on a frame without detection.
+        detector_bbox: write the tight box into ``detector_bbox_info``; False writes zeros there, as nvtracker
+            leaves it on the objects it makes itself.
 
-    Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``).
+    Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``, ``addresses``).
     """
     b = batch_of(batch)
     f = frame_of(frame, b)
     x, s, lab = _prepare(boxes, xywhr, scores, labels)
     return _attach(b, [f], [frame_size_of(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
-                   border_width, palette, rotation_angle, display_text, osd_limit)
+                   border_width, palette, rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
 
 
 def _join_boxes(detections: Sequence[Any]) -> tuple | None:
@@ -266,15 +302,15 @@ def _join_boxes(detections: Sequence[Any]) -> tuple | None:
 
 
 def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[Any] | None = None,
-                      class_names: Sequence[str] | None = None, component_id: int = DEFAULT_COMPONENT_ID, *,
+                      class_names: Sequence[str] | None = None, component_id: Any = DEFAULT_COMPONENT_ID, *,
                       frame_sizes: Sequence[tuple[float, float]] | None = None,
                       border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
-                      rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None
-                      ) -> AttachResult:
+                      rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
+                      mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
-    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e.
-    ``frame_meta_list`` order). ``written_mask`` is over the concatenation of all detections; ``per_frame`` counts
-    what each frame got. The other arguments as for :func:`attach_obbs`; at batch B without a tiler, an
+    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask``,
+    ``addresses`` and a per-box ``component_id`` array are over the concatenation of all detections; ``per_frame``
+    counts what each frame got. The other arguments as for :func:`attach_obbs`; at batch B without a tiler, an
     ``osd_limit`` of 1024 // B keeps everything nvdsosd draws in one of its chunks (docs/osd.md)."""
     b = batch_of(batch)
     fs = b.frames if frames is None else [frame_of(f, b) for f in frames]
@@ -287,7 +323,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     if joined is not None:  # one OrientedBoxes per frame (a decoder's output): concatenated, prepared once
         x, s, lab, counts = joined
         return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                       rotation_angle, display_text, osd_limit)
+                       rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
     # Unpack every frame's (xywhr, scores, labels) first, so that GPU tensors of all frames come to the host with
     # one synchronisation for the whole batch.
     triples = []
@@ -313,4 +349,4 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                   rotation_angle, display_text, osd_limit)
+                   rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)

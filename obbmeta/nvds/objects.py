@@ -1,5 +1,6 @@
 """Changing objects already in a frame, the way a tracker does: ``update_objects`` (object_id, rect_params +
-tracker_bbox_info, confidences, the OBB payload, in one C call per frame) and ``remove_objects``.
+tracker_bbox_info, confidences, a DS 9 rotation_angle, the OBB payload, in one C call per frame) and
+``remove_objects``.
 
 :mod:`obbmeta.track` writes its results with these; they are plain functions so that any probe or element can.
 """
@@ -49,7 +50,8 @@ def _column(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) ->
 
 def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, obb_flags: Any = OBB_TRACKED,
                    object_ids: Any = None, rect: bool = False, confidence: Any = None,
-                   tracker_confidence: Any = None, frame_size: tuple[float, float] | None = None) -> UpdateResult:
+                   tracker_confidence: Any = None, rotation_angle: Any = None,
+                   frame_size: tuple[float, float] | None = None) -> UpdateResult:
     """Write track results onto objects of ``frame`` in one C call, under the batch lock.
 
     Args:
@@ -66,6 +68,9 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
         rect: True: ``rect_params`` = the tight AABB of ``xywhr`` clipped to the frame (DS 9: ``rotation_angle``
             0) and ``tracker_bbox_info`` = the same box unclipped, as nvtracker writes its own box.
         confidence, tracker_confidence: (N,) float32 or one value; None leaves them.
+        rotation_angle: (N,) degrees or one value for ``rect_params.rotation_angle`` (DeepStream 9 layout; NaN leaves
+            an object's angle; applied after ``rect=True``, which sets 0). On the DeepStream 6 - 8 layout, which has
+            no rotation_angle, only NaN is accepted (nothing to write); any other value is a ValueError.
         frame_size: (width, height) for ``rect=True``; default: the frame meta's size.
 
     Returns: :class:`UpdateResult`.
@@ -74,7 +79,8 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
     f = frame_of(frame, b)
     objs = _objects(objects)
     n = objs.shape[0]
-    xywhr, confidence, tracker_confidence = to_host_once(xywhr, confidence, tracker_confidence)
+    xywhr, confidence, tracker_confidence, rotation_angle = to_host_once(xywhr, confidence, tracker_confidence,
+                                                                         rotation_angle)
     params = _core.UpdateParams()
     keep = [objs]
     params.objects, params.n = address_of(objs), n
@@ -113,8 +119,19 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
             keep.append(v)
             setattr(params, field, address_of(v))
             flags |= bit
-    params.flags = flags
     core = b._core
+    if rotation_angle is not None:
+        v = _column(rotation_angle, "rotation_angle", n, "iuf", np.float32, "degrees (NaN: leave)")
+        if np.isinf(v).any():
+            raise ValueError("rotation_angle must be finite degrees, or NaN to leave an object's angle")
+        if core.layout.has_rotation_angle:
+            keep.append(v)
+            params.rotation_angle = address_of(v)
+            flags |= _core.UPDATE_ROTATION
+        elif not np.isnan(v).all():
+            raise ValueError("rotation_angle needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the "
+                             f"loaded library has {core.layout.name} (only NaN, which leaves the angle, is accepted)")
+    params.flags = flags
     rc = core.c.obbmeta_nvds_update_objects(core.layout.id, b.address, f.address, ctypes.addressof(params))
     if rc < 0:
         i = int(params.bad_index)

@@ -790,6 +790,44 @@ def test_the_public_api_on_a_ds8_batch(world, monkeypatch):
         add_obb_overlay(world.batch, f, native=True)
 
 
+def test_a_trackers_objects_on_a_ds8_batch(world, monkeypatch):
+    """What obbmeta.track writes for tracks without a detection, on the DS 6-8 layout: bInferDone kept, detector_bbox
+    zero, one component id per box, the written objects' addresses; rotation_angle refused (the layout has none)
+    unless every value is NaN (nothing to write)."""
+    from obbmeta import nvds
+
+    monkeypatch.setattr(_core, "_core", dataclasses.replace(_core.get(), layout=layouts.DS6_8,
+                                                             obb_meta_type=FAKE_OBB_TYPE))
+    f = world.add_frame()
+    rows = np.array([[400, 300, 120, 40, 0.3], [-50, -50, 4, 4, 0], [900, 500, 30, 60, 1.0]], np.float32)
+    res = nvds.attach_obbs(world.batch, f, xywhr=rows, labels=np.array([0, 1, 1]), component_id=np.array([4, 5, 6]),
+                           mark_infer_done=False, detector_bbox=False)
+    assert raw.i32(f + raw.FRAME["bInferDone"]) == 0
+    objs = world.objects(f)  # insertion order
+    assert res.addresses.tolist() == [objs[0], 0, objs[1]]
+    for o, comp in ((objs[0], 4), (objs[1], 6)):
+        assert raw.i32(o + OBJ["unique_component_id"]) == comp
+        assert obj_rect(o, "det") == (0.0, 0.0, 0.0, 0.0) and obj_rect(o)[2] > 0
+    before = [obj_rect(o) for o in objs]
+    nvds.update_objects(world.batch, f, res.addresses[res.written_mask], rotation_angle=np.nan)
+    assert [obj_rect(o) for o in objs] == before and stray_bytes(objs[0], raw.OBJ_SIZE_DS8, [
+        (0, 40), (48, 32), (96, 4), (104, 24), (128, 32), (232, 104), (336, 128), (472, 8)]) == []
+    with pytest.raises(ValueError, match="rotation_angle needs the DeepStream 9 layout"):
+        nvds.update_objects(world.batch, f, res.addresses[res.written_mask], rotation_angle=[10.0, np.nan])
+
+
+def test_the_rotation_update_is_refused_by_the_ds8_path(world):
+    f = world.add_frame()
+    call = Call([[100, 100, 10, 10, 0.3]]).single(f)
+    assert call.attach(world) == 1
+    (o,) = world.objects(f)
+    objs, angle = (c_int64 * 1)(o), (ctypes.c_float * 1)(5.0)
+    p = _core.UpdateParams()
+    p.objects, p.rotation_angle, p.n, p.flags = ctypes.addressof(objs), ctypes.addressof(angle), 1, 32
+    assert _core.get().c.obbmeta_nvds_update_objects(DS6_8, world.batch, f, ctypes.addressof(p)) == ERR_LAYOUT
+    assert world.lock_calls == 1  # the attach's only: refused before the lock
+
+
 def test_the_real_table_is_back_after_a_fake_world(make_batch):
     """Runs after the tests above (file order): NVIDIA's real library is driven again, with the real type."""
     from obbmeta import nvds

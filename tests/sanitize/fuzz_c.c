@@ -41,6 +41,7 @@ int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, const float
                                int64_t num_colors, uint32_t width, double fw, double fh, int64_t *n_display);
 int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *rows, int64_t capacity);
 int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, obbmeta_overlay_params *p);
+int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *frame, obbmeta_update_params *p);
 int32_t obbmeta_nvds_init_classifier(const obbmeta_classifier_api *api);
 int obbmeta_nvds_classifier_layout_info(int64_t *out, int n);
 int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classify_params *p);
@@ -278,6 +279,36 @@ static int64_t count_objects(void *frame)
     return n;
 }
 
+/* The attach's addresses: 0 exactly where nothing was written, and each frame's new objects (the ones NVIDIA's add
+ * function prepended, newest first) are the nonzero addresses of that frame's boxes, in input order. */
+static void check_addresses(const obbmeta_write_params *p, int64_t n, int64_t written)
+{
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (p->written_mask) CHECK((p->addresses[i] != 0) == (p->written_mask[i] == 1), "address %lld", (long long)i);
+        nonzero += p->addresses[i] != 0;
+    }
+    CHECK(nonzero == written, "%lld addresses for %lld objects", (long long)nonzero, (long long)written);
+    const int64_t frames = p->frames ? p->num_frames : 1;
+    for (int64_t f = 0; f < frames; ++f) {
+        void *frame = p->frames ? p->frames[f] : p->frame;
+        const int64_t begin = p->frames ? p->offsets[f] : 0, end = p->frames ? p->offsets[f + 1] : n;
+        const obbmeta_glist *l = ((obbmeta_frame_meta_head *)frame)->obj_meta_list;
+        for (int64_t i = end - 1; i >= begin; --i) {
+            if (!p->addresses[i]) continue;
+            CHECK(l && (uint64_t)(uintptr_t)l->data == p->addresses[i], "address %lld is not its frame's object",
+                  (long long)i);
+            const obbmeta_object_head *o = (const obbmeta_object_head *)l->data;
+            CHECK(o->unique_component_id == (p->component_ids ? p->component_ids[i] : p->component_id), "component");
+            if (p->flags & OBBMETA_WRITE_NO_DETECTOR_BBOX)
+                CHECK(o->detector_bbox.left == 0.0f && o->detector_bbox.top == 0.0f &&
+                          o->detector_bbox.width == 0.0f && o->detector_bbox.height == 0.0f,
+                      "detector_bbox_info of entry %lld", (long long)i);
+            l = l->next;
+        }
+    }
+}
+
 static void fuzz_attach(int layout, void *batch, void **frames, unsigned nf, void *foreign)
 {
     const int64_t n = rand_int(0, 40);
@@ -285,6 +316,9 @@ static void fuzz_attach(int layout, void *batch, void **frames, unsigned nf, voi
     float *s = malloc((size_t)(n ? n : 1) * sizeof(float));
     int64_t *lab = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
     uint8_t *mask = malloc((size_t)(n ? n : 1));
+    uint64_t *addresses = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+    int32_t *components = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    for (int64_t i = 0; i < n; ++i) components[i] = (int32_t)next_u64();
     const double side_w = frame_side(), side_h = frame_side();
     fill_boxes_f(x, n, extent_for(fmax(side_w, side_h)));
     const int64_t num_labels = rand_int(0, 6);
@@ -314,8 +348,10 @@ static void fuzz_attach(int layout, void *batch, void **frames, unsigned nf, voi
     p.num_colors = rand_int(chance(5) ? 0 : 1, 5);
     p.component_id = (int32_t)rand_int(-3, 1000);
     p.border_width = (uint32_t)next_u64();
-    p.flags = (int32_t)rand_int(0, 3);
+    p.flags = (int32_t)rand_int(0, 31);
+    p.component_ids = chance(30) ? components : NULL;
     p.written_mask = chance(80) ? mask : NULL;
+    p.addresses = chance(80) ? addresses : NULL;
     void *use[8];
     int64_t offsets[9];
     double sizes[16];
@@ -337,16 +373,75 @@ static void fuzz_attach(int layout, void *batch, void **frames, unsigned nf, voi
         p.frame_height = side_h;
     }
     const int64_t before = p.frames ? 0 : count_objects(p.frame);
+    const int32_t infer_done = p.frames ? 0 : ((obbmeta_frame_meta_head *)p.frame)->infer_done;
     const int64_t written = obbmeta_nvds_attach(random_layout(layout), batch, &p);
     if (written >= 0) {
         CHECK(written + p.n_filtered == n, "written %lld + filtered %lld != %lld", (long long)written,
               (long long)p.n_filtered, (long long)n);
-        if (!p.frames) CHECK(count_objects(p.frame) == before + written, "objects in the frame");
+        if (!p.frames) {
+            CHECK(count_objects(p.frame) == before + written, "objects in the frame");
+            CHECK(((obbmeta_frame_meta_head *)p.frame)->infer_done ==
+                      ((p.flags & OBBMETA_WRITE_KEEP_INFER_DONE) ? infer_done : 1),
+                  "bInferDone");
+        }
+        if (p.addresses) check_addresses(&p, n, written);
     } else {
         CHECK(written >= -7, "unknown error code %lld", (long long)written);
         if (!p.frames) CHECK(count_objects(p.frame) == before, "an error left objects behind");
     }
-    free(x), free(s), free(lab), free(mask);
+    free(x), free(s), free(lab), free(mask), free(addresses), free(components);
+}
+
+static void add_plain_objects(int layout, void *batch, void *frame);
+
+/* Tracks and their objects, for update_objects: up to 16 entries naming objects of `frame` (some of another frame,
+ * some twice, some no object at all), with hostile values for every field. */
+static void fuzz_update(int layout, void *batch, void *frame, void *foreign)
+{
+    void *own = ((obbmeta_base_meta *)frame)->batch_meta;
+    if (chance(50)) add_plain_objects(layout, own, frame);
+    uint64_t objs[20];
+    int64_t n = 0;
+    for (obbmeta_glist *l = ((obbmeta_frame_meta_head *)frame)->obj_meta_list; l && n < 16; l = l->next)
+        if (chance(70)) objs[n++] = (uint64_t)(uintptr_t)l->data;
+    if (chance(5) && ((obbmeta_frame_meta_head *)foreign)->obj_meta_list)
+        objs[n++] = (uint64_t)(uintptr_t)((obbmeta_frame_meta_head *)foreign)->obj_meta_list->data;
+    if (chance(3)) objs[n++] = 0x1000u + 8u * (uint64_t)rand_int(0, 100); /* no object: found in no list */
+    if (chance(5) && n > 0) objs[n++] = objs[0];                           /* listed twice */
+    float x[20 * 5], conf[20], trk[20], rot[20];
+    uint32_t flags[20];
+    uint64_t ids[20];
+    fill_boxes_f(x, n, 2000.0);
+    for (int64_t i = 0; i < n; ++i) {
+        conf[i] = (float)hostile(0.0, 1.0);
+        trk[i] = (float)hostile(0.0, 1.0);
+        rot[i] = chance(30) ? NAN : (float)hostile(-360.0, 360.0);
+        flags[i] = (uint32_t)next_u64();
+        ids[i] = next_u64();
+    }
+    obbmeta_update_params p;
+    memset(&p, 0, sizeof p);
+    p.objects = objs;
+    p.xywhr = chance(98) ? x : NULL;
+    p.obb_flags = chance(98) ? flags : NULL;
+    p.object_ids = chance(98) ? ids : NULL;
+    p.confidence = chance(98) ? conf : NULL;
+    p.tracker_confidence = chance(98) ? trk : NULL;
+    p.rotation_angle = chance(98) ? rot : NULL;
+    p.n = chance(98) ? n : -1;
+    p.flags = (int32_t)rand_int(0, 63);
+    p.frame_width = frame_side();
+    p.frame_height = frame_side();
+    const int used = random_layout(layout);
+    const int64_t objects = count_objects(frame);
+    const int64_t rc = obbmeta_nvds_update_objects(used, chance(98) ? own : batch, frame, chance(99) ? &p : NULL);
+    CHECK(rc == 0 || (rc >= -7 && rc < 0), "update_objects returned %lld", (long long)rc);
+    CHECK(count_objects(frame) == objects, "update_objects changed the object list");
+    if (rc == 0 && used == OBBMETA_LAYOUT_DS9 && (p.flags & OBBMETA_UPDATE_ROTATION))
+        for (int64_t i = 0; i < n; ++i) {
+            const float got = ((const obbmeta_object_meta_ds9 *)(uintptr_t)objs[i])->rect_params.rotation_angle;
+            CHECK(isnan(rot[i]) || got == rot[i], "rotation_angle of entry %lld", (long long)i);
+        }
 }
 
 static void fuzz_lines(int layout, void *batch, void *frame)
@@ -389,7 +484,7 @@ static void fuzz_read(int layout, void *frame)
     const int64_t got = obbmeta_nvds_read(random_layout(layout), chance(99) ? frame : NULL, rows, capacity);
     CHECK(got < 0 || got == objects, "read counted %lld of %lld objects", (long long)got, (long long)objects);
     for (int64_t i = 0; i < (got < capacity ? got : capacity); ++i)
-        CHECK(rows[i].label[OBBMETA_MAX_LABEL - 1] == '\0' && rows[i].source >= 0 && rows[i].source <= 2, "row %lld",
+        CHECK(rows[i].label[OBBMETA_MAX_LABEL - 1] == '\0' && rows[i].source >= 0 && rows[i].source <= 3, "row %lld",
               (long long)i);
     free(rows);
 }
@@ -422,6 +517,8 @@ static void add_plain_objects(int layout, void *batch, void *frame)
     const float scores[3] = {0.9f, 0.5f, 0.1f};
     const int64_t labels[3] = {0, 1, 2};
     const double palette[4] = {1, 0, 0, 1};
+    const int32_t components[3] = {(int32_t)next_u64(), 7, (int32_t)next_u64()};
+    uint64_t addresses[3];
     obbmeta_write_params p;
     memset(&p, 0, sizeof p);
     p.xywhr = boxes;
@@ -430,10 +527,14 @@ static void add_plain_objects(int layout, void *batch, void *frame)
     p.n = rand_int(1, 3);
     p.palette = palette;
     p.num_colors = 1;
-    p.flags = OBBMETA_WRITE_TEXT;
+    /* sometimes as a tracker writes its own objects: bInferDone kept, no detector box, one component id each */
+    p.flags = OBBMETA_WRITE_TEXT | (chance(30) ? OBBMETA_WRITE_KEEP_INFER_DONE | OBBMETA_WRITE_NO_DETECTOR_BBOX : 0);
+    p.component_ids = chance(30) ? components : NULL;
+    p.addresses = addresses;
     p.frame = frame;
     p.frame_width = p.frame_height = 1000.0;
     CHECK(obbmeta_nvds_attach(layout, batch, &p) == p.n, "plain objects");
+    check_addresses(&p, p.n, p.n);
 }
 
 static void fuzz_classify(int layout, void *batch, void **frames, unsigned nf, void *foreign)
@@ -534,7 +635,7 @@ static void fuzz_nvds_round(int layout)
     const int ops = (int)rand_int(1, 10);
     for (int k = 0; k < ops; ++k) {
         void *frame = nf && chance(95) ? frames[rand_int(0, nf - 1)] : other_frames[0];
-        switch (rand_int(0, 7)) {
+        switch (rand_int(0, 8)) {
         case 0:
         case 1: fuzz_attach(layout, batch, frames, nf, other_frames[0]); break;
         case 2: fuzz_lines(layout, batch, frame); break;
@@ -551,6 +652,7 @@ static void fuzz_nvds_round(int layout)
             break;
         }
         case 7: fuzz_classify(layout, batch, frames, nf, other_frames[0]); break;
+        case 8: fuzz_update(layout, batch, frame, other_frames[0]); break;
         }
     }
     int64_t info[40];
