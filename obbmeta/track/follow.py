@@ -149,25 +149,23 @@ class FollowTracker:
                 give = ~unknown
                 if give.any():
                     nvds.update_objects(b, f, a["address"][idx][give], boxes[give], obb_flags=flags[give])
-                self._set_rotation(a["address"][idx], a["rotation_angle"][idx], angle)
+                self._set_rotation(b, f, a["address"][idx], a["rotation_angle"][idx], angle)
         forgotten = self._forget(src, count)
         self.last_boxes = {"object_id": a["object_id"][idx], "xywhr": boxes, "flags": flags}
         return FollowResult(src, int(idx.size), int(measured.sum()), int((~measured & ~fallback & ~unknown).sum()),
                             int(fallback.sum()), forgotten, int(unknown.sum()))
 
     @staticmethod
-    def _set_rotation(addresses: np.ndarray, current: np.ndarray, wanted: np.ndarray) -> None:
+    def _set_rotation(batch: Any, frame: Any, addresses: np.ndarray, current: np.ndarray, wanted: np.ndarray) -> None:
         """rect_params.rotation_angle = ``wanted`` (degrees; NaN: leave it) where it differs: only objects nvtracker
-        made, whose angle it copied from another object (DS 9 layout; the caller holds the batch lock)."""
-        from ..nvds import _core
+        made, whose angle it copied from another object (DS 9 layout; nothing on a layout without the field)."""
+        from .. import nvds
 
-        core = _core.get()
-        if not core.layout.has_rotation_angle:
+        if not batch.layout.has_rotation_angle:
             return
         change = ~np.isnan(wanted) & (current != wanted.astype(np.float32))
-        obj_t = core.layout.object_meta
-        for address, degrees in zip(addresses[change].tolist(), wanted[change].tolist()):
-            obj_t.from_address(int(address)).rect_params.rotation_angle = degrees
+        if change.any():
+            nvds.update_objects(batch, frame, addresses[change], rotation_angle=wanted[change])
 
     def _follow(self, a: dict, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
         from .. import nvds

@@ -356,42 +356,27 @@ class FrameTracking:
 
 def _add_predicted(batch: Any, frame: Any, step: TrackStep, cache: dict, frame_size) -> int:
     """New object metas for the reported tracks without a detection: the predicted box as OBB payload
-    (OBB_PREDICTED), decorated with the class's last label / component id, like nvtracker's own objects."""
+    (OBB_PREDICTED), decorated with the class's last label / component id, like nvtracker's own objects (bInferDone
+    left as it is, detector_bbox_info zeroed)."""
     from .. import nvds
-    from ..nvds import _core
 
     rows = np.flatnonzero(step.pred_labels >= 0)  # attach_obbs writes class ids >= 0 only
     if not rows.size:
         return 0
     names = [cache.get(k, (str(k).encode(), 1))[0].decode("utf-8", "replace")
              for k in range(int(step.pred_labels[rows].max()) + 1)]
-    comps = np.array([cache.get(int(k), (b"", 1))[1] for k in step.pred_labels[rows]], np.int64)
-    head = frame._head
-    infer_done = head.bInferDone
-    added = 0
-    obj_t = _core.get().layout.object_meta
-    for comp in np.unique(comps).tolist():
-        group = rows[comps == comp]
-        before = set(nvds.read_obbs_arrays(frame)["address"].tolist())
-        res = nvds.attach_obbs(batch, frame, xywhr=step.pred_xywhr[group],
-                               scores=np.full(group.size, TRACKER_MADE_CONFIDENCE, np.float32),
-                               labels=step.pred_labels[group], class_names=names, component_id=max(int(comp), 0),
-                               frame_size=frame_size)
-        head.bInferDone = infer_done  # attach_obbs marks detection; these objects are the tracker's own
-        written = group[res.written_mask]
-        # DeepStream prepends: the new objects are the unknown addresses, newest first.
-        new = [o for o in nvds.read_obbs_arrays(frame)["address"].tolist() if o not in before][::-1]
-        if not new:
-            continue
-        objs = np.asarray(new, np.uint64)
-        nvds.update_objects(batch, frame, objs, step.pred_xywhr[written], obb_flags=nvds.OBB_PREDICTED,
-                            object_ids=step.pred_track_ids[written].astype(np.uint64), rect=True,
-                            tracker_confidence=step.pred_scores[written], frame_size=frame_size)
-        for o in new:  # nvtracker leaves detector_bbox_info zeroed on the objects it makes
-            d = obj_t.from_address(o).detector_bbox_info
-            d.left = d.top = d.width = d.height = 0.0
-        added += len(new)
-    return added
+    comps = np.array([max(cache.get(int(k), (b"", 1))[1], 0) for k in step.pred_labels[rows]], np.int64)
+    res = nvds.attach_obbs(batch, frame, xywhr=step.pred_xywhr[rows],
+                           scores=np.full(rows.size, TRACKER_MADE_CONFIDENCE, np.float32),
+                           labels=step.pred_labels[rows], class_names=names, component_id=comps,
+                           frame_size=frame_size, mark_infer_done=False, detector_bbox=False)
+    if not res.written:
+        return 0
+    written = rows[res.written_mask]
+    nvds.update_objects(batch, frame, res.addresses[res.written_mask], step.pred_xywhr[written],
+                        obb_flags=nvds.OBB_PREDICTED, object_ids=step.pred_track_ids[written].astype(np.uint64),
+                        rect=True, tracker_confidence=step.pred_scores[written], frame_size=frame_size)
+    return res.written
 
 
 def _mask(n: int, index: np.ndarray) -> np.ndarray:

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from nvds import raw
 
 from obbmeta import nvds
 from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker
@@ -139,3 +140,35 @@ def test_oriented_tracker_on_metadata_writes_ids_removes_untracked_and_adds_pred
     live = nvds.live_payloads()
     batch.destroy()
     assert nvds.live_payloads() == live - 4
+
+
+def test_predicted_objects_of_two_detectors_carry_each_ones_component_id_and_leave_binferdone():
+    """Tracks of classes last seen from two detectors (component ids 3 and 8) reported on a frame without detection:
+    every new object has its class's component id, a zeroed detector_bbox_info and the predicted box of its own
+    track; bInferDone stays 0. Read back with the tests' own offsets on NVIDIA's lists."""
+    tracker = OrientedTracker(min_hits=1)
+    for k in range(2):
+        batch, frame = frame_with(k)
+        nvds.attach_obbs(batch, frame, xywhr=CARS[:2] + [8.0 * k, 0, 0, 0, 0], labels=np.zeros(2, np.int64),
+                         class_names=["car", "ship"], component_id=3)
+        nvds.attach_obbs(batch, frame, xywhr=CARS[2:] + [8.0 * k, 0, 0, 0, 0], labels=np.ones(2, np.int64),
+                         class_names=["car", "ship"], component_id=8)
+        tracker.update_frame(batch, frame)
+        batch.destroy()
+    batch, frame = frame_with(2)
+    res = tracker.update_frame(batch, frame)
+    assert res.added == 4 and raw.i32(frame.address + raw.FRAME["bInferDone"]) == 0
+    step = res.step
+    predicted = {int(t): step.pred_xywhr[i] for i, t in enumerate(step.pred_track_ids)}
+    objs = raw.objects_of(frame.address)
+    assert len(objs) == 4
+    for o in objs:
+        cls = raw.i32(o + raw.OBJ["class_id"])
+        assert raw.i32(o + raw.OBJ["unique_component_id"]) == (3 if cls == 0 else 8)
+        assert [raw.f32(o + raw.OBJ[f"det_{k}"]) for k in ("left", "top", "width", "height")] == [0, 0, 0, 0]
+        assert raw.f32(o + raw.OBJ["confidence"]) == pytest.approx(-0.1)
+        (um,) = raw.user_metas_of(o)
+        payload = raw.ptr(um + raw.USER["user_meta_data"])
+        xywhr = [raw.f32(payload + raw.PAYLOAD[k]) for k in ("cx", "cy", "w", "h", "angle")]
+        assert xywhr == pytest.approx(predicted[raw.u64(o + raw.OBJ["object_id"])].tolist(), abs=1e-4)
+    batch.destroy()
