@@ -37,7 +37,8 @@ from _common import RESULTS, arguments, write_json  # noqa: E402
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.ops import box_iou_rotated_host  # noqa: E402
-from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker  # noqa: E402
+from obbmeta.testing import NvTrackerStandIn  # noqa: E402
+from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
 
 METHODS = {"aabb_iou": dict(association="aabb", buffer=0.0), "obbmeta": dict(association="rotated")}
 ABLATION = {"rotated_no_buffer": dict(association="rotated", buffer=0.0),

@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import arguments, write_json  # noqa: E402
 
 from obbmeta import OrientedBoxes, nvds  # noqa: E402
-from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker  # noqa: E402
+from obbmeta.testing import NvTrackerStandIn  # noqa: E402
+from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
 
 W, H = 1920, 1080
 N = 100

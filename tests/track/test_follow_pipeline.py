@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from obbmeta import nvds
-from obbmeta.track import NvTrackerStandIn
+from obbmeta.testing import NvTrackerStandIn
 
 pytest.importorskip("gi")
 if not nvds.available():

@@ -8,7 +8,8 @@ import pytest
 from nvds import raw
 
 from obbmeta import nvds
-from obbmeta.track import FollowTracker, NvTrackerStandIn, OrientedTracker
+from obbmeta.testing import NvTrackerStandIn
+from obbmeta.track import FollowTracker, OrientedTracker
 
 if not nvds.available():
     pytest.skip("NVIDIA's libnvds_meta is not available", allow_module_level=True)

@@ -11,7 +11,8 @@ import pytest
 from nvds import raw
 
 from obbmeta import nvds
-from obbmeta.track import FollowTracker, NvTrackerStandIn
+from obbmeta.testing import NvTrackerStandIn
+from obbmeta.track import FollowTracker
 
 if not nvds.available():
     pytest.skip("NVIDIA's libnvds_meta is not available", allow_module_level=True)
