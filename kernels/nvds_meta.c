@@ -1238,7 +1238,7 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
  * report back, and a few inputs after fields of another size), else a constant, with its value in `values[i]`.
  * Writes at most `capacity` entries and returns how many there are. The ABI version changes when an entry point's
  * signature does. */
-OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 1; }
+OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 2; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
@@ -1256,6 +1256,7 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_OFFSET(obbmeta_write_params, n), OBB_ABI_OFFSET(obbmeta_write_params, component_id),
         OBB_ABI_OFFSET(obbmeta_write_params, flags), OBB_ABI_OFFSET(obbmeta_write_params, frame_width),
         OBB_ABI_OFFSET(obbmeta_write_params, n_filtered), OBB_ABI_OFFSET(obbmeta_write_params, bad_index),
+        OBB_ABI_OFFSET(obbmeta_write_params, component_ids), OBB_ABI_OFFSET(obbmeta_write_params, addresses),
 
         OBB_ABI_SIZE(obbmeta_overlay_params),
         OBB_ABI_OFFSET(obbmeta_overlay_params, line_width), OBB_ABI_OFFSET(obbmeta_overlay_params, flags),
@@ -1272,6 +1273,7 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_SIZE(obbmeta_update_params),
         OBB_ABI_OFFSET(obbmeta_update_params, n), OBB_ABI_OFFSET(obbmeta_update_params, flags),
         OBB_ABI_OFFSET(obbmeta_update_params, added), OBB_ABI_OFFSET(obbmeta_update_params, bad_index),
+        OBB_ABI_OFFSET(obbmeta_update_params, rotation_angle),
 
         OBB_ABI_SIZE(obbmeta_classifier_api),
         OBB_ABI_OFFSET(obbmeta_classifier_api, acquire_classifier_meta),
@@ -1286,12 +1288,13 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_OFFSET(obbmeta_classify_params, frames), OBB_ABI_OFFSET(obbmeta_classify_params, bad_index),
 
         OBB_ABI_CONST(OBBMETA_WRITE_ROTATION), OBB_ABI_CONST(OBBMETA_WRITE_TEXT),
-        OBB_ABI_CONST(OBBMETA_WRITE_OSD_LIMIT),
+        OBB_ABI_CONST(OBBMETA_WRITE_OSD_LIMIT), OBB_ABI_CONST(OBBMETA_WRITE_KEEP_INFER_DONE),
+        OBB_ABI_CONST(OBBMETA_WRITE_NO_DETECTOR_BBOX),
         OBB_ABI_CONST(OBBMETA_OVERLAY_LABEL), OBB_ABI_CONST(OBBMETA_OVERLAY_HIDE_AABB),
         OBB_ABI_CONST(OBBMETA_OVERLAY_NATIVE), OBB_ABI_CONST(OBBMETA_OVERLAY_REMOVE_ONLY),
         OBB_ABI_CONST(OBBMETA_OVERLAY_MARK), OBB_ABI_CONST(OBBMETA_OVERLAY_MARK_SLOT),
         OBB_ABI_CONST(OBBMETA_UPDATE_OBB), OBB_ABI_CONST(OBBMETA_UPDATE_OBJECT_ID),
-        OBB_ABI_CONST(OBBMETA_UPDATE_RECT),
+        OBB_ABI_CONST(OBBMETA_UPDATE_RECT), OBB_ABI_CONST(OBBMETA_UPDATE_ROTATION),
         OBB_ABI_CONST(OBBMETA_UPDATE_CONFIDENCE), OBB_ABI_CONST(OBBMETA_UPDATE_TRACKER_CONFIDENCE),
         OBB_ABI_CONST(OBBMETA_CLASSIFY_TEXT), OBB_ABI_CONST(OBBMETA_MAX_LABEL),
     };

@@ -66,9 +66,6 @@ def _private_reach_across() -> list[str]:
     return found
 
 
-# Being taken out by the parallel work of this round (track writes metadata only through obbmeta.nvds, the elements
-# get public helpers, the libraries one loader); each entry must go, none may be added.
-KNOWN: set[str] = set()
 # Reaching across on purpose, for good: ``obbmeta doctor`` reports every compiled library from its declaration, which
 # lives beside the code that calls it.
 ALLOWED = {"obbmeta/cli.py": {"obbmeta.nvds._core", "obbmeta.ops._core"}}
@@ -76,18 +73,12 @@ ALLOWED = {"obbmeta/cli.py": {"obbmeta.nvds._core", "obbmeta.ops._core"}}
 
 def _allowed(finding: str) -> bool:
     path, _, rest = finding.partition(":")
-    return path in KNOWN or rest.split(" imports ")[-1] in ALLOWED.get(path, ())
+    return rest.split(" imports ")[-1] in ALLOWED.get(path, ())
 
 
 def test_no_private_reach_across_modules():
     found = [f for f in _private_reach_across() if not _allowed(f)]
     assert not found, "\n".join(found)
-
-
-def test_the_known_exceptions_are_still_real():
-    """An entry of KNOWN that no longer reaches across is removed from it, so the list only shrinks."""
-    still = {f.split(":")[0] for f in _private_reach_across()}
-    assert KNOWN <= still, sorted(KNOWN - still)
 
 
 def _assignments(tree: ast.AST) -> set[str]:

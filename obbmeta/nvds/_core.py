@@ -252,7 +252,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=1, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=2, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -274,11 +274,13 @@ NVDS_META = NativeLibrary(
              "obbmeta_update_params": UpdateParams, "obbmeta_classifier_api": ClassifierApiTable,
              "obbmeta_classify_params": ClassifyParams},
     constants={"OBBMETA_WRITE_ROTATION": WRITE_ROTATION, "OBBMETA_WRITE_TEXT": WRITE_TEXT,
-               "OBBMETA_WRITE_OSD_LIMIT": WRITE_OSD_LIMIT, "OBBMETA_OVERLAY_LABEL": OVERLAY_LABEL,
+               "OBBMETA_WRITE_OSD_LIMIT": WRITE_OSD_LIMIT, "OBBMETA_WRITE_KEEP_INFER_DONE": WRITE_KEEP_INFER_DONE,
+               "OBBMETA_WRITE_NO_DETECTOR_BBOX": WRITE_NO_DETECTOR_BBOX, "OBBMETA_OVERLAY_LABEL": OVERLAY_LABEL,
                "OBBMETA_OVERLAY_HIDE_AABB": OVERLAY_HIDE_AABB, "OBBMETA_OVERLAY_NATIVE": OVERLAY_NATIVE,
                "OBBMETA_OVERLAY_REMOVE_ONLY": OVERLAY_REMOVE_ONLY, "OBBMETA_OVERLAY_MARK": OVERLAY_MARK,
                "OBBMETA_OVERLAY_MARK_SLOT": OVERLAY_MARK_SLOT, "OBBMETA_UPDATE_OBB": UPDATE_OBB,
                "OBBMETA_UPDATE_OBJECT_ID": UPDATE_OBJECT_ID, "OBBMETA_UPDATE_RECT": UPDATE_RECT,
+               "OBBMETA_UPDATE_ROTATION": UPDATE_ROTATION,
                "OBBMETA_UPDATE_CONFIDENCE": UPDATE_CONFIDENCE,
                "OBBMETA_UPDATE_TRACKER_CONFIDENCE": UPDATE_TRACKER_CONFIDENCE, "OBBMETA_CLASSIFY_TEXT": CLASSIFY_TEXT,
                "OBBMETA_MAX_LABEL": layouts.MAX_LABEL_SIZE},
