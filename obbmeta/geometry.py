@@ -7,15 +7,20 @@ for the signs of :data:`CORNER_SIGNS`: the top-left corner of the un-rotated box
 
 * :func:`corners` — (N, 4, 2) polygons; :func:`aabb` — the tight axis-aligned box around each;
 * :func:`meets_frame` — whether a box shares interior with the frame (the rule obbmeta's metadata writers skip by);
-* :func:`wrap_angle` — an angle into [-period/2, period/2) (pi: a rectangle; 2*pi: a heading).
+* :func:`wrap_angle` — an angle into [-period/2, period/2) (pi: a rectangle; 2*pi: a heading);
+* :func:`box_iou_rotated_host` — the exact rotated IoU through obbmeta's C geometry core (:data:`GEOMETRY`, the host
+  build of kernels/obb_geometry.h, whose status flags :data:`STATUS_FLAGS` are those of the CUDA NMS too).
 
-All take (N, 5) or (5,) array-likes (an empty one is no box) and compute in float64.
+All take (N, 5) or (5,) array-likes (an empty one is no box) and compute in float64 (the IoU: float32 boxes).
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
+
+from ._native import NativeLibrary
 
 CORNER_SIGNS = ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))
 """(sx, sy) per corner, in obbmeta's order: the corner is ``c + R(angle) (sx w, sy h)``."""
@@ -77,3 +82,61 @@ def wrap_angle(angle, period: float = math.pi):
     half = 0.5 * period
     wrapped = np.mod(np.asarray(angle, dtype=np.float64) + half, period) - half
     return np.where(wrapped >= half, wrapped - period, wrapped)[()]
+
+
+# ---------------------------------------------------------------- the C geometry core
+
+STATUS_BOXES = 1  # a box (the decodes: a candidate's) holds NaN / inf, or float64 values beyond 1e150
+STATUS_SCORES = 2  # a score is NaN / inf (the decodes: a candidate's score is inf)
+STATUS_OVERFLOW = 4  # the candidate words outgrew the pool given (status[2]: how many the data needed)
+STATUS_CLASSES = 8  # end-to-end heads: a class above conf is not an id (set by obbmeta.decode in Python only)
+STATUS_FLAGS = (STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW, STATUS_CLASSES)  # kernels/obb_status.h's order
+# Checked against the compiled library's table when it loads (obbmeta/_native.py).
+STATUS_CONSTANTS = {"OBB_STATUS_BOXES": STATUS_BOXES, "OBB_STATUS_SCORES": STATUS_SCORES,
+                    "OBB_STATUS_OVERFLOW": STATUS_OVERFLOW, "OBB_STATUS_CLASSES": STATUS_CLASSES}
+
+_p, _i64 = ctypes.c_void_p, ctypes.c_int64
+GEOMETRY = NativeLibrary(
+    "_geometry", "C geometry core", abi=3, abi_function="obbmeta_geometry_abi_version",
+    functions={
+        "obbmeta_iou_matrix": (None, [_p, _i64, _p, _i64, _p, ctypes.c_int]),
+        "obbmeta_iou_aligned": (None, [_p, _p, _i64, _p, ctypes.c_int]),
+        "obbmeta_nms": (_i64, [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]),
+    },
+    constants=STATUS_CONSTANTS, table_function="obbmeta_geometry_abi_table")
+
+
+def geometry_library() -> ctypes.CDLL:
+    """The host build of kernels/obb_geometry.h (kernels/geometry_cpu.c), loaded and checked on first use."""
+    return GEOMETRY.load()
+
+
+def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False) -> np.ndarray:
+    """``obbmeta.ops.box_iou_rotated`` on NumPy arrays, for per-frame callers on the CPU (trackers): the same C code
+    without torch (and its operator dispatch, which costs tens of microseconds per call on small inputs).
+
+    Args: ``boxes1`` (N, 5) and ``boxes2`` (M, 5) array-likes [cx, cy, w, h, angle]; ``aligned``: N == M and the
+    (N,) IoU of each pair (i, i). Returns a float32 ``numpy.ndarray`` (N, M), or (N,) when ``aligned``.
+    """
+    arrays = []
+    for name, b in (("boxes1", boxes1), ("boxes2", boxes2)):
+        a = np.ascontiguousarray(b, dtype=np.float32)
+        if a.ndim != 2 or a.shape[1] != 5:
+            raise ValueError(f"{name} must have shape (N, 5) [cx, cy, w, h, angle], got {a.shape}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+        arrays.append(a)
+    a, b = arrays
+    n, m = a.shape[0], b.shape[0]
+    lib = geometry_library()
+    if aligned:
+        if n != m:
+            raise ValueError(f"aligned=True needs boxes1 and boxes2 of equal length, got {n} and {m}")
+        out = np.empty(n, np.float32)
+        if n:
+            lib.obbmeta_iou_aligned(a.ctypes.data, b.ctypes.data, n, out.ctypes.data, 0)  # 0: float32 boxes
+        return out
+    out = np.empty((n, m), np.float32)
+    if n and m:
+        lib.obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data, 0)  # 0: float32 boxes
+    return out

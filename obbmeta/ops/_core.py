@@ -26,26 +26,12 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import NativeLibrary
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
+from ..geometry import GEOMETRY, geometry_library  # noqa: F401 - GEOMETRY: the doctor's and tests' handle
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
-from .status import POOL_FIXED, STATUS_CONSTANTS, STATUS_OVERFLOW, pool_for, remember_pool, status_error
+from .status import POOL_FIXED, STATUS_OVERFLOW, pool_for, remember_pool, status_error
 
 _p = ctypes.c_void_p
 _i64 = ctypes.c_int64
-
-
-GEOMETRY = NativeLibrary(
-    "_geometry", "C geometry core", abi=3, abi_function="obbmeta_geometry_abi_version",
-    functions={
-        "obbmeta_iou_matrix": (None, [_p, _i64, _p, _i64, _p, ctypes.c_int]),
-        "obbmeta_iou_aligned": (None, [_p, _p, _i64, _p, ctypes.c_int]),
-        "obbmeta_nms": (_i64, [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]),
-    },
-    constants=STATUS_CONSTANTS, table_function="obbmeta_geometry_abi_table")
-
-
-def geometry_library() -> ctypes.CDLL:
-    """The host build of kernels/obb_geometry.h (kernels/geometry_cpu.c), loaded and checked on first use."""
-    return GEOMETRY.load()
 
 
 def _require_host(t: torch.Tensor) -> None:

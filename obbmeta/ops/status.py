@@ -18,16 +18,15 @@ from typing import Optional
 
 import torch
 
+from ..geometry import (  # noqa: F401 - the flags are the C geometry core's (kernels/obb_status.h): re-exported
+    STATUS_BOXES,
+    STATUS_CLASSES,
+    STATUS_CONSTANTS,
+    STATUS_FLAGS,
+    STATUS_OVERFLOW,
+    STATUS_SCORES,
+)
 from ._validate import range_error
-
-STATUS_BOXES = 1  # a box (the decodes: a candidate's) holds NaN / inf, or float64 values beyond 1e150
-STATUS_SCORES = 2  # a score is NaN / inf (the decodes: a candidate's score is inf)
-STATUS_OVERFLOW = 4  # the candidate words outgrew the pool given (status[2]: how many the data needed)
-STATUS_CLASSES = 8  # end-to-end heads: a class above conf is not an id (set by obbmeta.decode in Python only)
-STATUS_FLAGS = (STATUS_BOXES, STATUS_SCORES, STATUS_OVERFLOW, STATUS_CLASSES)  # kernels/obb_status.h's order
-# Checked against the compiled library's table when it loads (obbmeta/ops/_core.py's GEOMETRY, obbmeta/_native.py).
-STATUS_CONSTANTS = {"OBB_STATUS_BOXES": STATUS_BOXES, "OBB_STATUS_SCORES": STATUS_SCORES,
-                    "OBB_STATUS_OVERFLOW": STATUS_OVERFLOW, "OBB_STATUS_CLASSES": STATUS_CLASSES}
 
 POOL_FIRST = 1 << 21
 POOL_FIXED = 1 << 22

@@ -2,7 +2,8 @@
 
 Two overlap measures, so that they can be compared on the same tracker:
 
-* ``"rotated"``: the exact IoU of the oriented boxes (obbmeta's C geometry, :func:`obbmeta.ops.box_iou_rotated_host`);
+* ``"rotated"``: the exact IoU of the oriented boxes (obbmeta's C geometry,
+  :func:`obbmeta.geometry.box_iou_rotated_host`);
 * ``"aabb"``: the IoU of their tight axis-aligned boxes, which is what an axis-aligned tracker such as nvtracker's
   IOU tracker sees of oriented objects (it is given ``rect_params``, the tight AABB).
 
@@ -16,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import aabb
-from ..ops import box_iou_rotated_host
+from ..geometry import aabb, box_iou_rotated_host
 
 ASSOCIATIONS = ("rotated", "aabb")
 

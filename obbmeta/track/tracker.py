@@ -17,17 +17,18 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from .._validators import int_in_range, is_int, number_in_range
-from ..boxes import OrientedBoxes
 from ._nvtracker import TRACKER_MADE_CONFIDENCE
 from .angles import align_to
 from .association import ASSOCIATIONS, candidate_ious, greedy_match
 from .kalman import KalmanBank
+
+if TYPE_CHECKING:  # torch is imported by the OrientedBoxes paths only: obbmeta.track itself is torch-free
+    from ..boxes import OrientedBoxes
 
 MIN_SIDE = 1e-2  # filtered widths / heights never go below this (pixels): boxes stay valid
 
@@ -282,6 +283,10 @@ class OrientedTracker:
         every confirmed track seen on the last detection frame). ``tracker.last`` has the whole
         :class:`TrackStep`. CUDA input gives CUDA output (the tracking itself runs on the CPU).
         """
+        import torch
+
+        from ..boxes import OrientedBoxes
+
         if boxes is None or not detection_done:
             device = boxes.device if boxes is not None else torch.device("cpu")
             step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source_id,
@@ -386,6 +391,10 @@ def _mask(n: int, index: np.ndarray) -> np.ndarray:
 
 
 def _boxes(step: TrackStep, scores, labels, device) -> OrientedBoxes:
+    import torch
+
+    from ..boxes import OrientedBoxes
+
     tracked = step.det_track_ids >= 0
     parts_x = [step.det_xywhr[tracked], step.pred_xywhr]
     parts_s = [scores[tracked] if scores is not None else np.zeros(0, np.float32), step.pred_scores]
