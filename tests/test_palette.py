@@ -16,7 +16,8 @@ def test_the_older_name_palette_warns_and_keeps_its_old_meaning():
         assert palette.PALETTE is palette.PALETTE_RGB
     with pytest.warns(DeprecationWarning, match="PALETTE_RGB"):
         assert osd.PALETTE is palette.PALETTE_RGB
-    assert nvds.PALETTE is palette.PALETTE_RGBA
+    with pytest.warns(DeprecationWarning, match="PALETTE_RGBA"):
+        assert nvds.PALETTE is palette.PALETTE_RGBA  # RGBA there: the one name that meant two forms
 
 
 def test_class_colours_wrap_around_the_palette():

@@ -13,6 +13,8 @@ loaded on first use (not at import), from
 """
 from __future__ import annotations
 
+from .._deprecation import renamed
+from ..palette import PALETTE_RGBA
 from ._library import ENV_VAR, NvdsUnavailableError
 from ._tables import cut_label
 from .batch import BatchMeta, FrameMeta
@@ -31,7 +33,6 @@ from .obbs import (
     OBB_RECT_CLIPPED,
     OBB_RECT_ROTATED,
     OBB_TRACKED,
-    PALETTE,
     AttachResult,
     attach_obbs,
     attach_obbs_batch,
@@ -45,7 +46,7 @@ __all__ = [
     "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "FrameBoxes",
     "FrameObjects", "read_obbs", "read_obbs_arrays", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
-    "UNTRACKED_OBJECT_ID", "PALETTE", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
+    "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
     "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",
     "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications", "read_classifications", "Label", "Classification",
     "ClassificationResult", "TEXT_CLASS_ID",
@@ -101,3 +102,6 @@ def describe() -> str:
     lines.append(f"  OBB user meta:   type {core.obb_meta_type} = nvds_get_user_meta_type(\"{OBB_META_DESCRIPTOR}\")")
     lines.append(f"  rotation_angle mode: {'available' if core.layout.has_rotation_angle else 'not in this layout'}")
     return "\n".join(lines)
+
+
+__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGBA", lambda: PALETTE_RGBA)})

@@ -46,9 +46,6 @@ MAX_BORDER_WIDTH = 32
 # nvdsosd draws what it collects in chunks of this many rects / texts / lines (gst-nvdsosd's MAX_OSD_ELEMS).
 NVDSOSD_CHUNK = 1024
 
-# The per-class palette as NvOSD_ColorParams (obbmeta.palette.PALETTE_RGBA; the same colours as obbmeta.osd's
-# PALETTE_RGB): class k is PALETTE[k % len(PALETTE)].
-PALETTE: tuple[tuple[float, float, float, float], ...] = PALETTE_RGBA
 
 # Bits of the payload's flags (obbmeta_obb_v1.flags, kernels/nvds_meta.h).
 OBB_RECT_CLIPPED = 1  # rect_params was clipped to the frame
@@ -198,10 +195,11 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
             raise TypeError("class_names must be a sequence of str (one per class id), not a single string")
         table, n_names, _keep = label_table(tuple(class_names))
         params.label_text, params.num_labels = table, n_names
-    if palette is not PALETTE and (isinstance(palette, (str, bytes)) or
+    if palette is not PALETTE_RGBA and (isinstance(palette, (str, bytes)) or
                                    any(isinstance(c, (str, bytes)) or not hasattr(c, "__len__") for c in palette)):
         raise TypeError(f"palette must be a sequence of (r, g, b, a) colours in 0..1, got {palette!r}")
-    pal, n_colors = DEFAULT_PALETTE_TABLE if palette is PALETTE else palette_table(tuple(tuple(c) for c in palette))
+    pal, n_colors = (DEFAULT_PALETTE_TABLE if palette is PALETTE_RGBA
+                     else palette_table(tuple(tuple(c) for c in palette)))
     params.palette, params.num_colors = pal, n_colors
     params.component_id, params.border_width = component_id, border_width
     if component_ids is not None:
@@ -244,7 +242,7 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
 def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence[str] | None = None,
                 component_id: Any = DEFAULT_COMPONENT_ID, *, xywhr: Any = None, scores: Any = None,
                 labels: Any = None, frame_size: tuple[float, float] | None = None,
-                border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
+                border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE_RGBA,
                 rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
                 mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
     """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
@@ -304,7 +302,7 @@ def _join_boxes(detections: Sequence[Any]) -> tuple | None:
 def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[Any] | None = None,
                       class_names: Sequence[str] | None = None, component_id: Any = DEFAULT_COMPONENT_ID, *,
                       frame_sizes: Sequence[tuple[float, float]] | None = None,
-                      border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE,
+                      border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE_RGBA,
                       rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
                       mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)

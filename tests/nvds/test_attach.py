@@ -12,6 +12,7 @@ import torch
 
 from obbmeta import OrientedBoxes, nvds
 from obbmeta.nvds import _core
+from obbmeta.palette import PALETTE_RGBA
 
 from . import raw
 
@@ -63,7 +64,7 @@ def test_every_field_of_every_object_is_what_was_asked(make_batch):
         assert raw.cstr(raw.ptr(obj + raw.OBJ["display_text"])) == names[k].encode()
         assert raw.u32(obj + raw.OBJ["border_width"]) == 4
         colour = [raw.f64(obj + raw.OBJ["border_color"] + 8 * i) for i in range(4)]
-        assert colour == pytest.approx(nvds.PALETTE[k])
+        assert colour == pytest.approx(PALETTE_RGBA[k])
         assert raw.f32(obj + raw.OBJ["rotation_angle"]) == 0.0
         assert raw.ptr(obj + raw.OBJ["parent"]) == 0
         um, p = payload(obj)
