@@ -41,7 +41,7 @@ from . import _core, layouts
 from ._inputs import address_of, batch_of, to_host_once, to_numpy
 from ._tables import cut_bytes
 from .batch import FrameMeta
-from .reader import ObjectInfo, read_obbs_arrays
+from .reader import ObjectInfo, read_objects
 
 # nvinfer's gie-unique-id of the first secondary in NVIDIA's samples (the primary is 1).
 DEFAULT_COMPONENT_ID = 2
@@ -112,7 +112,7 @@ def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
     object, or a sequence / array of objects."""
     target = objects_or_frame
     if type(target) is np.ndarray and target.dtype == np.uint64 and target.ndim == 1 and target.flags.c_contiguous:
-        return target  # read_obbs_arrays' addresses as they come: nothing to convert
+        return target  # read_objects' addresses as they come: nothing to convert
     if is_int(target):
         base = _pointers.struct_at("objects_or_frame", _pointers.pointer("objects_or_frame", target),
                                    layouts.BaseMeta)
@@ -124,7 +124,7 @@ def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
             raise ValueError(f"objects_or_frame = 0x{int(target):x} points to neither an NvDsFrameMeta nor an "
                              f"NvDsObjectMeta (base_meta.meta_type {base.meta_type})")
     if isinstance(target, FrameMeta):
-        return np.ascontiguousarray(read_obbs_arrays(target)["address"], dtype=np.uint64)
+        return np.ascontiguousarray(read_objects(target).address, dtype=np.uint64)
     if isinstance(target, ObjectInfo):
         return np.array([target.address], dtype=np.uint64)
     if isinstance(target, (str, bytes)) or target is None:
@@ -136,7 +136,7 @@ def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
     o = to_numpy(target, "objects_or_frame")
     if o.ndim != 1 or (o.size and o.dtype.kind not in "iu"):
         raise ValueError(f"objects_or_frame as an array must be 1-d NvDsObjectMeta* addresses (uint64, e.g. "
-                         f"read_obbs_arrays(frame)['address']), got shape {tuple(o.shape)} dtype {o.dtype}")
+                         f"read_objects(frame).address), got shape {tuple(o.shape)} dtype {o.dtype}")
     if o.size and o.dtype.kind == "i" and (o <= 0).any():
         raise ValueError("objects_or_frame holds a NULL or negative address")
     return np.ascontiguousarray(o, dtype=np.uint64)
@@ -411,7 +411,7 @@ def attach_classifications(batch: Any, objects_or_frame: Any, results: Any = Non
         batch: a :class:`BatchMeta` or an ``NvDsBatchMeta*`` int.
         objects_or_frame: the K objects: a :class:`FrameMeta` (all its objects, in ``read_obbs`` order), an
             ``NvDsFrameMeta*`` / ``NvDsObjectMeta*`` int, an :class:`ObjectInfo`, or a sequence of ObjectInfo / ints
-            or a 1-d uint64 array (``read_obbs_arrays(frame)["address"]``, several frames concatenated) of
+            or a 1-d uint64 array (``read_objects(frame).address``, several frames concatenated) of
             objects in frames of ``batch``, each once.
         results: one entry per object: None (no result), a str (a recognised text: ``label_id`` 0,
             ``result_class_id`` :data:`TEXT_CLASS_ID`, ``prob`` 1), a :class:`Label`, a ``(class_id, prob[,

@@ -150,7 +150,7 @@ def check_meta_type(value: Any) -> int:
 
 @dataclass(frozen=True)
 class _Object:
-    """One object as the message writers see it (read by one call of read_obbs_arrays)."""
+    """One object as the message writers see it (a row of read_objects, the label as its raw bytes)."""
     index: int
     object_id: int
     class_id: int
@@ -177,18 +177,18 @@ def _objects(frame: Any, batch: Any) -> list[_Object]:
     """The frame's objects in obj_meta_list order; a rotated box or rect_params that is not finite (only another
     writer can leave one: obbmeta's own writer refuses them) is a ValueError naming the object, since JSON has no
     NaN or inf and nvmsgconv's json-glib would write an unreadable ``nan``."""
-    from .reader import SOURCES, read_obbs_arrays
+    from .reader import SOURCES, read_objects
 
-    t = read_obbs_arrays(frame, batch)
+    t = read_objects(frame, batch)
     out = []
-    for k in range(len(t["xywhr"])):
+    for k in range(len(t)):
         obj = _Object(
-            index=k, object_id=int(t["object_id"][k]), class_id=int(t["class_id"][k]),
-            component_id=int(t["component_id"][k]), confidence=float(t["confidence"][k]),
-            label=bytes(t["label"][k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t["rect"][k]),
-            xywhr=tuple(float(v) for v in t["xywhr"][k]),
-            corners=tuple((float(x), float(y)) for x, y in t["corners"][k]), source=SOURCES[int(t["source"][k])],
-            address=int(t["address"][k]))
+            index=k, object_id=int(t.object_id[k]), class_id=int(t.class_id[k]),
+            component_id=int(t.component_id[k]), confidence=float(t.confidence[k]),
+            label=bytes(t.label[k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t.rect[k]),
+            xywhr=tuple(float(v) for v in t.xywhr[k]),
+            corners=tuple((float(x), float(y)) for x, y in t.corners[k]), source=SOURCES[int(t.source[k])],
+            address=int(t.address[k]))
         numbers = obj.rect + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
         if not all(math.isfinite(v) for v in numbers):
             raise ValueError(f"{obj.describe()} of frame (source_id {frame_head(frame).source_id}, frame_num "

@@ -43,7 +43,7 @@ import numpy as np
 from . import _core, layouts
 from .layouts import UNTRACKED_OBJECT_ID
 from .nvtracker import DISPLAY_TEXT_SIZE, LABEL_RISE, TRACKER_MADE_CONFIDENCE, clip_bbox
-from .reader import read_obbs_arrays
+from .reader import FrameObjects, read_objects
 
 # nvtracker points font_name at a string literal of its own library; this one lives as long as the module.
 _SERIF = ctypes.create_string_buffer(b"Serif")
@@ -134,10 +134,10 @@ class NvTrackerStandIn:
             t.box = t.box + t.velocity
             t.since += 1
         with batch.locked():
-            a = read_obbs_arrays(frame)
-            for k, cls in enumerate(a["class_id"].tolist()):  # fillMOTFrame: the first object of each class
+            a = read_objects(frame)
+            for k, cls in enumerate(a.class_id.tolist()):  # fillMOTFrame: the first object of each class
                 if cls not in self._class_info:
-                    self._class_info[cls] = self._remember(obj_t.from_address(int(a["address"][k])))
+                    self._class_info[cls] = self._remember(obj_t.from_address(int(a.address[k])))
             reported: list[tuple[_Track, int | None]] = []  # what the low-level library reports
             if frame.infer_done:
                 reported = self._associate(tracks, a, frame)
@@ -148,15 +148,15 @@ class NvTrackerStandIn:
             for t, address in reported:
                 self._report(batch, frame, t, address, obj_t, core, width, height)
             # removeUntrackedObjects
-            left = read_obbs_arrays(frame)
-            for o in left["address"][left["object_id"] == np.uint64(UNTRACKED_OBJECT_ID)].tolist():
+            left = read_objects(frame)
+            for o in left.address[left.object_id == np.uint64(UNTRACKED_OBJECT_ID)].tolist():
                 core.libs.meta.nvds_remove_obj_meta_from_frame(frame.address, int(o))
 
-    def _associate(self, tracks: list[_Track], a: dict, frame: Any) -> list[tuple[_Track, int | None]]:
-        new = np.flatnonzero(a["object_id"] == np.uint64(UNTRACKED_OBJECT_ID))
-        rect = a["rect"][new].astype(np.float64)
+    def _associate(self, tracks: list[_Track], a: FrameObjects, frame: Any) -> list[tuple[_Track, int | None]]:
+        new = np.flatnonzero(a.object_id == np.uint64(UNTRACKED_OBJECT_ID))
+        rect = a.rect[new].astype(np.float64)
         dets = np.column_stack((rect[:, 0], rect[:, 1], rect[:, 0] + rect[:, 2], rect[:, 1] + rect[:, 3]))
-        classes = a["class_id"][new]
+        classes = a.class_id[new]
         matched_t, matched_d = set(), set()
         reported: list[tuple[_Track, int | None]] = []
         if tracks and new.size:
@@ -171,9 +171,9 @@ class NvTrackerStandIn:
                 matched_t.add(ti)
                 matched_d.add(di)
                 t = tracks[ti]
-                self._match(t, dets[di], float(a["confidence"][new[di]]))
+                self._match(t, dets[di], float(a.confidence[new[di]]))
                 if t.confirmed:
-                    reported.append((t, int(a["address"][new[di]])))
+                    reported.append((t, int(a.address[new[di]])))
         for ti, t in enumerate(tracks):
             if ti not in matched_t:
                 t.misses += 1
@@ -184,12 +184,12 @@ class NvTrackerStandIn:
         for di in range(new.size):
             if di not in matched_d:
                 k = int(new[di])
-                t = _Track(self._next_id, dets[di].copy(), np.zeros(4), int(a["class_id"][k]),
-                           float(a["confidence"][k]), confirmed=self.probation <= 1)
+                t = _Track(self._next_id, dets[di].copy(), np.zeros(4), int(a.class_id[k]),
+                           float(a.confidence[k]), confirmed=self.probation <= 1)
                 self._next_id += 1
                 tracks.append(t)
                 if t.confirmed:
-                    reported.append((t, int(a["address"][k])))
+                    reported.append((t, int(a.address[k])))
         return reported
 
     @staticmethod

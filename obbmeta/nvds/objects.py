@@ -30,7 +30,7 @@ def _objects(objects: Any) -> np.ndarray:
     if o.ndim != 1:
         raise ValueError(f"objects must be a 1-d array of NvDsObjectMeta* addresses, got shape {tuple(o.shape)}")
     if o.size and o.dtype.kind not in "iu":
-        raise TypeError(f"objects must be integer addresses (uint64, e.g. read_obbs_arrays(...)['address']), "
+        raise TypeError(f"objects must be integer addresses (uint64, e.g. read_objects(...).address), "
                         f"got dtype {o.dtype}")
     if o.size and o.dtype.kind == "i" and (o <= 0).any():
         raise ValueError("objects holds a NULL or negative address")
@@ -56,7 +56,7 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
 
     Args:
         batch, frame: as for :func:`~obbmeta.nvds.attach_obbs`.
-        objects: (N,) ``NvDsObjectMeta*`` addresses of objects in ``frame`` (``read_obbs_arrays(frame)["address"]``),
+        objects: (N,) ``NvDsObjectMeta*`` addresses of objects in ``frame`` (``read_objects(frame).address``),
             each once. An address that is not an object of this frame is refused before anything is written.
         xywhr: (N, 5) boxes (cx, cy, w, h, angle in radians clockwise on screen): written as each object's OBB
             payload, replacing obbmeta's payload in place or adding one (with obbmeta's C copy / release functions)

@@ -30,8 +30,9 @@ A track's state is dropped when its id has not been seen for ``forget_after`` fr
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from ._nvtracker import made_by_tracker
 from .angles import align_to
 from .kalman import KalmanBank
 from .tracker import MIN_SIDE, MotionNoise
+
+if TYPE_CHECKING:
+    from ..nvds import FrameObjects
 
 _SHAPE = slice(2, 5)  # (w, h, angle) of MotionNoise's (cx, cy, w, h, angle)
 
@@ -77,7 +81,7 @@ class FollowTracker:
 
     >>> follow = FollowTracker()
     >>> def probe_after_nvtracker(buffer):                 # doctest: +SKIP
-    ...     follow.update(nvds.BatchMeta.from_gst_buffer(buffer))
+    ...     follow.update_batch(nvds.BatchMeta.from_gst_buffer(buffer))
 
     Args:
         heading: the model's angle is a 2*pi heading (never flipped by pi, w and h never swapped).
@@ -125,12 +129,19 @@ class FollowTracker:
         self._rows = {(int(s), int(o)): i for i, (s, o) in enumerate(zip(self._source.tolist(),
                                                                           self._object_id.tolist()))}
 
-    def update(self, batch: Any, frames: Any = None) -> list[FollowResult]:
-        """Every frame of ``batch`` (an ``obbmeta.nvds.BatchMeta`` or an ``NvDsBatchMeta*`` int)."""
+    def update_batch(self, batch: Any, frames: Any = None, **kwargs: Any) -> list[FollowResult]:
+        """:meth:`update_frame` for every frame of ``batch`` (an ``obbmeta.nvds.BatchMeta`` or an ``NvDsBatchMeta*``
+        int; ``batch.frames`` order), as :meth:`OrientedTracker.update_batch`."""
         from .. import nvds
 
         b = batch if isinstance(batch, nvds.BatchMeta) else nvds.BatchMeta.from_address(batch)
-        return [self.update_frame(b, f) for f in (b.frames if frames is None else frames)]
+        return [self.update_frame(b, f, **kwargs) for f in (b.frames if frames is None else frames)]
+
+    def update(self, batch: Any, frames: Any = None) -> list[FollowResult]:
+        """Deprecated name of :meth:`update_batch` (``OrientedTracker.update`` takes boxes, not a batch)."""
+        warnings.warn("obbmeta.track.FollowTracker.update is deprecated and will be removed; use .update_batch",
+                      DeprecationWarning, stacklevel=2)
+        return self.update_batch(batch, frames)
 
     def update_frame(self, batch: Any, frame: Any, frame_size: tuple[float, float] | None = None) -> FollowResult:
         """One ``NvDsFrameMeta``: every object with a track id gets its OBB payload (see the class docstring)."""
@@ -142,16 +153,16 @@ class FollowTracker:
         count = self._frames.get(src, 0) + 1
         self._frames[src] = count
         with b.locked():
-            a = nvds.read_obbs_arrays(f)
-            idx = np.flatnonzero(a["object_id"] != np.uint64(nvds.UNTRACKED_OBJECT_ID))
+            a = nvds.read_objects(f)
+            idx = np.flatnonzero(a.object_id != np.uint64(nvds.UNTRACKED_OBJECT_ID))
             boxes, flags, measured, fallback, unknown, angle = self._follow(a, idx, src, count, f, frame_size)
             if self.write and idx.size:
                 give = ~unknown
                 if give.any():
-                    nvds.update_objects(b, f, a["address"][idx][give], boxes[give], obb_flags=flags[give])
-                self._set_rotation(b, f, a["address"][idx], a["rotation_angle"][idx], angle)
+                    nvds.update_objects(b, f, a.address[idx][give], boxes[give], obb_flags=flags[give])
+                self._set_rotation(b, f, a.address[idx], a.rotation_angle[idx], angle)
         forgotten = self._forget(src, count)
-        self.last_boxes = {"object_id": a["object_id"][idx], "xywhr": boxes, "flags": flags}
+        self.last_boxes = {"object_id": a.object_id[idx], "xywhr": boxes, "flags": flags}
         return FollowResult(src, int(idx.size), int(measured.sum()), int((~measured & ~fallback & ~unknown).sum()),
                             int(fallback.sum()), forgotten, int(unknown.sum()))
 
@@ -167,20 +178,20 @@ class FollowTracker:
         if change.any():
             nvds.update_objects(batch, frame, addresses[change], rotation_angle=wanted[change])
 
-    def _follow(self, a: dict, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
+    def _follow(self, a: FrameObjects, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
         from .. import nvds
 
         n = idx.size
         # The tracker's box: unclipped tracker_bbox_info when the tracker fills it, else rect_params.
-        trk, rect, det = a["tracker_bbox"][idx].astype(np.float64), a["rect"][idx].astype(np.float64), \
-            a["detector_bbox"][idx].astype(np.float64)
+        trk, rect, det = a.tracker_bbox[idx].astype(np.float64), a.rect[idx].astype(np.float64), \
+            a.detector_bbox[idx].astype(np.float64)
         has_trk = (trk[:, 2] > 0) & (trk[:, 3] > 0)
         box = np.where(has_trk[:, None], trk, rect)
         centre = _centre(box)
-        source, flags_in = a["source"][idx], a["flags"][idx]
+        source, flags_in = a.source[idx], a.flags[idx]
         measured = source == 0  # obbmeta's payload, not one predicted by obbmeta
-        made = made_by_tracker(a["confidence"][idx], det, source)  # nvtracker's own object: its rotation is a copy
-        z = a["xywhr"][idx].astype(np.float64)
+        made = made_by_tracker(a.confidence[idx], det, source)  # nvtracker's own object: its rotation is a copy
+        z = a.xywhr[idx].astype(np.float64)
         # Move the detector's box by the tracker's shift, unless obbmeta already did (a second call).
         has_det = (det[:, 2] > 0) & (det[:, 3] > 0)
         move = measured & has_det & ((flags_in & nvds.OBB_TRACKED) == 0)
@@ -191,7 +202,7 @@ class FollowTracker:
                 ref = np.where(has_trk[:, None], det, _clip_box(det, w, h))
             z[move, :2] += (centre - _centre(ref))[move]
 
-        rows = np.array([self._rows.get((src, o), -1) for o in a["object_id"][idx].tolist()], np.int64)
+        rows = np.array([self._rows.get((src, o), -1) for o in a.object_id[idx].tolist()], np.int64)
         mine = np.flatnonzero(self._source == src)
         if mine.size:
             q_value, q_velocity, _ = self.noise.stds(np.maximum(self._kf.mean[mine, :2], MIN_SIDE), _SHAPE)
@@ -209,10 +220,10 @@ class FollowTracker:
             self._kf.append(z[new, 2:5], 2.0 * r_std, 10.0 * q_velocity)
             rows[new] = np.arange(len(self._source), len(self._source) + k)
             self._source = np.concatenate((self._source, np.full(k, src, np.int64)))
-            self._object_id = np.concatenate((self._object_id, a["object_id"][idx][new]))
+            self._object_id = np.concatenate((self._object_id, a.object_id[idx][new]))
             self._seen = np.concatenate((self._seen, np.zeros(k, np.int64)))
             self._rotated = np.concatenate((self._rotated, np.zeros(k, bool)))
-            for o, r in zip(a["object_id"][idx][new].tolist(), rows[new].tolist()):
+            for o, r in zip(a.object_id[idx][new].tolist(), rows[new].tolist()):
                 self._rows[(src, o)] = r
         known = rows >= 0
         self._seen[rows[known]] = count

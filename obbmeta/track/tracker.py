@@ -326,24 +326,24 @@ class OrientedTracker:
         f = frame if isinstance(frame, nvds.FrameMeta) else nvds.FrameMeta(frame, b)
         source = int(f.source_id)
         with b.locked():  # recursive: the reads, writes and removals below see one consistent frame
-            a = nvds.read_obbs_arrays(f)
+            a = nvds.read_objects(f)
             cache = self._labels.setdefault(source, {})
-            for cls, label, comp in zip(a["class_id"].tolist(), a["label"].tolist(), a["component_id"].tolist()):
+            for cls, label, comp in zip(a.class_id.tolist(), a.label.tolist(), a.component_id.tolist()):
                 cache[cls] = (label, comp)
             detection = bool(f.infer_done)
             if detection:
-                step = self.step(a["xywhr"], a["confidence"], a["class_id"], source_id=source)
+                step = self.step(a.xywhr, a.confidence, a.class_id, source_id=source)
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
                                  detection_done=False)
             tracked = step.det_track_ids >= 0
             if tracked.any():
-                nvds.update_objects(b, f, a["address"][tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
+                nvds.update_objects(b, f, a.address[tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
                                     object_ids=step.det_track_ids[tracked].astype(np.uint64), rect=True,
-                                    tracker_confidence=a["confidence"][tracked], frame_size=frame_size)
+                                    tracker_confidence=a.confidence[tracked], frame_size=frame_size)
             removed = 0
             if detection and remove_untracked and (~tracked).any():
-                removed = nvds.remove_objects(b, f, a["address"][~tracked])
+                removed = nvds.remove_objects(b, f, a.address[~tracked])
             added = _add_predicted(b, f, step, cache, frame_size)
         return FrameTracking(int(tracked.sum()), removed, added, step)
 

@@ -61,3 +61,15 @@ def test_the_stand_in_is_obbmeta_testing_s_and_the_old_names_warn():
         assert obbmeta.testing.NvTrackerStandIn is testing.NvTrackerStandIn
     with pytest.raises(AttributeError):
         track.NoSuchName  # noqa: B018
+
+
+def test_follow_tracker_update_is_the_deprecated_name_of_update_batch(make_batch):
+    import pytest
+
+    from obbmeta.track import FollowTracker
+
+    batch = make_batch()
+    follow = FollowTracker()
+    with pytest.warns(DeprecationWarning, match=r"FollowTracker.update is deprecated .*use .update_batch"):
+        old = follow.update(batch)
+    assert [r.objects for r in old] == [r.objects for r in FollowTracker().update_batch(batch)] == [0]

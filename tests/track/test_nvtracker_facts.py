@@ -162,13 +162,13 @@ def first_then_other(rotation):
     detect(batch, f0, a, rotation=rotation, palette=RED, component_id=3, border_width=3)
     detect(batch, f1, b, rotation=rotation, palette=BLUE, component_id=5, border_width=5)
     standin.update(batch)
-    follow.update(batch)
+    follow.update_batch(batch)
     batch.destroy()
     batch, (f0, f1) = frames(2)
     detect(batch, f0, a, rotation=rotation, palette=RED, component_id=3, border_width=3)
     detect(batch, f1, b + [2, 0, 0, 0, 0], rotation=rotation, palette=BLUE, component_id=5, border_width=5)
     standin.update(batch)
-    follow.update(batch)
+    follow.update_batch(batch)
     batch.destroy()
     batch, (f0, f1) = frames(2)  # skipped by nvinfer
     return standin, follow, batch, f1
@@ -192,7 +192,7 @@ def test_follow_never_trusts_a_copied_rotation_angle_and_sets_the_tracks_own():
     standin.update(batch)
     (info, obb), = nvds.read_obbs(f1)
     assert obb.source == "rotation_angle" and obb.xywhr[4] == pytest.approx(0.3, abs=1e-4)  # the trap, unfollowed
-    follow.update(batch)
+    follow.update_batch(batch)
     (o,) = raw.objects_of(f1.address)
     (info, obb), = nvds.read_obbs(f1)
     assert obb.source == "predicted" and obb.xywhr[4] == pytest.approx(-0.9, abs=1e-3)  # car B's own track
@@ -206,7 +206,7 @@ def test_follow_clears_a_copied_rotation_angle_when_the_track_has_no_obb():
     standin, _, batch, f1 = first_then_other(rotation=True)
     standin.update(batch)
     follow = FollowTracker()  # knows neither track
-    (result0, result1) = follow.update(batch)
+    (result0, result1) = follow.update_batch(batch)
     assert result1.unknown == 1
     (o,) = raw.objects_of(f1.address)
     (info, obb), = nvds.read_obbs(f1)
@@ -217,7 +217,7 @@ def test_follow_clears_a_copied_rotation_angle_when_the_track_has_no_obb():
 def test_follow_leaves_rect_params_axis_aligned_when_the_detections_were():
     standin, follow, batch, f1 = first_then_other(rotation=False)
     standin.update(batch)
-    follow.update(batch)
+    follow.update_batch(batch)
     (o,) = raw.objects_of(f1.address)
     (info, obb), = nvds.read_obbs(f1)
     assert obb.source == "predicted" and obb.xywhr[4] == pytest.approx(-0.9, abs=1e-3)
@@ -253,7 +253,7 @@ def run_streams(frame_numbers, first_numbers):
             for s, f in enumerate(fs):
                 detect(batch, f, CARS[:0] if k >= 6 else CARS + [4 * k + 200 * s, 50 * s, 0, 0, -0.2 * s])
         standin.update(batch)
-        results = follow.update(batch)
+        results = follow.update_batch(batch)
         seen.append(([(r.objects, r.measured, r.predicted, r.forgotten) for r in results],
                      [sorted((i.object_id, o.source, tuple(np.round(o.xywhr, 4))) for i, o in nvds.read_obbs(f))
                       for f in fs]))
