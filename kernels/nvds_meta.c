@@ -353,6 +353,38 @@ static void obbmeta_set_color(obbmeta_color *c, const double *rgba)
     c->alpha = rgba[3];
 }
 
+/* The OBB payload of box b (cx, cy, w, h, angle) with its corners, version, size and flags. */
+static void obbmeta_set_payload(obbmeta_obb_v1 *obb, const float b[5], uint32_t flags)
+{
+    double corners[8];
+    obb_corners(b, corners);
+    obb->version = OBBMETA_OBB_VERSION;
+    obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);
+    obb->cx = b[0];
+    obb->cy = b[1];
+    obb->w = b[2];
+    obb->h = b[3];
+    obb->angle = b[4];
+    for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];
+    obb->flags = flags;
+}
+
+/* A new payload (g_malloc'd, filled by the caller) attached to obj as obbmeta's user meta, with its C copy and
+ * release functions. Pool elements come back dirty: all four fields are set on every acquire. */
+static obbmeta_obb_v1 *obbmeta_add_payload(void *batch, void *obj)
+{
+    obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
+    obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);
+    um->user_meta_data = obb;
+    um->base.meta_type = g_obb_meta_type;
+    um->base.copy_func = obbmeta_obb_meta_copy;
+    um->base.release_func = obbmeta_obb_meta_release;
+    um->base.user_context = NULL;
+    g_api.add_user_meta_to_obj(obj, um);
+    __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
+    return obb;
+}
+
 static char *obbmeta_strdup(const char *s)
 {
     const size_t n = strlen(s);
@@ -457,30 +489,10 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
         obbmeta_fill(L, obj, b, aabb, rect, p->scores[i], (int32_t)cls,
                      p->component_ids ? p->component_ids[i] : p->component_id, label, p, fw, fh, visible);
 
-        obbmeta_obb_v1 *obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
-        double corners[8];
-        obb_corners(b, corners);
-        obb->version = OBBMETA_OBB_VERSION;
-        obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);
-        obb->cx = b[0];
-        obb->cy = b[1];
-        obb->w = b[2];
-        obb->h = b[3];
-        obb->angle = b[4];
-        for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];
-        obb->flags = (clipped ? OBBMETA_OBB_RECT_CLIPPED : 0u) |
-                     ((p->flags & OBBMETA_WRITE_ROTATION) ? OBBMETA_OBB_RECT_ROTATED : 0u);
-
-        /* Pool elements come back dirty: set all four fields on every acquire. */
-        obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);
-        um->user_meta_data = obb;
-        um->base.meta_type = g_obb_meta_type;
-        um->base.copy_func = obbmeta_obb_meta_copy;
-        um->base.release_func = obbmeta_obb_meta_release;
-        um->base.user_context = NULL;
-        g_api.add_user_meta_to_obj(obj, um);
+        obbmeta_set_payload(obbmeta_add_payload(batch, obj), b,
+                            (clipped ? OBBMETA_OBB_RECT_CLIPPED : 0u) |
+                                ((p->flags & OBBMETA_WRITE_ROTATION) ? OBBMETA_OBB_RECT_ROTATED : 0u));
         g_api.add_obj_meta_to_frame(frame, obj, NULL);
-        __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
         if (written_mask) written_mask[i] = 1;
         if (p->addresses) p->addresses[i] = (uint64_t)(uintptr_t)obj;
         ++written;
@@ -919,27 +931,9 @@ static int obbmeta_update(const obbmeta_layout *L, void *batch, void *obj, const
         if (!(p->flags & OBBMETA_UPDATE_RECT))
             rect_bits = obb->flags & (OBBMETA_OBB_RECT_CLIPPED | OBBMETA_OBB_RECT_ROTATED);
     } else {
-        obb = (obbmeta_obb_v1 *)g_api.g_malloc(sizeof(obbmeta_obb_v1));
-        obbmeta_user_meta *um = (obbmeta_user_meta *)g_api.acquire_user_meta(batch);
-        um->user_meta_data = obb;
-        um->base.meta_type = g_obb_meta_type;
-        um->base.copy_func = obbmeta_obb_meta_copy;
-        um->base.release_func = obbmeta_obb_meta_release;
-        um->base.user_context = NULL;
-        g_api.add_user_meta_to_obj(obj, um);
-        __atomic_add_fetch(&g_live_payloads, 1, __ATOMIC_RELAXED);
+        obb = obbmeta_add_payload(batch, obj);
     }
-    double corners[8];
-    obb_corners(b, corners);
-    obb->version = OBBMETA_OBB_VERSION;
-    obb->struct_size = (uint32_t)sizeof(obbmeta_obb_v1);
-    obb->cx = b[0];
-    obb->cy = b[1];
-    obb->w = b[2];
-    obb->h = b[3];
-    obb->angle = b[4];
-    for (int k = 0; k < 8; ++k) obb->corners[k] = (float)corners[k];
-    obb->flags = rect_bits | (p->obb_flags[i] & (OBBMETA_OBB_PREDICTED | OBBMETA_OBB_TRACKED));
+    obbmeta_set_payload(obb, b, rect_bits | (p->obb_flags[i] & (OBBMETA_OBB_PREDICTED | OBBMETA_OBB_TRACKED)));
     return added;
 }
 

@@ -37,8 +37,8 @@ import torch
 from . import decode
 from ._validators import flag, int_in_range, number_in_range, size_pair
 from .boxes import OrientedBoxes
+from .geometry import STATUS_OVERFLOW
 from .letterbox import Letterbox
-from .ops.status import STATUS_OVERFLOW
 from .pixels import frame_size
 from .preprocess import MAX_FRAME_SIDE, Preprocess, preset
 

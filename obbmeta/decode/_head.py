@@ -11,9 +11,10 @@ import torch
 
 from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
+from ..geometry import STATUS_BOXES, STATUS_CLASSES, STATUS_SCORES
 from ..letterbox import Letterbox
 from ..ops import nms_rotated
-from ..ops.status import STATUS_BOXES, STATUS_CLASSES, STATUS_SCORES, status_error
+from ..ops.status import status_error
 
 RAW = "raw"
 END_TO_END = "e2e"

@@ -26,16 +26,9 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import ptr as _ptr
 from .._validators import int_in_range
 from ..boxes import OrientedBoxes
+from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
-from ..ops.status import (
-    POOL_FIXED,
-    STATUS_BOXES,
-    STATUS_OVERFLOW,
-    STATUS_SCORES,
-    pool_for,
-    remember_pool,
-    status_error,
-)
+from ..ops.status import POOL_FIXED, pool_for, remember_pool, status_error
 from ._head import CANDIDATE_NAMES, END_TO_END, check_head, class_filter, decode_raw, e2e_flags, most_per_image
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)

@@ -3,8 +3,8 @@
 The CUDA NMS and the fused YOLO-OBB decode (kernels/obbmeta_nms_core.cuh) write a status word beside their results,
 ``[kept, flags, candidate words needed]``, instead of synchronising with the host; the padded results carry the flags
 (``PaddedDetections.status``; ``nms_rotated_padded``'s count of -1), and the CPU padded NMS and decode set the same
-flags from Python. The flag values live in kernels/obb_status.h; :data:`STATUS_CONSTANTS` are checked against the host
-library's copy when it loads.
+flags from Python. The flag values live in kernels/obb_status.h and ``obbmeta.geometry.STATUS_*``, checked against the
+host library's copy when it loads.
 
 The kernels store the suppression mask sparsely: one 64-bit word per box and chunk of 64 later boxes whose bounding
 boxes meet it somewhere (a "candidate word"), 32 bytes each, in a pool whose size is given. The sized entry points
@@ -18,14 +18,7 @@ from typing import Optional
 
 import torch
 
-from ..geometry import (  # noqa: F401 - the flags are the C geometry core's (kernels/obb_status.h): re-exported
-    STATUS_BOXES,
-    STATUS_CLASSES,
-    STATUS_CONSTANTS,
-    STATUS_FLAGS,
-    STATUS_OVERFLOW,
-    STATUS_SCORES,
-)
+from ..geometry import STATUS_BOXES, STATUS_CLASSES, STATUS_FLAGS, STATUS_OVERFLOW, STATUS_SCORES
 from ._validate import range_error
 
 POOL_FIRST = 1 << 21

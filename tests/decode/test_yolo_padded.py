@@ -8,6 +8,7 @@ from devices import needs_cuda
 
 from obbmeta import Letterbox
 from obbmeta.decode import yolo_obb, yolo_obb_padded
+from obbmeta.geometry import STATUS_OVERFLOW
 from obbmeta.ops import status as ops_status
 
 NC = 6
@@ -167,7 +168,7 @@ def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_over
     def overflowing(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):
         b = output.shape[0]
         return (torch.zeros(b, rows, 5), torch.zeros(b, rows), torch.zeros(b, rows, dtype=torch.int64),
-                torch.full((b,), -1, dtype=torch.int64), torch.tensor(ops_status.STATUS_OVERFLOW),
+                torch.full((b,), -1, dtype=torch.int64), torch.tensor(STATUS_OVERFLOW),
                 torch.tensor(2**31))
 
     pools = []
@@ -179,7 +180,7 @@ def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_over
     assert "overlap_words" not in str(err.value)
     assert pools == [ops_status.POOL_FIRST, 2**31]  # the second run was sized exactly
     with pytest.raises(RuntimeError, match="pass a larger overlap_words"):
-        padded([-1, -1], status=ops_status.STATUS_OVERFLOW).unpad()
+        padded([-1, -1], status=STATUS_OVERFLOW).unpad()
 
 
 @needs_cuda

@@ -6,16 +6,16 @@ import dataclasses
 import pytest
 import torch
 
-from obbmeta.ops import _core, status
-from obbmeta.ops.status import (
+from obbmeta.geometry import (
     STATUS_BOXES,
     STATUS_CLASSES,
     STATUS_CONSTANTS,
     STATUS_FLAGS,
     STATUS_OVERFLOW,
     STATUS_SCORES,
-    status_error,
 )
+from obbmeta.ops import _core, status
+from obbmeta.ops.status import status_error
 
 
 def test_the_host_library_exports_the_flags_python_uses():
