@@ -686,8 +686,11 @@ static void obbmeta_read_object(const obbmeta_layout *L, void *obj, obbmeta_read
     r->tracker_bbox[3] = o->tracker_bbox.height;
     const float *rotation = obbmeta_rotation(L, &o->rect_params);
     r->rotation_angle = rotation ? *rotation : 0.0f;
-    memcpy(r->label, t->obj_label, OBBMETA_MAX_LABEL);
-    r->label[OBBMETA_MAX_LABEL - 1] = '\0';
+    /* Up to the first NUL only: a pool element reused for a shorter label still holds the old one's tail. */
+    const char *nul = (const char *)memchr(t->obj_label, '\0', OBBMETA_MAX_LABEL - 1);
+    const size_t label_len = nul ? (size_t)(nul - t->obj_label) : OBBMETA_MAX_LABEL - 1;
+    memcpy(r->label, t->obj_label, label_len);
+    memset(r->label + label_len, 0, OBBMETA_MAX_LABEL - label_len);
     const obbmeta_obb_v1 *found = NULL;
     int32_t count = 0;
     for (const obbmeta_glist *l = t->obj_user_meta_list; l; l = l->next) {

@@ -5,14 +5,16 @@ import warnings
 from typing import Any, Callable
 
 
-def renamed(module: str, names: dict[str, tuple[str, Callable[[], Any]]]) -> Callable[[str], Any]:
+def renamed(module: str, names: dict[str, tuple[str, Callable[[], Any]]], stacklevel: int = 2
+            ) -> Callable[[str], Any]:
     """A module ``__getattr__`` serving ``names`` (old name -> (the name to use, a function returning the value))
-    with a DeprecationWarning; any other name is an AttributeError as usual."""
+    with a DeprecationWarning pointing at the user's line (``stacklevel``: 3 when a module's own ``__getattr__``
+    calls this one); any other name is an AttributeError as usual."""
     def __getattr__(name: str) -> Any:
         if name in names:
             new, value = names[name]
             warnings.warn(f"{module}.{name} is deprecated and will be removed; use {new}", DeprecationWarning,
-                          stacklevel=2)
+                          stacklevel=stacklevel)
             return value()
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     return __getattr__

@@ -50,9 +50,10 @@ def number_in_range(name: str, value: Any, low: float, high: float, form: Option
 def size_pair(name: str, value: Any, low: int, high: int, *, order: str = "wh", strings: bool = False,
               form: Optional[str] = None, kind_error: type = TypeError) -> tuple[int, int]:
     """A size of two int sides in [low, high], in the caller's ``order`` ("wh": (width, height); "hw": (height,
-    width)): an int N (both sides), a pair of ints (Python or NumPy, not bools), and with ``strings`` also "N" and
-    "AxB" / "A,B" in that order. "{name} must be {form}, got {value!r}" as ``kind_error`` (TypeError) when
-    ``value`` is none of these kinds, as a ValueError when it is one with a bad side (or an unreadable string)."""
+    width)): an int N (both sides), a pair of ints (Python or NumPy, not bools; or a 1-d NumPy integer array of two),
+    and with ``strings`` also "N" and "AxB" / "A,B" in that order. "{name} must be {form}, got {value!r}" as
+    ``kind_error`` (TypeError) when ``value`` is none of these kinds, as a ValueError when it is one with a bad side
+    (or an unreadable string)."""
     a, b = ("W", "H") if order == "wh" else ("H", "W")
     if form is None:
         texts = f", 'N' or '{a}x{b}'" if strings else ""
@@ -67,6 +68,8 @@ def size_pair(name: str, value: Any, low: int, high: int, *, order: str = "wh", 
         pair = pair * 2 if pair is not None and len(pair) == 1 else pair
     elif is_int(value, numpy_ints=True):
         pair = (value, value)
+    elif isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
+        pair = value.tolist()
     elif not isinstance(value, (tuple, list)):
         raise kind_error(f"{name} must be {form}, got {value!r}")
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2

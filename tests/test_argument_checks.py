@@ -161,3 +161,14 @@ def _evaluate(**kwargs):
 def test_more_bools_are_not_numbers(make, error, match):
     with pytest.raises(error, match=match):
         make()
+
+
+def test_thresholds_may_be_an_array_or_a_tensor():
+    import numpy as np
+
+    from obbmeta.eval import IOU_THRESHOLDS_50_95
+
+    a = _evaluate(iou_threshold=np.arange(0.5, 0.96, 0.05))
+    b = _evaluate(iou_threshold=IOU_THRESHOLDS_50_95)
+    assert a.map == pytest.approx(b.map)
+    assert _evaluate(iou_threshold=torch.tensor([0.5])).map == _evaluate(iou_threshold=0.5).map

@@ -28,3 +28,13 @@ def test_class_colours_wrap_around_the_palette():
 def test_unknown_names_are_still_attribute_errors():
     with pytest.raises(AttributeError, match="no attribute 'PALLETE'"):
         palette.PALLETE  # noqa: B018
+
+
+def test_the_warning_points_at_the_callers_line():
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        osd.PALETTE  # noqa: B018
+        palette.PALETTE  # noqa: B018
+    assert [w.filename for w in seen] == [__file__, __file__]

@@ -98,3 +98,9 @@ def test_frame_size_takes_numbers_and_refuses_bools_and_non_pairs():
     for bad in [(0, 1), (1, float("inf")), (float("nan"), 1), (5, 11)]:
         with pytest.raises(ValueError, match=r"fs must be two positive finite numbers, at most 10 \(why\), got"):
             v.frame_size("fs", bad, 10, "10 (why)")
+
+
+def test_size_pair_takes_a_numpy_integer_pair():
+    assert v.size_pair("s", np.array([640, 384]), 1, 1000) == (640, 384)
+    with pytest.raises(TypeError, match="s must be"):  # float sides are not a size
+        v.size_pair("s", np.array([640.0, 384.0]), 1, 1000)

@@ -23,12 +23,14 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
+from .._deprecation import renamed
 from .._native import ptr as _ptr
 from .._validators import int_in_range
 from ..boxes import OrientedBoxes
 from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
-from ..ops.status import POOL_FIXED, pool_for, remember_pool, status_error
+from ..ops import status as ops_status
+from ..ops.status import POOL_FIXED, pool_for, remember_pool
 from ._head import CANDIDATE_NAMES, END_TO_END, check_head, class_filter, decode_raw, e2e_flags, most_per_image
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
@@ -245,7 +247,7 @@ def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> Non
 
 def padded_status_error(status: int, advice: str = LARGER_POOL) -> Exception:
     """The exception for a non-zero status of the padded decodes (what ``unpad`` raises)."""
-    return status_error(status, advice=advice, name="PaddedDetections.status", **CANDIDATE_NAMES)
+    return ops_status.status_error(status, advice=advice, name="PaddedDetections.status", **CANDIDATE_NAMES)
 
 
 def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:
@@ -353,3 +355,7 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
 
 
 __all__ = ["PaddedDetections", "yolo_obb_padded", "MAX_TABLE_ROWS"]
+
+
+__getattr__ = renamed(__name__, {"status_error": ("obbmeta.decode.yolo_padded.padded_status_error",
+                                                   lambda: padded_status_error)})

@@ -267,6 +267,9 @@ def _check_choice(name, value, choices):
 
 def _thresholds(value) -> tuple:
     values = [value] if is_number(value, numpy_numbers=True) else value
+    if isinstance(values, np.ndarray) or hasattr(values, "numel"):  # a NumPy array or a tensor of thresholds
+        values = np.asarray(values.detach().cpu() if hasattr(values, "detach") else values)
+        values = values.ravel().tolist() if values.dtype.kind in "iuf" else [values]
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or \
             not all(is_number(v, numpy_numbers=True) for v in values):
         raise TypeError(f"iou_threshold must be a number in (0, 1] or a sequence of them, got {value!r}")

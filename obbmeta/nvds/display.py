@@ -77,7 +77,8 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
         entry, shown = bad // per_polygon, None
         if bad >= 0:  # the caller's segment, or its polygon (the start points of its edges)
             shown = seg[bad].tolist() if per_polygon == 1 else seg[bad - bad % per_polygon:][:per_polygon, :2].tolist()
-        raise _core.writer_error(written, "display writer", "segments", entry, shown, "is not finite")
+        argument = "segments" if written == _core.WriterError.INVALID_BOX else None  # only that code names them
+        raise _core.writer_error(written, "display writer", argument, entry, shown, "is not finite")
     return int(written)
 
 

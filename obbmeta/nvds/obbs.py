@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._deprecation import renamed
 from .._validators import flag, int_in_range
 from ..palette import PALETTE_RGBA
 from . import _core
@@ -348,3 +349,6 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
                    rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
+
+
+__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGBA", lambda: PALETTE_RGBA)})

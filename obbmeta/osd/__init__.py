@@ -7,7 +7,7 @@ from .overlay import OverlayResult, add_obb_overlay, remove_obb_overlay
 
 __all__ = ["draw_obbs", "PALETTE_RGB", "PALETTE_RGBA", "class_color", "add_obb_overlay", "remove_obb_overlay",
            "OverlayResult"]
-_old = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGB", lambda: PALETTE_RGB)})
+_old = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGB", lambda: PALETTE_RGB)}, stacklevel=3)
 
 
 def __getattr__(name):

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .._deprecation import renamed
 from ..geometry import wrap_angle
 
 HALF_PI = 0.5 * math.pi
@@ -39,3 +40,6 @@ def align_to(xywhr: np.ndarray, reference: np.ndarray, heading: bool = False) ->
     if odd.any():
         out[odd, 2], out[odd, 3] = out[odd, 3], out[odd, 2].copy()
     return out
+
+
+__getattr__ = renamed(__name__, {"PI": ("math.pi", lambda: math.pi)})

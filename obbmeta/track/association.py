@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._deprecation import renamed
 from ..geometry import aabb, box_iou_rotated_host
 
 ASSOCIATIONS = ("rotated", "aabb")
@@ -101,3 +102,6 @@ def greedy_match(ti: np.ndarray, di: np.ndarray, iou: np.ndarray, threshold: flo
     if detection_free is not None:
         detection_free[md_a] = False
     return mt_a, md_a
+
+
+__getattr__ = renamed(__name__, {"aabb_of": ("obbmeta.geometry.aabb", lambda: aabb)})

@@ -100,3 +100,17 @@ def test_the_readers_stay_torch_free():
             "nvds.read_objects(f); assert 'torch' not in sys.modules")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+def test_a_label_is_read_up_to_its_nul_not_the_old_tail_of_a_reused_element(make_batch):
+    """g_strlcpy into a pool element that held a longer label leaves that label's tail after the NUL."""
+    import ctypes
+
+    batch = make_batch()
+    frame = batch.frames[0]
+    nvds.attach_obbs(batch, frame, xywhr=XYWHR[:1], labels=np.array([0]), class_names=["pedestrian"])
+    obj = nvds.read_objects(frame).address[0]
+    ctypes.memmove(int(obj) + raw.OBJ["obj_label"], b"car\0", 4)
+    assert raw.cstr(int(obj) + raw.OBJ["obj_label"]) == b"car"
+    assert nvds.read_objects(frame).labels == ["car"] and nvds.read_objects(frame).label.tolist() == [b"car"]
+    assert nvds.read_obbs(frame)[0][0].label == "car"
