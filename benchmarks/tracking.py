@@ -104,10 +104,8 @@ def follow_scene(name: str, seed: int, frames: int, interval: int) -> dict:
         address_to_det = {}
         if detect:
             res = nvds.attach_obbs(batch, frame, xywhr=fr.det_xywhr, scores=fr.det_scores, labels=fr.det_labels)
-            written = np.flatnonzero(res.written_mask)
-            # DeepStream prepends: obj_meta_list is the written detections, newest first.
-            for address, d in zip(nvds.read_obbs_arrays(frame)["address"].tolist(), written[::-1].tolist()):
-                address_to_det[address] = d
+            for d in np.flatnonzero(res.written_mask).tolist():  # the object written for each detection
+                address_to_det[int(res.addresses[d])] = d
         else:
             skipped_frames += 1
         standin.update_frame(batch, frame)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from obbmeta.geometry import wrap_angle
+
 W, H = 1920, 1080
 
 
@@ -195,7 +197,7 @@ def _le90(x: np.ndarray) -> np.ndarray:
     swap = out[:, 2] < out[:, 3]
     out[swap, 2], out[swap, 3] = x[swap, 3], x[swap, 2]
     out[swap, 4] += math.pi / 2
-    out[:, 4] = np.mod(out[:, 4] + math.pi / 2, math.pi) - math.pi / 2
+    out[:, 4] = wrap_angle(out[:, 4])
     return out
 
 

@@ -15,7 +15,7 @@
 OBB_EXPORT int obbmeta_geometry_abi_version(void) { return 3; }
 
 /* What obbmeta/_native.py checks this library against at load (``NativeLibrary.constants``): the status flags of
- * the CUDA NMS and decode (obb_status.h), which obbmeta/ops/status.py mirrors. Writes at most ``capacity`` entries;
+ * the CUDA NMS and decode (obb_status.h), which obbmeta/geometry.py mirrors. Writes at most ``capacity`` entries;
  * returns how many there are. */
 OBB_EXPORT int64_t obbmeta_geometry_abi_table(const char **names, int64_t *values, int64_t capacity)
 {

@@ -2,7 +2,7 @@
  * count, status[2] the candidate words the data needed) and that the padded results carry.
  *
  * Plain C, shared by the CUDA core (kernels/obbmeta_nms_core.cuh) and the host library (kernels/geometry_cpu.c),
- * which exports the values (obbmeta_geometry_abi_table) so obbmeta/ops/status.py's constants are checked against
+ * which exports the values (obbmeta_geometry_abi_table) so obbmeta/geometry.py's STATUS_* are checked against
  * them when the library loads (obbmeta/_native.py). The CPU padded NMS and decode set the same flags from Python. */
 #ifndef OBB_STATUS_H
 #define OBB_STATUS_H
