@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import nvinfer_config
+from .._validators import int_in_range, size_pair
 from ..nvinfer_config import COLOR_FORMATS, ConfigError, read_nvinfer_config
 from ._element import ObbmetaElement, batch_meta_for, describe_failure, one_of
 from ._frames import mapped_frames
@@ -103,12 +104,15 @@ def _check_output_format(value: Any) -> str:
 
 
 def _check_crop_size(value: Any) -> str:
+    """``HxW`` / ``H,W`` (a fixed crop) or ``H`` (that height, the width following each box), as ``HxW`` / ``H``."""
     text = (value or "").strip().lower()
-    if text:
-        parts = text.split("x")
-        if len(parts) > 2 or not all(p.isdigit() and 1 <= int(p) <= 4096 for p in parts):
-            raise ValueError(f"expected HxW or H (pixels, 1..4096), got {value!r}")
-    return text
+    if not text:
+        return text
+    form = "HxW, H,W or H (pixels, 1..4096)"
+    if text.isdigit():
+        return str(int_in_range("crop-size", int(text), 1, 4096, form))
+    h, w = size_pair("crop-size", text, 1, 4096, order="hw", strings=True, form=form, kind_error=ValueError)
+    return f"{h}x{w}"
 
 
 def _check_device(value: Any) -> str:
