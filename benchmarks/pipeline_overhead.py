@@ -33,10 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 from _common import RESULTS, pin_to_one_core, write_json  # noqa: E402
-from surfaces import CudaSurface, HostSurface  # noqa: E402
+from surfaces import CudaSurface, HostSurface, batched_buffers  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
-from obbmeta import nvds  # noqa: E402
 from obbmeta.gst.infer import ObbInfer  # noqa: E402
 from obbmeta.infer import Detector  # noqa: E402
 
@@ -95,16 +94,7 @@ def buffers(batch: int, count: int, device: str) -> list:
     rng = np.random.default_rng(1)
     imgs = [rng.integers(0, 256, (H, W, 4), dtype=np.uint8) for _ in range(batch)]
     surface = HostSurface(imgs) if device == "cpu" else CudaSurface(imgs)
-    out = []
-    for k in range(count):
-        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
-        buf.pts = k * Gst.SECOND // 30
-        meta = nvds.BatchMeta.create(batch)
-        for i in range(batch):
-            meta.add_frame(source_id=i, width=W, height=H, frame_num=k)
-        meta.attach_to_gst_buffer(buf)
-        out.append(buf)
-    return [surface, out]
+    return [surface, batched_buffers(surface, batch, count, W, H)]
 
 
 def run(element: Gst.Element, batch: int, count: int, device: str) -> float:

@@ -35,10 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 from _common import RESULTS, arguments, machine, write_json  # noqa: E402
-from surfaces import CudaSurface, HostSurface  # noqa: E402
+from surfaces import CudaSurface, HostSurface, batched_buffers  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
-from obbmeta import nvds  # noqa: E402
 
 W, H = 1920, 1080
 MODEL = "obbmeta.models:aerial_detector"
@@ -72,19 +71,6 @@ def _nv12(cv2, rgb):
     u = i420[H:H + H // 4].reshape(H // 2, W // 2)
     v = i420[H + H // 4:].reshape(H // 2, W // 2)
     return i420[:H], np.stack([u, v], 2)
-
-
-def buffers(surface, streams: int, count: int) -> list:
-    out = []
-    for k in range(count):
-        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
-        buf.pts = k * Gst.SECOND // 30
-        meta = nvds.BatchMeta.create(streams)
-        for i in range(streams):
-            meta.add_frame(source_id=i, width=W, height=H, frame_num=k)
-        meta.attach_to_gst_buffer(buf)
-        out.append(buf)
-    return out
 
 
 def pipeline(fmt: str, element: str | None, props: dict) -> tuple:
@@ -161,7 +147,7 @@ def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count:
         specs, infers = [], []
         for s in surfaces:
             p, src, infer, arrivals = pipeline(fmt, element, props if element else {})
-            specs.append((p, src, buffers(s, per_pipe, count + warmup), arrivals))
+            specs.append((p, src, batched_buffers(s, per_pipe, count + warmup, W, H), arrivals))
             infers.append(infer)
         if profile:  # the detector exists once the element started: profile from its first batch on
             for infer in infers:

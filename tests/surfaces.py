@@ -184,3 +184,22 @@ class CudaSurface:
         for s in (getattr(self, "dev", None), getattr(self, "staging", None)):
             if s is not None and s.value:
                 self.lib.NvBufSurfaceDestroy(s)
+
+
+def batched_buffers(surface, frames: int, count: int, width: int, height: int) -> list:
+    """``count`` Gst buffers wrapping ``surface``'s NvBufSurface, as nvstreammux makes them: buffer k at k / 30 s with
+    a batch meta of ``frames`` frames (frame i from source i, frame_num k, width x height). ``surface`` must outlive
+    them."""
+    from obbmeta import nvds
+    from obbmeta.gst import Gst
+
+    out = []
+    for k in range(count):
+        buf = Gst.Buffer.new_wrapped(surface.as_bytes())
+        buf.pts = k * Gst.SECOND // 30
+        meta = nvds.BatchMeta.create(frames)
+        for i in range(frames):
+            meta.add_frame(source_id=i, width=width, height=height, frame_num=k)
+        meta.attach_to_gst_buffer(buf)
+        out.append(buf)
+    return out
