@@ -11,8 +11,7 @@ The nvtracker stand-in for tests is :class:`obbmeta.testing.NvTrackerStandIn`.
 
 Docs: docs/track.md.
 """
-import warnings
-
+from .._deprecation import renamed
 from .angles import align_to, wrap_angle
 from .follow import FollowResult, FollowTracker
 from .tracker import FrameTracking, MotionNoise, OrientedTracker, TrackStep
@@ -21,11 +20,10 @@ __all__ = ["OrientedTracker", "FollowTracker", "MotionNoise", "TrackStep", "Fram
            "align_to", "wrap_angle"]
 
 
-def __getattr__(name):
-    if name == "NvTrackerStandIn":
-        warnings.warn("obbmeta.track.NvTrackerStandIn is deprecated: use obbmeta.testing.NvTrackerStandIn (a test "
-                      "double, not part of obbmeta.track)", DeprecationWarning, stacklevel=2)
-        from ..nvds.nvtracker_standin import NvTrackerStandIn  # obbmeta.testing's (below track, unlike testing)
+def _standin():
+    from ..nvds.nvtracker_standin import NvTrackerStandIn  # obbmeta.testing's (below track, unlike testing)
 
-        return NvTrackerStandIn
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return NvTrackerStandIn
+
+
+__getattr__ = renamed(__name__, {"NvTrackerStandIn": ("obbmeta.testing.NvTrackerStandIn", _standin)})

@@ -1,14 +1,14 @@
 """Deprecated home of the nvtracker stand-in: use :class:`obbmeta.testing.NvTrackerStandIn`."""
-import warnings
-
-_MOVED = ("NvTrackerStandIn", "FRAME_NUMBERS")
+from .._deprecation import renamed
 
 
-def __getattr__(name):
-    if name in _MOVED:
-        warnings.warn(f"obbmeta.track.standin.{name} is deprecated: the stand-in is obbmeta.testing.NvTrackerStandIn "
-                      "(a test double, not part of obbmeta.track)", DeprecationWarning, stacklevel=2)
-        from ..nvds import nvtracker_standin
+def _standin(name):
+    from ..nvds import nvtracker_standin  # imported on use: the stand-in writes DeepStream's structs
 
-        return getattr(nvtracker_standin, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(nvtracker_standin, name)
+
+
+__getattr__ = renamed(__name__, {
+    "NvTrackerStandIn": ("obbmeta.testing.NvTrackerStandIn", lambda: _standin("NvTrackerStandIn")),
+    "FRAME_NUMBERS": ("obbmeta.nvds.nvtracker_standin.FRAME_NUMBERS", lambda: _standin("FRAME_NUMBERS")),
+})
