@@ -121,7 +121,7 @@ def _doctor() -> int:
 
     import torch
 
-    from . import _cuda_lib
+    from . import _cuda_lib, geometry
     from .nvds import _core as nvds_core
     from .nvds import messages as nvds_messages
     from .ops import _core as ops_core
@@ -129,7 +129,7 @@ def _doctor() -> int:
 
     print(f"obbmeta {_version()} on Python {platform.python_version()}, torch {torch.__version__}")
     rebuild = "rebuild: pip install -e . in a checkout, pip install . otherwise"
-    for library in (ops_core.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE):
+    for library in (geometry.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE):
         state, why = library.status()
         if state == "loaded":
             print(f"{library.title}: loaded")

@@ -10,13 +10,13 @@ import warnings
 
 import pytest
 
-from obbmeta import _cuda_lib, _native
+from obbmeta import _cuda_lib, _native, geometry
 from obbmeta.nvds import _core as nvds_core
 from obbmeta.nvds import messages as nvds_messages
 from obbmeta.ops import _core as ops_core
 from obbmeta.osd import draw
 
-LIBRARIES = [ops_core.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE]
+LIBRARIES = [geometry.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE]
 REBUILD = r"rebuild it: `pip install -e \.` in a checkout"
 
 
@@ -37,7 +37,7 @@ def test_the_c_table_reports_the_size_of_every_mirrored_struct(library):
 
 
 def test_a_stale_abi_is_refused_with_the_library_the_versions_and_the_fix():
-    stale = dataclasses.replace(ops_core.GEOMETRY, abi=99)
+    stale = dataclasses.replace(geometry.GEOMETRY, abi=99)
     with pytest.raises(_native.StaleLibraryError,
                        match=r"compiled C geometry core \(.*_geometry.*\) does not match this obbmeta: this Python "
                              r"code needs ABI 99, the library reports ABI 3 \(obbmeta_geometry_abi_version\); "
@@ -168,7 +168,7 @@ def test_stale_cuda_kernels_are_not_used_and_say_so_once(cuda_spec):
 def test_doctor_reports_a_stale_library_as_stale_and_fails(monkeypatch, capsys):
     from obbmeta import cli
 
-    monkeypatch.setattr(ops_core, "GEOMETRY", dataclasses.replace(ops_core.GEOMETRY, abi=99))
+    monkeypatch.setattr(geometry, "GEOMETRY", dataclasses.replace(geometry.GEOMETRY, abi=99))
     assert cli._doctor() == 1
     out = capsys.readouterr().out
     assert "C geometry core: STALE — " in out and "needs ABI 99, the library reports ABI 3" in out

@@ -26,7 +26,7 @@ from .._cuda_lib import cuda_library, launch, sizes
 from .._native import NativeLibrary
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
-from ..geometry import GEOMETRY, STATUS_OVERFLOW, geometry_library  # noqa: F401 - GEOMETRY: the doctor's and tests' handle
+from ..geometry import STATUS_OVERFLOW, geometry_library
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
 from .status import POOL_FIXED, pool_for, remember_pool, status_error
 

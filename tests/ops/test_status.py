@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 import torch
 
+from obbmeta import geometry
 from obbmeta.geometry import (
     STATUS_BOXES,
     STATUS_CLASSES,
@@ -14,12 +15,12 @@ from obbmeta.geometry import (
     STATUS_OVERFLOW,
     STATUS_SCORES,
 )
-from obbmeta.ops import _core, status
+from obbmeta.ops import status
 from obbmeta.ops.status import status_error
 
 
 def test_the_host_library_exports_the_flags_python_uses():
-    lib = _core.geometry_library()  # loading it checks STATUS_CONSTANTS against the library's table
+    lib = geometry.geometry_library()  # loading it checks STATUS_CONSTANTS against the library's table
     names = (ctypes.c_char_p * 8)()
     values = (ctypes.c_int64 * 8)()
     count = lib.obbmeta_geometry_abi_table(names, values, 8)
@@ -30,7 +31,7 @@ def test_the_host_library_exports_the_flags_python_uses():
 def test_a_library_whose_flags_differ_is_refused_at_load(monkeypatch):
     from obbmeta._native import StaleLibraryError
 
-    wrong = dataclasses.replace(_core.GEOMETRY, constants={**STATUS_CONSTANTS, "OBB_STATUS_OVERFLOW": 16})
+    wrong = dataclasses.replace(geometry.GEOMETRY, constants={**STATUS_CONSTANTS, "OBB_STATUS_OVERFLOW": 16})
     with pytest.raises(StaleLibraryError, match="OBB_STATUS_OVERFLOW"):
         wrong.open()
 
