@@ -19,37 +19,40 @@ if TYPE_CHECKING:
 SCENES = ("aerial", "document")
 HELDOUT_SEED = 1_000_000_000
 """Scene seeds from here up are held out: the demo models never trained on them, evaluation and the demo use them."""
-# name -> (module, scene class, frame function, video function)
-_PARTS = {"aerial": ("aerial", "AerialScene", "aerial_frame", "aerial_video"),
-          "document": ("document", "DocumentScene", "document_frame", "document_video")}
+# scene (also its module's name) -> (scene class, frame function, video function) in that module
+_PARTS = {"aerial": ("AerialScene", "aerial_frame", "aerial_video"),
+          "document": ("DocumentScene", "document_frame", "document_video")}
+
+
+def _module(scene: str):
+    if scene not in _PARTS:
+        raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
+    return import_module(f".{scene}", __name__)
 
 
 def _part(scene: str, k: int):
-    if scene not in _PARTS:
-        raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
-    return getattr(import_module(f".{_PARTS[scene][0]}", __name__), _PARTS[scene][k]) if k else \
-        import_module(f".{_PARTS[scene][0]}", __name__)
+    return getattr(_module(scene), _PARTS[scene][k])
 
 
 def class_names(scene: str):
     """The class names of ``scene`` ("aerial" or "document")."""
-    return _part(scene, 0).CLASS_NAMES
+    return _module(scene).CLASS_NAMES
 
 
 def scene_class(scene: str):
     """The scene class of ``scene``: :class:`~obbmeta.scenes.aerial.AerialScene` or
     :class:`~obbmeta.scenes.document.DocumentScene` (``cls(seed, size).render(t)``)."""
-    return _part(scene, 1)
+    return _part(scene, 0)
 
 
 def frame(scene: str, seed: int, size=256, **options) -> "SceneFrame":
     """One frame of ``scene`` ("aerial" or "document") from ``seed``."""
-    return _part(scene, 2)(seed, size, **options)
+    return _part(scene, 1)(seed, size, **options)
 
 
 def video(scene: str, seed: int, n_frames: int = 30, size=256, **options) -> Iterator["SceneFrame"]:
     """``n_frames`` frames of one ``scene`` from ``seed``, ground truth with track ids per frame."""
-    return _part(scene, 3)(seed, n_frames, size, **options)
+    return _part(scene, 2)(seed, n_frames, size, **options)
 
 
 def __getattr__(name):  # SceneFrame (and the torch it needs) on first use: SCENES alone stays light
