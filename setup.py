@@ -104,10 +104,10 @@ def _stamp(inputs: str, target: Path) -> str:
     return f"{inputs} {hashlib.sha256(target.read_bytes()).hexdigest()}"
 
 
-def c_library(name, source):
+def c_library(name, source, libraries=("m",)):
     """A plain C shared library (no Python C API), loaded with ctypes by obbmeta._native."""
     return Extension(name, sources=[source], depends=HEADERS, include_dirs=["kernels"], extra_compile_args=CFLAGS,
-                     libraries=["m"])
+                     libraries=list(libraries))
 
 
 setup(
@@ -118,6 +118,7 @@ setup(
         c_library("obbmeta._crop", "kernels/crop_cpu.c"),
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),
         c_library("obbmeta.nvds._nvdsmessage", "kernels/nvds_message.c"),
+        c_library("obbmeta.nvds._nvdstensor", "kernels/nvds_tensor.c", libraries=("m", "pthread")),
         CUDAExtension("obbmeta._cuda", sources=["kernels/obbmeta_cuda.cu"],
                       depends=HEADERS + CUDA_HEADERS),
     ],

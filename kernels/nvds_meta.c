@@ -323,15 +323,15 @@ static int obbmeta_display_pool_matches(const obbmeta_layout *L, void *batch)
 /* ---------------------------------------------------------------- geometry helpers (box facts come from
  * obb_geometry.h; these only decide frame visibility). */
 
-/* True when the oriented box and the frame [0,W]x[0,H] share interior: separating-axis test on the frame's
+/* True when the oriented box and the region [x0,x1]x[y0,y1] share interior: separating-axis test on the region's
  * axes (the tight AABB) and on the box's two axes. Touching counts as outside. */
-static int obbmeta_box_meets_frame(const float b[5], const double aabb[4], double fw, double fh)
+static int obbmeta_box_meets_region(const float b[5], const double aabb[4], const double r[4])
 {
-    if (aabb[2] <= 0.0 || aabb[3] <= 0.0 || aabb[0] >= fw || aabb[1] >= fh) return 0;
+    if (aabb[2] <= r[0] || aabb[3] <= r[1] || aabb[0] >= r[2] || aabb[1] >= r[3]) return 0;
     const double c = cos((double)b[4]), s = sin((double)b[4]);
     const double axes[2][2] = {{c, s}, {-s, c}};
     const double half[2] = {0.5 * (double)b[2], 0.5 * (double)b[3]};
-    const double fx[4] = {0.0, fw, fw, 0.0}, fy[4] = {0.0, 0.0, fh, fh};
+    const double fx[4] = {r[0], r[2], r[2], r[0]}, fy[4] = {r[1], r[1], r[3], r[3]};
     for (int k = 0; k < 2; ++k) {
         const double centre = (double)b[0] * axes[k][0] + (double)b[1] * axes[k][1];
         double lo = INFINITY, hi = -INFINITY;
@@ -435,18 +435,20 @@ static void obbmeta_fill(const obbmeta_layout *L, void *obj, const float b[5], c
 
 /* Writes the objects of one frame; the caller holds the batch lock. */
 static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *frame, const obbmeta_write_params *p,
-                                   int64_t begin, int64_t end, double fw, double fh, uint8_t *written_mask,
-                                   int64_t *n_filtered)
+                                   int64_t begin, int64_t end, double fw, double fh, const double *region,
+                                   uint8_t *written_mask, int64_t *n_filtered)
 {
     int64_t written = 0;
     char number[32];
+    const double whole[4] = {0.0, 0.0, fw, fh};
+    const double *r = region ? region : whole;
     for (int64_t i = begin; i < end; ++i) {
         const float *b = p->xywhr + 5 * i;
         const int64_t cls = p->labels[i];
 
         double aabb[4];
         obb_aabb(b, aabb);
-        if (!obbmeta_box_meets_frame(b, aabb, fw, fh)) {
+        if (!obbmeta_box_meets_region(b, aabb, r)) {
             if (written_mask) written_mask[i] = 0;
             if (p->addresses) p->addresses[i] = 0;
             ++*n_filtered;
@@ -459,8 +461,8 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
              * (clipping it would move the centre of the drawn box). */
             obbmeta_unrotated_rect(b, rect);
         } else {
-            const double x1 = aabb[0] > 0.0 ? aabb[0] : 0.0, y1 = aabb[1] > 0.0 ? aabb[1] : 0.0;
-            const double x2 = aabb[2] < fw ? aabb[2] : fw, y2 = aabb[3] < fh ? aabb[3] : fh;
+            const double x1 = aabb[0] > r[0] ? aabb[0] : r[0], y1 = aabb[1] > r[1] ? aabb[1] : r[1];
+            const double x2 = aabb[2] < r[2] ? aabb[2] : r[2], y2 = aabb[3] < r[3] ? aabb[3] : r[3];
             clipped = x1 != aabb[0] || y1 != aabb[1] || x2 != aabb[2] || y2 != aabb[3];
             rect[0] = x1;
             rect[1] = y1;
@@ -492,7 +494,7 @@ static int64_t obbmeta_write_frame(const obbmeta_layout *L, void *batch, void *f
         obbmeta_set_payload(obbmeta_add_payload(batch, obj), b,
                             (clipped ? OBBMETA_OBB_RECT_CLIPPED : 0u) |
                                 ((p->flags & OBBMETA_WRITE_ROTATION) ? OBBMETA_OBB_RECT_ROTATED : 0u));
-        g_api.add_obj_meta_to_frame(frame, obj, NULL);
+        g_api.add_obj_meta_to_frame(frame, obj, p->parents ? (void *)(uintptr_t)p->parents[i] : NULL);
         if (written_mask) written_mask[i] = 1;
         if (p->addresses) p->addresses[i] = (uint64_t)(uintptr_t)obj;
         ++written;
@@ -527,6 +529,12 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     const int64_t num_frames = single ? 1 : p->num_frames;
     if (!offsets || !sizes || num_frames < 0 || offsets[0] != 0 || offsets[num_frames] != p->n)
         return OBBMETA_ERR_ARGUMENT;
+    for (int64_t f = 0; p->regions && f < num_frames; ++f) {
+        const double *r = p->regions + 4 * f;
+        if (!(r[0] >= 0.0 && r[1] >= 0.0 && r[2] > r[0] && r[3] > r[1] && r[2] <= sizes[2 * f] &&
+              r[3] <= sizes[2 * f + 1]))
+            return OBBMETA_ERR_ARGUMENT; /* a region inside its frame, with area */
+    }
     /* Validate everything before writing anything: an error never leaves a half-written frame. */
     for (int64_t f = 0; f < num_frames; ++f) {
         if (!frames[f] || offsets[f] > offsets[f + 1] || !obbmeta_frame_side_ok(sizes[2 * f]) ||
@@ -557,7 +565,8 @@ OBB_EXPORT int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_pa
     g_api.acquire_meta_lock(batch);
     for (int64_t f = 0; f < num_frames; ++f) {
         const int64_t r = obbmeta_write_frame(L, batch, frames[f], p, offsets[f], offsets[f + 1],
-                                              sizes[2 * f], sizes[2 * f + 1], p->written_mask, &p->n_filtered);
+                                              sizes[2 * f], sizes[2 * f + 1], p->regions ? p->regions + 4 * f : NULL,
+                                              p->written_mask, &p->n_filtered);
         if (r < 0) {
             total = r;
             break;
@@ -806,7 +815,8 @@ static void obbmeta_overlay(const obbmeta_layout *L, void *batch, void *frame, o
         if (p->flags & OBBMETA_OVERLAY_NATIVE) {
             double aabb[4];
             obb_aabb(row.xywhr, aabb);
-            if (obbmeta_box_meets_frame(row.xywhr, aabb, fw, fh)) {
+            const double whole[4] = {0.0, 0.0, fw, fh};
+            if (obbmeta_box_meets_region(row.xywhr, aabb, whole)) {
                 if (!dm || dm->num_rects >= OBBMETA_MAX_DISPLAY_ELEMENTS) dm = obbmeta_overlay_meta(L, batch, frame, p);
                 /* nvdsosd rotates the rect around its centre: the un-rotated box, unclipped. */
                 obbmeta_rect_head *r = obbmeta_dm_rect(L, dm, dm->num_rects++);
@@ -1235,7 +1245,7 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
  * report back, and a few inputs after fields of another size), else a constant, with its value in `values[i]`.
  * Writes at most `capacity` entries and returns how many there are. The ABI version changes when an entry point's
  * signature does. */
-OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 2; }
+OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 3; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
@@ -1254,6 +1264,7 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_OFFSET(obbmeta_write_params, flags), OBB_ABI_OFFSET(obbmeta_write_params, frame_width),
         OBB_ABI_OFFSET(obbmeta_write_params, n_filtered), OBB_ABI_OFFSET(obbmeta_write_params, bad_index),
         OBB_ABI_OFFSET(obbmeta_write_params, component_ids), OBB_ABI_OFFSET(obbmeta_write_params, addresses),
+        OBB_ABI_OFFSET(obbmeta_write_params, parents), OBB_ABI_OFFSET(obbmeta_write_params, regions),
 
         OBB_ABI_SIZE(obbmeta_overlay_params),
         OBB_ABI_OFFSET(obbmeta_overlay_params, line_width), OBB_ABI_OFFSET(obbmeta_overlay_params, flags),

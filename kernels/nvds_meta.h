@@ -323,6 +323,9 @@ typedef struct {
     int64_t n_filtered;            /* out */
     int64_t bad_index;             /* out: first invalid box on error, else -1 */
     int64_t osd_limit;             /* with OBBMETA_WRITE_OSD_LIMIT: objects per frame that nvdsosd draws */
+    const uint64_t *parents;       /* n NvDsObjectMeta* parents (0: none); NULL: no parent for any object */
+    const double *regions;         /* num_frames (1 in the single-frame form) x (x1, y1, x2, y2): the part of each
+                                    * frame objects are kept in and rect_params clipped to; NULL: the whole frame */
 } obbmeta_write_params;
 
 /* One row per object of a frame, for read_obbs. */

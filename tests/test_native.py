@@ -13,10 +13,12 @@ import pytest
 from obbmeta import _cuda_lib, _native, geometry
 from obbmeta.nvds import _core as nvds_core
 from obbmeta.nvds import messages as nvds_messages
+from obbmeta.nvds import tensors as nvds_tensors
 from obbmeta.ops import _core as ops_core
 from obbmeta.osd import draw
 
-LIBRARIES = [geometry.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE]
+LIBRARIES = [geometry.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE,
+             nvds_tensors.NVDS_TENSOR]
 REBUILD = r"rebuild it: `pip install -e \.` in a checkout"
 
 

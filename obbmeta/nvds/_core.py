@@ -40,7 +40,8 @@ class WriteParams(Structure):
                 ("flags", c_int32), ("component_ids", c_void_p), ("frames", c_void_p), ("offsets", c_void_p),
                 ("frame_sizes", c_void_p), ("num_frames", c_int64), ("frame", c_void_p), ("frame_width", c_double),
                 ("frame_height", c_double), ("written_mask", c_void_p), ("addresses", c_void_p),
-                ("n_filtered", c_int64), ("bad_index", c_int64), ("osd_limit", c_int64)]
+                ("n_filtered", c_int64), ("bad_index", c_int64), ("osd_limit", c_int64), ("parents", c_void_p),
+                ("regions", c_void_p)]
 
 
 class OverlayParams(Structure):
@@ -252,7 +253,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=2, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=3, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),

@@ -176,7 +176,8 @@ def _explain(code: int, bad: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
 def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, float]], counts: list[int],
             x: np.ndarray, s: np.ndarray, lab: np.ndarray, class_names: Sequence[str] | None, component_id: Any,
             border_width: int, palette: Sequence[Sequence[float]], rotation_angle: bool, display_text: bool,
-            osd_limit: int | None = None, mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
+            osd_limit: int | None = None, mark_infer_done: bool = True, detector_bbox: bool = True,
+            parents: Any = None, regions: Any = None) -> AttachResult:
     component_id, component_ids = _component_ids(component_id, x.shape[0])
     flag("mark_infer_done", mark_infer_done)
     flag("detector_bbox", detector_bbox)
@@ -210,6 +211,23 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
                     | (0 if mark_infer_done else _core.WRITE_KEEP_INFER_DONE)
                     | (0 if detector_bbox else _core.WRITE_NO_DETECTOR_BBOX))
     params.osd_limit = max(limit, 0)
+    keep_alive = []
+    if parents is not None:
+        par = np.ascontiguousarray(np.broadcast_to(np.asarray(parents, dtype=np.uint64), (x.shape[0],)))
+        keep_alive.append(par)
+        params.parents = address_of(par)
+    if regions is not None:
+        reg = np.ascontiguousarray(regions, dtype=np.float64)
+        if reg.shape != (len(frames), 4):
+            raise ValueError(f"regions must be one (x1, y1, x2, y2) per frame, shape ({len(frames)}, 4), got "
+                             f"{reg.shape}")
+        bad = [i for i, (r, (w, h)) in enumerate(zip(reg.tolist(), sizes))
+               if not (0 <= r[0] < r[2] <= w and 0 <= r[1] < r[3] <= h)]
+        if bad:
+            raise ValueError(f"regions[{bad[0]}] = {reg[bad[0]].tolist()} must lie inside its frame "
+                             f"{sizes[bad[0]]} with x1 < x2 and y1 < y2")
+        keep_alive.append(reg)
+        params.regions = address_of(reg)
 
     # Raw addresses and one struct: numpy's .ctypes.data_as and each extra ctypes argument cost about as much as
     # writing a few objects.
@@ -245,7 +263,8 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
                 labels: Any = None, frame_size: tuple[float, float] | None = None,
                 border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE_RGBA,
                 rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
-                mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
+                mark_infer_done: bool = True, detector_bbox: bool = True, parents: Any = None,
+                region: Any = None) -> AttachResult:
     """Write oriented boxes into ``frame`` of ``batch`` as NvDsObjectMeta + OBB user meta, in one C call.
 
     Args:
@@ -272,6 +291,10 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
             False leaves it as it is, for objects a tracker writes on a frame without detection.
         detector_bbox: write the tight box into ``detector_bbox_info``; False writes zeros there, as nvtracker
             leaves it on the objects it makes itself.
+        parents: the ``NvDsObjectMeta*`` each object is a child of (one address for all, or (N,); 0: none), as
+            a secondary detector's objects are their parent's.
+        region: (x1, y1, x2, y2) inside the frame: objects outside it are not written (counted as filtered) and
+            ``rect_params`` is clipped to it instead of to the frame (nvinfer's clip-object-outside-roi).
 
     Returns: :class:`AttachResult` (``written``, ``filtered``, ``written_mask``, ``addresses``).
     """
@@ -279,7 +302,8 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
     f = frame_of(frame, b)
     x, s, lab = _prepare(boxes, xywhr, scores, labels)
     return _attach(b, [f], [frame_size_of(f, frame_size)], [x.shape[0]], x, s, lab, class_names, component_id,
-                   border_width, palette, rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
+                   border_width, palette, rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox,
+                   parents, None if region is None else [region])
 
 
 def _join_boxes(detections: Sequence[Any]) -> tuple | None:
@@ -305,12 +329,15 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
                       frame_sizes: Sequence[tuple[float, float]] | None = None,
                       border_width: int = DEFAULT_BORDER_WIDTH, palette: Sequence[Sequence[float]] = PALETTE_RGBA,
                       rotation_angle: bool = False, display_text: bool = True, osd_limit: int | None = None,
-                      mark_infer_done: bool = True, detector_bbox: bool = True) -> AttachResult:
+                      mark_infer_done: bool = True, detector_bbox: bool = True, parents: Any = None,
+                      regions: Any = None) -> AttachResult:
     """All frames of a batch in one C call: ``detections[i]`` (an OrientedBoxes, or an (xywhr, scores, labels)
-    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order). ``written_mask``,
-    ``addresses`` and a per-box ``component_id`` array are over the concatenation of all detections; ``per_frame``
-    counts what each frame got. The other arguments as for :func:`attach_obbs`; at batch B without a tiler, an
-    ``osd_limit`` of 1024 // B keeps everything nvdsosd draws in one of its chunks (docs/osd.md)."""
+    tuple) goes to ``frames[i]`` (default: ``batch.frames``, i.e. ``frame_meta_list`` order; a frame may be named
+    more than once, e.g. for several regions of it). ``written_mask``, ``addresses``, a per-box ``component_id``
+    array and ``parents`` are over the concatenation of all detections; ``regions`` has one (x1, y1, x2, y2) per
+    entry of ``frames``; ``per_frame`` counts what each entry got. The other arguments as for :func:`attach_obbs`;
+    at batch B without a tiler, an ``osd_limit`` of 1024 // B keeps everything nvdsosd draws in one of its chunks
+    (docs/osd.md)."""
     b = batch_of(batch)
     fs = b.frames if frames is None else [frame_of(f, b) for f in frames]
     if len(detections) != len(fs):
@@ -322,7 +349,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     if joined is not None:  # one OrientedBoxes per frame (a decoder's output): concatenated, prepared once
         x, s, lab, counts = joined
         return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                       rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
+                       rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox, parents, regions)
     # Unpack every frame's (xywhr, scores, labels) first, so that GPU tensors of all frames come to the host with
     # one synchronisation for the whole batch.
     triples = []
@@ -348,7 +375,7 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     s = np.concatenate(ss) if ss else np.zeros(0, np.float32)
     lab = np.concatenate(ls) if ls else np.zeros(0, np.int64)
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
-                   rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox)
+                   rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox, parents, regions)
 
 
 __getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGBA", lambda: PALETTE_RGBA)})

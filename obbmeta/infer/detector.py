@@ -1,0 +1,601 @@
+"""A PyTorch oriented detector on video frames: prepare the frames as the model's framework did, one model call per
+batch, decode + rotated NMS on the model's device, boxes back in frame pixels (the weight of ``obbinfer``)."""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import torch
+
+from .. import decode
+from .._validators import flag, int_in_range
+from ..boxes import OrientedBoxes
+from ..geometry import STATUS_OVERFLOW
+from ..letterbox import Letterbox
+from ..pixels import frame_size
+from ..preprocess import MAX_FRAME_SIDE, Preprocess, preset
+from .batcher import BATCHERS, BATCHERS_LOCK, Batcher
+from .buffers import Canvases
+from .graphs import Graphs
+from .labels import parse_class_names
+from .models import spec_name
+from .params import ClassFilter, DetectParams, parse_device, parse_input_size
+from .runner import PRECISIONS, ModelRunner
+
+OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
+PAD_VALUE = 114 / 255
+log = logging.getLogger("obbmeta")
+
+
+def letterbox_batch(images: Sequence[torch.Tensor], input_size: tuple[int, int], out: torch.Tensor | None = None
+                    ) -> tuple[torch.Tensor, list[Letterbox]]:
+    """(3, H_i, W_i) float images -> one (B, 3, H_in, W_in) batch (uniform scale, centred, grey padding,
+    antialiased bilinear when shrinking: the demo models' training input) and each image's :class:`Letterbox`.
+    ``out``: a float32 (B, 3, H_in, W_in) tensor on the images' device to fill instead of allocating one."""
+    return ANTIALIASED.apply(images, input_size, out=out)
+
+
+ANTIALIASED = Preprocess(resize="bilinear-antialias", quantize=False)
+
+
+def default_threads() -> int:
+    """torch's intra-op threads for a CPU model inside a pipeline: half the cores (at least one), leaving the rest
+    to the decoder, converter and encoder threads of GStreamer (on a 2-core machine one torch thread ran the demo
+    ten times faster than torch's default under an encoder's load)."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+@dataclass(frozen=True)
+class RawOutputs:
+    """The model's tensors of one call, for nvinfer's tensor outputs (``output-tensor-meta``, the raw-output file
+    and callback): ``input`` the prepared (B, C, H, W) batch, ``outputs`` (name, (B, ...) tensor) per output layer,
+    on the model's device, valid until the next call."""
+    input: torch.Tensor
+    outputs: tuple[tuple[str, torch.Tensor], ...]
+
+
+@dataclass
+class Detector:
+    """A model plus everything around it: frames -> model -> decode/NMS -> :class:`OrientedBoxes` in frame pixels.
+
+    Args:
+        model: anything :func:`~obbmeta.infer.load_model` takes (a ``module:callable`` string, a TorchScript /
+            export / ONNX file, an Ultralytics checkpoint, a module or callable).
+        input_size: model input (width, height), or one int for a square; None: what the model file declares, else
+            640.
+        conf, iou, max_det: score threshold, rotated-NMS IoU threshold (greedy, exact polygon IoU, class-aware),
+            boxes kept per frame (0: no limit); the defaults of every call (:attr:`params`), which a call may
+            replace with its own :class:`~obbmeta.infer.DetectParams`.
+        output_format: ``"yolo-obb"`` (raw ``(B, 4+nc+1, N)`` or end-to-end ``(B, K, 7)`` head), ``"mmrotate"``
+            (a list of results) or ``"boxes"`` (an :class:`OrientedBoxes` per frame), in model-input pixels.
+        device: where the model runs: ``"cpu"``, ``"cuda"``, ``"cuda:N"``; ``"auto"``: the frames' device.
+        preprocess_mode: the training framework's preparation (:mod:`obbmeta.preprocess`): ``"ultralytics"``,
+            ``"mmrotate"``, ``"nvinfer"`` or a :class:`~obbmeta.preprocess.Preprocess`.
+        precision: ``"fp32"``, ``"fp16"``, ``"bf16"`` (``torch.autocast``), nvinfer's ``"int8"`` / ``"best"``
+            (fp16 on CUDA, fp32 on the CPU).
+        class_names: labels by class id; None: the model's own, else none.
+        class_filter: nvinfer's per-class parameters (:class:`~obbmeta.infer.ClassFilter`).
+        batch_size: frames per model call (0: all frames of a call at once; nvinfer's ``batch-size``).
+        threads: torch's intra-op threads for CPU work (process-wide); None: left as they are, except that a CPU
+            model leaves cores to the rest of a pipeline (:func:`default_threads`).
+        cuda_graph: on CUDA, capture model + decode in a CUDA graph per input shape (batch sizes bucketed to powers
+            of two), replayed per batch with one host synchronisation; a model that cannot be captured runs eagerly
+            after a warning.
+        compile, channels_last: ``torch.compile``; channels-last memory format.
+        input_order: ``"nchw"``, or ``"nhwc"`` (the input permuted, nvinfer's network-input-order=1).
+        share_model: detectors in one process with the same model file, device and model options use one loaded
+            model (:func:`~obbmeta.infer.shared_models`), freed when none holds it.
+        max_batch_wait_us: > 0: calls from several threads to detectors of identical settings (separate pipelines
+            sharing a model) within this many microseconds run as one batch of at most ``batch_size`` (or 32) frames.
+    """
+    model: Any
+    input_size: Any = 640
+    conf: float = 0.25
+    iou: float = 0.45
+    max_det: int = 300
+    output_format: str = "yolo-obb"
+    device: str = "auto"
+    preprocess_mode: Any = "ultralytics"
+    precision: str = "fp32"
+    class_names: Any = None
+    class_filter: ClassFilter | None = None
+    batch_size: int = 0
+    threads: int | None = None
+    cuda_graph: bool = False
+    compile: bool = False
+    channels_last: bool = False
+    share_model: bool = True
+    max_batch_wait_us: int = 0
+    input_order: str = "nchw"
+    timings: list | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        int_in_range("batch_size", self.batch_size, 0, form="an int >= 0 (0: every frame in one call)")
+        if self.output_format not in OUTPUT_FORMATS:
+            raise ValueError(f"output_format must be one of {', '.join(OUTPUT_FORMATS)}, got {self.output_format!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
+        int_in_range("max_batch_wait_us", self.max_batch_wait_us, 0, 1_000_000)
+        for name in ("cuda_graph", "compile", "channels_last", "share_model"):
+            flag(name, getattr(self, name))
+        if self.threads is not None:
+            int_in_range("threads", self.threads, 1, 1024, form="None or an int in [1, 1024]")
+        if self.class_filter is None:
+            self.class_filter = ClassFilter()
+        DetectParams(self.conf, self.iou, self.max_det, self.class_filter)  # checked here, named by field
+        self.pre = preset(self.preprocess_mode)
+        self.device = parse_device(self.device)
+        if self.device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device={self.device!r} but torch sees no CUDA device (torch {torch.__version__}); "
+                             "use 'cpu' or 'auto'")
+        self.class_names = parse_class_names(self.class_names)
+        self.runner = ModelRunner(self.model, precision=self.precision, channels_last=self.channels_last,
+                                  compile=self.compile, input_order=self.input_order, share=self.share_model)
+        self._canvases = Canvases()
+        self._pinned = Canvases(pinned=True)
+        self._graphs = Graphs(self)
+        self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
+        self.num_classes: int | None = None  # a raw head's class count, once one was decoded
+        threads = self.threads if self.threads is not None else (default_threads() if self.device == "cpu" else None)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        if self.cuda_graph and self.device == "cpu":
+            log.warning("cuda_graph applies to models on CUDA; this CPU model runs eagerly")
+        if self.device != "auto":
+            self.model_on(self.device)
+        if self.input_size is None:
+            info = self.runner.info
+            self.input_size = info.input_size if info is not None and info.input_size else (640, 640)
+        self.input_size = parse_input_size(self.input_size)
+
+    @property
+    def params(self) -> DetectParams:
+        """The decode settings of a call that passes none: this detector's ``conf``, ``iou``, ``max_det`` and
+        ``class_filter``."""
+        return DetectParams(self.conf, self.iou, self.max_det, self.class_filter)
+
+    # ---------------------------------------------------------------- model
+
+    def model_on(self, device: torch.device | str) -> Any:
+        """The model loaded for ``device`` (loaded once per device, also when threads ask at once)."""
+        return self.runner.model_on(device)
+
+    @property
+    def labels(self) -> list[str] | None:
+        """The labels objects get: ``class_names`` when given, else the model's own (None when it has none)."""
+        return self.class_names if self.class_names is not None else self.runner.class_names
+
+    @property
+    def model_info(self) -> Any:
+        """What the model file declared about itself (:class:`~obbmeta.infer.models.ModelInfo`), or None."""
+        return self.runner.info
+
+    def warm_up(self, frame_size: tuple[int, int] | None = None, batch: int = 1) -> float:
+        """Run ``batch`` grey frames of ``frame_size`` (default: the input size) through preparation, model and
+        decode once on the model's device, so the first real batch pays no first-call costs (kernel selection,
+        allocator growth, lazy initialisation). Returns the seconds it took."""
+        if self.device == "auto":
+            raise ValueError("warm_up needs a concrete device (device='auto' follows the frames)")
+        w, h = frame_size or self.input_size
+        t0 = time.perf_counter()
+        frame = torch.full((h, w, 3), 114, dtype=torch.uint8, device=self.device)
+        self([frame] * batch, "RGB")
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize(self.device)
+        seconds = time.perf_counter() - t0
+        log.info("model %r warmed up on %s (%d x %dx%d) in %.3f s", spec_name(self.model), self.device, batch, w, h,
+                 seconds)
+        return seconds
+
+    def release(self) -> None:
+        """Let go of the model (a model no detector holds is freed) and of the buffers and graphs."""
+        self._graphs = Graphs(self)
+        self._canvases = Canvases()
+        self._pinned = Canvases(pinned=True)
+        self.runner.release()
+
+    # ---------------------------------------------------------------- frames
+
+    def _images(self, frames: Sequence[Any], pixel_format: Any, device: torch.device) -> list[Any]:
+        """The frames on ``device`` as given (a tensor, or a tuple of plane tensors), each refused by name before
+        the copy when it is no frame or of an implausible size. ``pixel_format`` (the frames' formats) is checked
+        where the frames are read; it is passed here for subclasses that look at the frames as they arrive (the
+        tests' recording detectors)."""
+        out = []
+        for i, f in enumerate(frames):
+            planes = tuple(f) if isinstance(f, (tuple, list)) else (f,)
+            for p in planes:
+                if not isinstance(p, torch.Tensor):
+                    raise TypeError(f"frames[{i}] must be a tensor or a tuple of plane tensors, got "
+                                    f"{type(p).__name__}")
+            h, w = int(planes[0].shape[0]), int(planes[0].shape[1]) if planes[0].dim() > 1 else 0
+            if not (0 < w <= MAX_FRAME_SIDE and 0 < h <= MAX_FRAME_SIDE):
+                raise ValueError(f"frames[{i}] is {w}x{h}: frames must be 1..{MAX_FRAME_SIDE} pixels per side")
+            planes = tuple(p.to(device, non_blocking=True) for p in planes)
+            out.append(planes if isinstance(f, (tuple, list)) else planes[0])
+        return out
+
+    def _run_device(self, frames: Sequence[Any]) -> torch.device:
+        if self.device != "auto":
+            return torch.device(self.device)
+        first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
+        return first.device
+
+    def preprocess(self, frames: Sequence[Any], pixel_format: Any) -> tuple[torch.Tensor, list[Letterbox]]:
+        """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> a new model input batch
+        on the model's device and the letterbox of each frame."""
+        device = self._run_device(frames)
+        with torch.no_grad():
+            formats = _formats(pixel_format, len(frames))
+            return self.pre.apply_frames(self._images(frames, formats, device), formats, self.input_size)
+
+    # ---------------------------------------------------------------- the call
+
+    @torch.inference_mode()
+    def __call__(self, frames: Sequence[Any], pixel_format: Any = "RGB", *, on_host: bool = False,
+                 params: DetectParams | None = None, outputs: list | None = None) -> list[OrientedBoxes]:
+        """Detections of each frame, in that frame's pixels (``pixel_format``: one for all frames or one per frame),
+        on the model's device, or with ``on_host`` on the CPU (what a metadata writer needs: on CUDA the raw
+        YOLO-OBB path then decodes into fixed-size tables and copies them to pinned memory with one
+        synchronisation for the batch). ``params``: this call's decode settings (default: :attr:`params`).
+        ``outputs``: a list that gets one :class:`RawOutputs` per model call (the tensors behind the boxes)."""
+        if not frames:
+            return []
+        p = params if params is not None else self.params
+        if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)) \
+                and outputs is None:
+            with BATCHERS_LOCK:
+                batcher = BATCHERS.setdefault(self._batch_key(p), Batcher())
+            return batcher.run(self, frames, _formats(pixel_format, len(frames)), self.max_batch_wait_us * 1e-6,
+                               self.batch_size or 32, on_host, p)
+        formats = _formats(pixel_format, len(frames))
+        step = self.batch_size or len(frames)
+        out: list[OrientedBoxes] = []
+        for start in range(0, len(frames), step):
+            out += self._call(frames[start:start + step], formats[start:start + step], on_host, p, outputs)
+        return out
+
+    def _batch_key(self, p: DetectParams) -> tuple:
+        """Everything that decides a call's result but the frames: calls with equal keys may share a batch."""
+        return (os.fspath(self.model), self.device, self.input_size, self.pre, self.precision, self.output_format,
+                self.cuda_graph, self.compile, self.channels_last, self.input_order, p.graph_key(), repr(p))
+
+    def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool, p: DetectParams,
+              outputs: list | None = None) -> list[OrientedBoxes]:
+        device = self._run_device(frames)
+        formats = _formats(pixel_format, len(frames))
+        images = self._images(frames, formats, device)
+        sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
+        # The fixed-size decode runs one NMS threshold: per-class ones take the sized decode (one NMS each).
+        padded = self.output_format == "yolo-obb" and not p.class_filter.iou
+        if device.type == "cuda" and padded and (on_host or self.cuda_graph):
+            dets = self._call_padded(images, formats, sizes, device, p, outputs)
+            return dets if on_host else [d.to(device) for d in dets]
+        shape = self.pre.input_shape(sizes, self.input_size)
+        canvas = self._canvases.take(shape, device)
+        try:
+            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
+            output = self.forward(x)
+            first = output[0] if isinstance(output, (tuple, list)) and output else output
+            if isinstance(first, torch.Tensor) and first.device != x.device:
+                raise ValueError(f"the model returned its output on {first.device}, but its input was on {x.device}: "
+                                 "return the output on the input's device")
+            if outputs is not None:
+                outputs.append(RawOutputs(x, output_layers(output)))
+            dets = self.decode(output, letterboxes, sizes, p)
+        finally:
+            # Work queued on this thread's stream reads the canvas; the next taker queues after it on the same
+            # stream, or (another thread's stream) the decode's read of the counts has already synchronised.
+            self._canvases.give(canvas)
+        return [d.to("cpu") for d in dets] if on_host else dets
+
+    def _call_padded(self, images: list, formats: list, sizes: list, device: torch.device, p: DetectParams,
+                     outputs: list | None) -> list[OrientedBoxes]:
+        """CUDA, raw or end-to-end YOLO-OBB head: prepare, model, fixed-size decode (in a CUDA graph when
+        ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU.
+        With :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
+        shape = self.pre.input_shape(sizes, self.input_size)
+        runner = self._graphs.runner(shape, device, p) if self.cuda_graph else None
+        sink = self.timings if self.timings is not None else getattr(_PROFILE, "sink", None)
+        clock = _Clock(device) if sink is not None else None
+        if runner is not None:
+            with runner.lock:
+                x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=runner.input[:shape[0]])
+                clock and clock.tick("prepare")
+                tables = runner.replay()
+                clock and clock.tick("model_decode")
+                if outputs is not None:
+                    outputs.append(RawOutputs(x, tuple((n, t[:shape[0]]) for n, t in runner.layers)))
+                host = self._to_host(tables, shape[0])
+        else:
+            canvas = self._canvases.take(shape, device)
+            try:
+                x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
+                clock and clock.tick("prepare")
+                layers: list = []
+                tables = self._forward_padded(x, p, layers)
+                clock and clock.tick("model_decode")
+                if outputs is not None:
+                    outputs.append(RawOutputs(x, tuple(layers)))
+                host = self._to_host(tables, shape[0])
+            finally:
+                self._canvases.give(canvas)
+        if clock:
+            clock.tick("copy")
+            sink.append(clock.phases)
+        boxes, scores, labels, counts, status = host
+        if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
+            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
+            return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes, p)]
+        if status:
+            from ..decode.yolo_padded import padded_status_error
+
+            raise padded_status_error(status)
+        dets = []
+        for b, (lb, n) in enumerate(zip(letterboxes, counts)):
+            d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])
+            dets.append(d.rescale(lb))
+        return self._filter_after_decode(dets, sizes, p)
+
+    def _forward_padded(self, x: torch.Tensor, p: DetectParams, layers: list | None = None) -> tuple:
+        """Model and fixed-size decode in model-input pixels, no host synchronisation (what a graph captures).
+        ``layers`` gets the model's output layers."""
+        output = self.forward(x)
+        if layers is not None:
+            layers.extend(output_layers(output))
+        if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+            output = output[0]
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
+                            f"returned {type(output).__name__}")
+        self._note_classes(output)
+        conf = p.conf
+        if p.class_filter.pre_threshold:
+            output, conf = _per_class_scores(output, p.class_filter.pre_threshold, p.conf)
+        try:
+            padded = decode.yolo_obb_padded(output, conf=conf, iou=p.iou, max_det=p.limit(_candidates(output)))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
+        return tuple(padded)
+
+    def _to_host(self, tables: tuple, n: int) -> tuple:
+        """The first ``n`` images' tables in pinned host memory after one synchronisation: (boxes, scores, labels,
+        counts list, status int)."""
+        boxes, scores, labels, counts, status = tables
+        flat = torch.cat((counts[:n].to(torch.int64), status.reshape(1).to(torch.int64)))
+        out = []
+        for t in (boxes[:n], scores[:n], labels[:n], flat):
+            buf = self._pinned.take(tuple(t.shape), t.device, dtype=t.dtype)
+            buf.copy_(t, non_blocking=True)
+            out.append(buf)
+        torch.cuda.current_stream(boxes.device).synchronize()
+        try:
+            *counts_list, status_value = out[3].tolist()
+            return out[0].clone(), out[1].clone(), out[2].clone(), counts_list, status_value
+        finally:
+            for buf in out:
+                self._pinned.give(buf)
+
+    def forward(self, x: torch.Tensor) -> Any:
+        """The model on a prepared input batch, in the configured precision and layout."""
+        return self.runner(x)
+
+    def decode(self, output: Any, letterboxes: Sequence[Letterbox],
+               frame_sizes: Sequence[tuple[int, int]] | None = None, params: DetectParams | None = None
+               ) -> list[OrientedBoxes]:
+        """The model's output for a batch -> one :class:`OrientedBoxes` per frame, in frame pixels, after the class
+        filter (its region offsets need ``frame_sizes``, (w, h) per frame; the boxes it removed are counted in
+        :attr:`filtered`)."""
+        p = params if params is not None else self.params
+        n = len(letterboxes)
+        if self.output_format == "yolo-obb":
+            dets = self._decode_yolo(output, letterboxes, p)
+        elif self.output_format == "mmrotate":
+            dets = decode.mmrotate(output, score_thr=p.conf, iou=p.iou, max_det=p.max_det or None)
+            dets = [d.rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
+        else:
+            dets = [output] if isinstance(output, OrientedBoxes) else list(output)
+            for i, d in enumerate(dets):
+                if not isinstance(d, OrientedBoxes):
+                    raise TypeError(f"output-format boxes expects OrientedBoxes per frame; item {i} is "
+                                    f"{type(d).__name__}")
+            dets = [_filter(d, p.conf, p.max_det).rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
+        if p.class_filter.filters_after_decode and (frame_sizes is None or len(frame_sizes) != n):
+            raise ValueError("decode with a class filter needs frame_sizes, one (w, h) per frame")
+        return self._filter_after_decode(dets, frame_sizes, p)
+
+    def _filter_after_decode(self, dets: list[OrientedBoxes], frame_sizes, p: DetectParams) -> list[OrientedBoxes]:
+        """The class filter's post-decode rules (sizes, ROI) per frame; the boxes they remove counted in
+        ``filtered``."""
+        if not p.class_filter.filters_after_decode:
+            return dets
+        kept = []
+        for d, (_, h) in zip(dets, frame_sizes):
+            d, gone = p.class_filter.apply(d, h)
+            self.filtered += gone
+            kept.append(d)
+        return kept
+
+    def _decode_yolo(self, output: Any, letterboxes: Sequence[Letterbox], p: DetectParams) -> list[OrientedBoxes]:
+        if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
+            output = output[0]  # Ultralytics-style (predictions, extras)
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
+                            f"returned {type(output).__name__}")
+        n = len(letterboxes)
+        self._note_classes(output)
+        cf = p.class_filter
+        conf = p.conf
+        if cf.pre_threshold:
+            output, conf = _per_class_scores(output, cf.pre_threshold, p.conf)
+        max_det = p.limit(_candidates(output))
+        # One letterbox for the batch (frames of one size, a uniform scale): undone inside the decode.
+        same = all(lb == letterboxes[0] for lb in letterboxes) and letterboxes[0].is_uniform
+        ious = sorted(set(cf.iou.values()) | {p.iou})
+        parts = []
+        for iou in ious:
+            classes = None
+            if len(ious) > 1:  # one decode per distinct NMS threshold, each on its classes
+                nc = output.shape[1] - 5 if output.shape[-1] != 7 else None
+                own = [c for c, v in cf.iou.items() if v == iou]
+                if iou == p.iou:
+                    others = set(cf.iou) - set(own)
+                    classes = [c for c in range(nc) if c not in others] if nc else None
+                    if classes is None:
+                        raise ValueError("per-class nms-iou-threshold needs a raw YOLO-OBB head (B, 4+nc+1, N)")
+                else:
+                    classes = own
+            try:
+                dets = decode.yolo_obb(output, conf=conf, iou=iou, max_det=max_det, classes=classes,
+                                       letterbox=letterboxes[0] if same else None)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
+            parts.append(self._check_count(dets, n))
+        dets = parts[0] if len(parts) == 1 else [_merge([q[i] for q in parts], max_det) for i in range(n)]
+        return dets if same else [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
+
+    def _note_classes(self, output: torch.Tensor) -> None:
+        if output.dim() == 3 and not (output.shape[-1] == 7 and output.shape[1] != 7) and output.shape[1] > 5:
+            self.num_classes = int(output.shape[1]) - 5
+
+    @torch.inference_mode()
+    def run_raw(self, frames: Sequence[Any], pixel_format: Any = "RGB") -> list[RawOutputs]:
+        """The model's tensors of each model call (``batch_size`` frames each), without decoding: nvinfer's
+        network-type=100, whose output only reaches tensor metadata."""
+        formats = _formats(pixel_format, len(frames))
+        step = self.batch_size or len(frames)
+        out = []
+        for start in range(0, len(frames), step):
+            part, fmts = frames[start:start + step], formats[start:start + step]
+            x, _ = self.pre.apply_frames(self._images(part, fmts, self._run_device(part)), fmts, self.input_size)
+            out.append(RawOutputs(x, output_layers(self.forward(x))))
+        return out
+
+    @staticmethod
+    def _check_count(dets: list, n: int) -> list:
+        if len(dets) != n:
+            raise ValueError(f"the model returned detections for {len(dets)} frames, but {n} frames went in")
+        return dets
+
+    def with_params(self, params: DetectParams) -> "Detector":
+        """A detector of these decode settings sharing this one's model (a new one; this one is unchanged)."""
+        return replace(self, conf=params.conf, iou=params.iou, max_det=params.max_det,
+                       class_filter=params.class_filter)
+
+
+def _candidates(output: torch.Tensor) -> int:
+    """The rows a YOLO-OBB head can give per image: its anchors (raw) or its rows (end-to-end)."""
+    if output.dim() == 3 and output.shape[-1] == 7 and output.shape[1] != 7:
+        return int(output.shape[1])
+    return int(output.shape[-1])
+
+
+def output_layers(output: Any) -> tuple[tuple[str, torch.Tensor], ...]:
+    """The model's output tensors as named layers (``output0``, ``output1``, ...: the names Ultralytics' exports
+    give); a non-tensor output (mmrotate results, OrientedBoxes) has none."""
+    if isinstance(output, torch.Tensor):
+        return (("output0", output),)
+    if isinstance(output, (tuple, list)):
+        return tuple((f"output{i}", t) for i, t in enumerate(output) if isinstance(t, torch.Tensor))
+    if isinstance(output, dict):
+        return tuple((str(k), v) for k, v in output.items() if isinstance(v, torch.Tensor))
+    return ()
+
+
+_PROFILE = threading.local()
+
+
+class profile_phases:
+    """``with profile_phases() as phases:``: the CUDA YOLO-OBB calls this thread makes inside the block append
+    their phase times in seconds (``prepare``, ``model_decode``, ``copy``) to the list ``phases``, the device
+    synchronised between phases (slower: for debugging and benchmarks). Per thread, so one shared Detector can be
+    profiled by one pipeline while others run; calls gathered into another thread's batch
+    (``max_batch_wait_us``) are not seen."""
+
+    def __enter__(self) -> list:
+        self._outer = getattr(_PROFILE, "sink", None)
+        _PROFILE.sink = []
+        return _PROFILE.sink
+
+    def __exit__(self, *exc) -> None:
+        _PROFILE.sink = self._outer
+
+
+class _Clock:
+    """Phase times of one call, the device synchronised at each tick (only when timings are asked for)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        torch.cuda.synchronize(device)
+        self.t = time.perf_counter()
+        self.phases: dict[str, float] = {}
+
+    def tick(self, name: str) -> bool:
+        torch.cuda.synchronize(self.device)
+        now = time.perf_counter()
+        self.phases[name], self.t = now - self.t, now
+        return True
+
+
+def _formats(pixel_format: Any, n: int) -> list[str]:
+    """One pixel format per frame: a str for all, or a sequence of n (a batch mixing sources' colour formats)."""
+    if isinstance(pixel_format, str):
+        return [pixel_format] * n
+    formats = list(pixel_format)
+    if len(formats) != n or not all(isinstance(f, str) for f in formats):
+        raise ValueError(f"pixel_format must be a str or one str per frame ({n}), got {pixel_format!r}")
+    return formats
+
+
+def _per_class_scores(output: torch.Tensor, thresholds: dict[int, float], conf: float
+                      ) -> tuple[torch.Tensor, float]:
+    """nvinfer's per-class pre-cluster thresholds before NMS: class scores at or below their class's threshold are
+    zeroed, and the decode keeps scores above the lowest threshold: exactly the scores above their own. No host
+    synchronisation (this runs inside the captured CUDA graph)."""
+    items = tuple(sorted((int(c), float(t)) for c, t in thresholds.items() if c >= 0))
+    if output.dim() == 3 and output.shape[-1] == 7 and output.shape[1] != 7:  # end-to-end (B, K, 7)
+        # One slot per class up to the highest with a threshold, then one for every class above it (conf).
+        n = (items[-1][0] if items else -1) + 2
+        thr = _threshold_table(items, conf, n, output.device, torch.float32)
+        labels = output[..., 5].round().long()
+        keep = output[..., 4] > thr[labels.clamp(0, n - 1)]
+        out = output.clone()
+        out[..., 4] = torch.where(keep, out[..., 4], torch.zeros_like(out[..., 4]))
+        return out, min([conf, *thresholds.values()])
+    nc = output.shape[1] - 5
+    thr = _threshold_table(items, conf, nc, output.device, output.dtype)
+    scores = output[:, 4:4 + nc]
+    out = output.clone()
+    out[:, 4:4 + nc] = torch.where(scores > thr.view(1, nc, 1), scores, torch.zeros_like(scores))
+    return out, min([conf, *thresholds.values()])
+
+
+@functools.lru_cache(maxsize=64)
+def _threshold_table(items: tuple, conf: float, n: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(n,) thresholds: ``conf``, with the given (class, threshold) pairs below n in their slots (made once per
+    setting and device, on the device without a host copy: the graph's eager warm-up makes it before the capture)."""
+    thr = torch.full((n,), conf, dtype=dtype, device=device)
+    for c, t in items:
+        if c < n:
+            thr[c] = t
+    return thr
+
+
+def _merge(parts: list[OrientedBoxes], max_det: int) -> OrientedBoxes:
+    boxes = OrientedBoxes.cat(parts)
+    return boxes[torch.argsort(boxes.scores, descending=True, stable=True)[:max_det]]
+
+
+def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:
+    boxes = boxes[boxes.scores > conf]
+    order = torch.argsort(boxes.scores, descending=True, stable=True)
+    return boxes[order[:max_det] if max_det > 0 else order]
+
+
+__all__ = ["Detector", "RawOutputs", "OUTPUT_FORMATS", "PAD_VALUE", "default_threads", "profile_phases",
+           "letterbox_batch", "ANTIALIASED"]
