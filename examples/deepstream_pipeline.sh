@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The DeepStream form, for a GPU machine with DeepStream 7.1, 8.0 or 9.x installed:
 #   bash examples/deepstream_pipeline.sh MODEL_OR_CONFIG VIDEO.mp4 [TRACKER_CONFIG.yml]
-# MODEL_OR_CONFIG is a model spec (mypkg.models:build, a .pt file) or an nvinfer-style config file (.txt, its
-# [property] group naming the model; docs/gst.md "An nvinfer config file").
+# MODEL_OR_CONFIG is a model (package.module:callable, a TorchScript / torch.export / ONNX file, or an Ultralytics
+# .pt checkpoint where Ultralytics is installed) or an nvinfer config file (.txt / .yml: its onnx-file, or an
+# [obbmeta] model=, names the model; docs/models.md, docs/gst.md "An nvinfer config file").
 # The decoder's own NV12 surfaces go straight into obbinfer (no converter: it reads BT.601/709/2020 NV12 in place,
 # as CUDA tensors); obbinfer runs the model on the GPU and writes each frame's objects (tight AABB in rect_params,
 # bInferDone) plus the OBB user meta; nvtracker tracks the AABBs and keeps the user meta on matched objects;
@@ -15,7 +16,7 @@ TRACKER="${3:-$DS/samples/configs/deepstream-app/config_tracker_NvDCF_perf.yml}"
 eval "$(python3 -m obbmeta.gst --env)"
 
 case "$MODEL" in
-  *.txt) INFER="obbinfer config-file-path=$MODEL" ;;
+  *.txt|*.yml|*.yaml) INFER="obbinfer config-file-path=$MODEL" ;;
   *)     INFER="obbinfer model=$MODEL input-size=640 device=cuda unique-id=1" ;;
 esac
 # DeepStream 9 has only the new nvstreammux (frames batched at their own size, no width/height); 7.1 / 8.0 use the

@@ -31,8 +31,8 @@ _one_unwinder()
 
 _NAMES = {"OrientedBoxes": "boxes", "Letterbox": "letterbox"}
 _MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "pixels", "preprocess", "infer",
-            "secondary", "messages", "nvinfer_config", "gst", "servicemaker", "scenes", "models", "palette", "geometry",
-            "testing")
+            "secondary", "messages", "settings", "nvinfer_config", "gst", "servicemaker", "scenes", "models", "palette",
+            "geometry", "testing")
 __all__ = ["OrientedBoxes", "Letterbox", *_MODULES]
 
 

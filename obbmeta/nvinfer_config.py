@@ -1,42 +1,47 @@
-"""nvinfer's configuration files, read for a PyTorch oriented detector.
+"""nvinfer's configuration files, read as nvinfer reads them, for a PyTorch oriented detector.
 
-An nvinfer config is a GLib key file: ``[group]`` lines, ``key=value`` lines, ``#`` comment lines, lists separated by
-``;``. obbmeta reads it with its own small parser (GLib's ``GKeyFile`` reports no line numbers, and a user whose file
-is wrong should be told where) that follows GKeyFile's rules: keys are case-sensitive, whitespace around ``=`` is
-dropped, a later duplicate key wins, ``\\s \\n \\t \\\\`` are escapes.
+Two forms, as nvinfer: a GLib key file (``[group]`` lines, ``key=value`` lines, ``#`` comment lines) and, for a path
+ending in ``.yml`` / ``.yaml``, YAML with the same groups as top-level maps (PyYAML, the ``yaml`` extra). The key
+file is read with GKeyFile's own rules (tested against GLib's ``GKeyFile``), with line numbers GKeyFile does not
+give: lines end at ``\\n`` only (``\\r\\n`` too; a form feed or U+2028 is part of a line), a byte-order mark or a
+line that is no group, entry or comment is an error, leading whitespace of a line and of a value is dropped,
+trailing whitespace of a value is kept, keys are case-sensitive, a later duplicate wins and groups of one name
+merge. Values are read as nvinfer reads each key: integers as ``strtol`` (ASCII digits; text after the number that
+starts with a space is ignored, so ``network-mode=2  # FP16`` is 2 — with a warning), numbers as
+``g_ascii_strtod`` (the whole value), booleans ``true`` / ``false`` / ``1`` / ``0``, strings with GKeyFile's
+escapes, lists separated by ``;``. An inline comment that nvinfer would read as part of a value (a path, a number,
+a group line) is refused with a hint.
 
-Groups and what they mean here (docs/gst.md has the table of every nvinfer key, honoured or ignored and why):
+Groups:
 
-* ``[property]``: nvinfer's element-level keys; each honoured key becomes the obbinfer property of the same meaning,
-  as a value of that property's type (``gie-unique-id`` -> ``unique-id``, ``infer-dims=3;384;640`` ->
-  ``input-size="640x384"``, ``gpu-id=1`` -> ``device="cuda:1"``, ``network-mode=2`` -> ``precision="fp16"``, ...).
-  TensorRT-only
-  keys (engine files, calibration, plugins) are ignored with a warning that names them.
-* ``[class-attrs-all]`` and ``[class-attrs-N]``: per-class detection parameters, as nvinfer applies them.
-* ``[obbmeta]``: obbmeta's own keys, any obbinfer property by its name (``model``, ``output-format``, ...).
+* ``[property]``: nvinfer's keys (:data:`obbmeta.settings.KEYS`), each turned into the setting it fills, checked
+  against the same range as the property (``file:line: key: what was expected``); keys of TensorRT, of nvinfer's
+  C++ parser interface and other keys with nothing to do for a PyTorch model are listed in :data:`IGNORED_KEYS`
+  and reported once each (info for the parser's keys, a warning for the rest); unknown keys warn.
+* ``[class-attrs-all]`` and ``[class-attrs-N]``: per-class detection parameters, as nvinfer applies them
+  (``class-attrs-all``'s thresholds are the ``conf`` and ``iou`` settings).
+* ``[obbmeta]``: obbmeta's own keys, any obbinfer property by its name.
+* any other group is skipped with a warning.
 
-Paths in the file (``labelfile-path``, ``model``) are relative to the file's folder, as nvinfer resolves them.
+Paths in every group are relative to the folder of the file's real path (a symlinked config resolves against its
+target's folder), as nvinfer resolves them.
 """
 from __future__ import annotations
 
-import math
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable
+from typing import Any, Mapping
 
-from .preprocess import CHANNEL_ORDERS
+from .settings import ALIASES, CLASS_ALL_SETTINGS, KEYS, NETWORK_MODE_ALIAS, NETWORK_MODES, SPECS, is_factory
 
 PROPERTY_GROUP = "property"
 OBBMETA_GROUP = "obbmeta"
 CLASS_ATTRS_ALL = "class-attrs-all"
 CLASS_ATTRS_PREFIX = "class-attrs-"
-
-# NvDsInferNetworkMode (nvdsinfer_context.h): FP32 0, INT8 1, FP16 2, BEST 3.
-NETWORK_MODES = {0: "fp32", 2: "fp16"}
-# NvDsInferFormat for model-color-format: RGB 0, BGR 1, GRAY 2, the channel orders obbmeta.preprocess takes.
-COLOR_FORMATS = dict(enumerate(CHANNEL_ORDERS))
-# NvDsInferClusterMode: 0 GroupRectangles, 1 DBSCAN, 2 NMS, 3 DBSCAN + NMS, 4 none.
-CLUSTER_NMS, CLUSTER_NONE = 2, 4
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+_SPACE = " \t\n\v\f\r"  # GLib's g_ascii_isspace
+BOM = "\ufeff"
 
 
 class ConfigError(ValueError):
@@ -45,18 +50,21 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ClassAttrs:
-    """One ``[class-attrs-*]`` group (None: not given there). Sizes and offsets are in frame pixels, tested on the
-    axis-aligned box of the detection after it is mapped to the frame, as nvinfer tests its boxes."""
+    """One ``[class-attrs-*]`` group (None: not given there), nvinfer's per-class detection parameters. Sizes and
+    offsets are in frame pixels, tested on the axis-aligned box of the detection after it is mapped to the frame,
+    as nvinfer tests its boxes; ``border_color`` / ``bg_color`` are RGBA in 0..1."""
     pre_cluster_threshold: float | None = None
     post_cluster_threshold: float | None = None
     nms_iou_threshold: float | None = None
     topk: int | None = None
-    detected_min_w: float | None = None
-    detected_min_h: float | None = None
-    detected_max_w: float | None = None
-    detected_max_h: float | None = None
-    roi_top_offset: float | None = None
-    roi_bottom_offset: float | None = None
+    detected_min_w: int | None = None
+    detected_min_h: int | None = None
+    detected_max_w: int | None = None
+    detected_max_h: int | None = None
+    roi_top_offset: int | None = None
+    roi_bottom_offset: int | None = None
+    border_color: tuple[float, float, float, float] | None = None
+    bg_color: tuple[float, float, float, float] | None = None
 
     def over(self, base: "ClassAttrs") -> "ClassAttrs":
         """These attributes, with ``base``'s where these are not given (a class group over class-attrs-all)."""
@@ -66,14 +74,17 @@ class ClassAttrs:
 
 @dataclass(frozen=True)
 class InferConfig:
-    """A parsed config: ``properties`` maps obbinfer property names to values (paths made absolute);
-    ``class_attrs`` maps class ids to their group (``-1``: class-attrs-all); ``warnings`` are the ignored or unknown
-    keys, each ``file:line: ...``; ``lines`` says where each property came from."""
+    """A parsed config. ``values``: setting name -> typed value from nvinfer's keys; ``own``: the same from the
+    ``[obbmeta]`` group; ``class_attrs``: class id -> its group (``-1``: class-attrs-all); ``warnings`` / ``infos``:
+    what was ignored, each ``file:line: ...``; ``lines``: where each setting came from."""
     path: str
-    properties: dict[str, Any] = field(default_factory=dict)
-    class_attrs: dict[int, ClassAttrs] = field(default_factory=dict)
+    values: Mapping[str, Any] = field(default_factory=dict)
+    own: Mapping[str, Any] = field(default_factory=dict)
+    class_attrs: Mapping[int, ClassAttrs] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-    lines: dict[str, int] = field(default_factory=dict)
+    infos: tuple[str, ...] = ()
+    lines: Mapping[str, int] = field(default_factory=dict)
+    form: str = "keyfile"
 
     def attrs_for(self, class_id: int) -> ClassAttrs:
         """The attributes that apply to ``class_id``: its own group over class-attrs-all."""
@@ -81,219 +92,75 @@ class InferConfig:
         own = self.class_attrs.get(class_id)
         return own.over(base) if own is not None else base
 
-
-# ---------------------------------------------------------------- value parsers (each raises ValueError)
-
-def _int(text: str) -> int:
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {text!r}") from None
+    @property
+    def properties(self) -> dict[str, Any]:
+        """Every setting the file gives, ``[obbmeta]`` over nvinfer's keys."""
+        return {**self.values, **self.own}
 
 
-def _uint(text: str) -> int:
-    v = _int(text)
-    if v < 0:
-        raise ValueError(f"expected an integer >= 0, got {text!r}")
-    return v
-
-
-def _float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise ValueError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"expected a finite number, got {text!r}")
-    return v
-
-
-def parse_bool(text: str) -> bool:
-    """A GKeyFile boolean as nvinfer writes them: ``1`` / ``true`` -> True, ``0`` / ``false`` -> False (any case);
-    anything else raises ValueError."""
-    low = text.lower()
-    if low in ("1", "true"):
-        return True
-    if low in ("0", "false"):
-        return False
-    raise ValueError(f"expected 0 or 1 (or true / false), got {text!r}")
-
-
-def _list(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(";")]
-    if items and items[-1] == "":
-        items.pop()  # GKeyFile lists may end with the separator
-    return items
-
-
-def _float_list(text: str) -> list[float]:
-    return [_float(t) for t in _list(text)]
-
-
-def _class_ids(text: str) -> str:
-    ids = [_uint(t) for t in _list(text)]
-    return ";".join(str(i) for i in ids)
-
-
-def _unit_interval(text: str) -> float:
-    v = _float(text)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"expected a number in [0, 1], got {text!r}")
-    return v
-
-
-def parse_network_mode(text: str) -> str:
-    """nvinfer's ``network-mode`` number as obbinfer's ``precision``: 0 -> ``fp32``, 2 -> ``fp16``, 3 (BEST) ->
-    ``fp16``; 1 (INT8, a calibrated TensorRT engine) and any other value raise ValueError."""
-    v = _int(text)
-    if v == 1:
-        raise ValueError("1 (INT8) needs a calibrated TensorRT engine; obbinfer runs PyTorch models in 0 (FP32) or 2 "
-                         "(FP16)")
-    if v == 3:
-        return "fp16"  # BEST: the fastest precision the model runs in; for a PyTorch model that is fp16
-    if v not in NETWORK_MODES:
-        raise ValueError(f"expected 0 (FP32) or 2 (FP16), got {text!r}")
-    return NETWORK_MODES[v]
-
-
-def _color_format(text: str) -> int:
-    v = _int(text)
-    if v not in COLOR_FORMATS:
-        raise ValueError(f"expected 0 (RGB), 1 (BGR) or 2 (GRAY), got {text!r}")
-    return v
-
-
-def _flag(text: str) -> int:
-    return int(parse_bool(text))
-
-
-def _infer_dims(text: str) -> str:
-    dims = [_uint(t) for t in _list(text)]
-    if len(dims) != 3 or min(dims) < 1:
-        raise ValueError(f"expected channels;height;width, got {text!r}")
-    c, h, w = dims
-    if c not in (1, 3):
-        raise ValueError(f"obbinfer feeds 3-channel (RGB / BGR) or 1-channel (GRAY) input, not {c} channels")
-    return f"{w}x{h}"
-
-
-def _process_mode(text: str) -> int:
-    v = _int(text)
-    if v not in (1, 2):
-        raise ValueError(f"expected 1 (primary: whole frames) or 2 (secondary: objects), got {text!r}")
-    return v
-
-
-def _network_type(text: str) -> str:
-    v = _int(text)
-    if v not in (0, 1):
-        raise ValueError(f"obbinfer runs detectors (0) and classifiers (1), not network-type {text}")
-    return "detector" if v == 0 else "classifier"
-
-
-def parse_gpu_id(text: str) -> str:
-    """nvinfer's ``gpu-id`` as obbinfer's ``device``: ``N`` -> ``cuda:N``; a negative or non-integer value raises
-    ValueError."""
-    return f"cuda:{_uint(text)}"
-
-
-def _cluster_mode(text: str) -> int:
-    v = _int(text)
-    if v not in range(5):
-        raise ValueError(f"expected 0..4, got {text!r}")
-    return v
-
-
-def _text(text: str) -> str:
-    return text
-
-
-_PATH = object()  # marker: a path, made absolute against the config file's folder
-
-# [property] key -> (obbinfer property, parser). A parser may be _PATH.
-PROPERTY_KEYS: dict[str, tuple[str, Any]] = {
-    "gie-unique-id": ("unique-id", _uint),
-    "batch-size": ("batch-size", _uint),
-    "labelfile-path": ("labelfile-path", _PATH),
-    "interval": ("interval", _uint),
-    "process-mode": ("process-mode", _process_mode),
-    "operate-on-gie-id": ("operate-on-gie-id", _int),
-    "operate-on-class-ids": ("operate-on-class-ids", _class_ids),
-    "filter-out-class-ids": ("filter-out-class-ids", _class_ids),
-    "model-color-format": ("model-color-format", _color_format),
-    "maintain-aspect-ratio": ("maintain-aspect-ratio", _flag),
-    "symmetric-padding": ("symmetric-padding", _flag),
-    "scaling-filter": ("scaling-filter", _uint),
-    "net-scale-factor": ("net-scale-factor", _float),
-    "offsets": ("offsets", lambda t: ";".join(repr(v) for v in _float_list(t))),
-    "infer-dims": ("input-size", _infer_dims),
-    "network-mode": ("precision", parse_network_mode),
-    "gpu-id": ("device", parse_gpu_id),
-    "network-type": ("network-type", _network_type),
-    "input-object-min-width": ("input-object-min-width", _uint),
-    "input-object-min-height": ("input-object-min-height", _uint),
-    "input-object-max-width": ("input-object-max-width", _uint),
-    "input-object-max-height": ("input-object-max-height", _uint),
-    "classifier-threshold": ("classifier-threshold", _unit_interval),
-    "secondary-reinfer-interval": ("secondary-reinfer-interval", _uint),
-    "classifier-type": ("classifier-type", _text),
-    "num-detected-classes": ("num-detected-classes", _uint),
-    "cluster-mode": ("cluster-mode", _cluster_mode),
-}
-# Keys of a TensorRT engine or of nvinfer's C++ plugin interfaces: they configure nothing a PyTorch model has.
+# Keys with nothing to configure in a PyTorch model, and why (said once each when a file has them).
+_ENGINE = "a TensorRT engine build setting: obbinfer runs the model with PyTorch"
+_PARSER = "nvinfer's C++ parser interface: obbinfer decodes the model's output itself (output-format)"
+_FORMATS = ("a model format obbinfer cannot run (Caffe, UFF, Darknet, encrypted TAO): the model is model= or "
+            "onnx-file=")
 IGNORED_KEYS: dict[str, str] = {
-    **{k: "a TensorRT / Caffe / UFF / ONNX / TAO model file: obbinfer's model is [obbmeta] model="
-       for k in ("model-engine-file", "model-file", "proto-file", "uff-file", "onnx-file", "tlt-encoded-model",
-                 "tlt-model-key", "uff-input-blob-name", "uff-input-order", "input-dims", "uff-input-dims",
-                 "custom-network-config", "mean-file")},
-    **{k: "a TensorRT build setting" for k in ("int8-calib-file", "workspace-size", "force-implicit-batch-dim",
-                                               "layer-device-precision", "output-io-formats", "enable-dla",
-                                               "use-dla-core", "strongly-typed", "warmup-engine")},
-    **{k: "nvinfer's C++ parser plugin interface: obbinfer decodes with output-format="
-       for k in ("custom-lib-path", "parse-bbox-func-name", "parse-bbox-instance-mask-func-name",
-                 "parse-segmentation-func-name", "engine-create-func-name", "parse-classifier-func-name",
-                 "output-blob-names", "parse-func", "is-classifier")},
-    **{k: "nvinfer's tensor output / dump options" for k in (
-        "output-tensor-meta", "tensor-meta-pool-size", "disable-output-host-copy", "dump-input-tensor",
-        "dump-output-tensor", "overwrite-input-tensor", "overwrite-output-tensor", "ip-tensor-file",
-        "op-tensor-files", "raw-output-file-write", "output-instance-mask", "segmentation-threshold",
-        "segmentation-output-order", "auto-inc-mem", "max-gpu-mem-per", "stabilize-buffer-count",
-        "dynamic-properties", "input-tensor-from-meta", "crop-objects-to-roi-boundary")},
-    "scaling-compute-hw": "obbinfer scales on the frames' device (the model's, for NVMM frames)",
-    "network-input-order": "obbinfer feeds NCHW tensors, the PyTorch layout",
-    "classifier-async-mode": "secondary results are attached in the same batch",
-    "enable-dbscan": "obbmeta clusters with rotated NMS (cluster-mode=2) or not at all (4)",
+    **{k: _ENGINE for k in ("int8-calib-file", "workspace-size", "force-implicit-batch-dim", "layer-device-precision",
+                            "output-io-formats", "enable-dla", "use-dla-core", "warmup-engine", "auto-inc-mem",
+                            "max-gpu-mem-per", "tensor-meta-pool-size", "disable-output-host-copy")},
+    **{k: _PARSER for k in ("custom-lib-path", "parse-bbox-func-name", "parse-bbox-instance-mask-func-name",
+                            "parse-segmentation-func-name", "engine-create-func-name", "parse-classifier-func-name",
+                            "output-blob-names", "parse-func")},
+    **{k: _FORMATS for k in ("model-file", "proto-file", "uff-file", "tlt-encoded-model", "custom-network-config",
+                             "uff-input-blob-name", "tlt-model-key")},
+    **{k: "nvinfer's tensor dump options for debugging" for k in (
+        "dump-input-tensor", "dump-output-tensor", "overwrite-input-tensor", "overwrite-output-tensor",
+        "ip-tensor-file", "op-tensor-files")},
+    **{k: "semantic segmentation output (network-type=2 is refused)" for k in (
+        "segmentation-threshold", "segmentation-output-order")},
+    "scaling-compute-hw": "obbinfer scales on the model's device (CUDA for NVMM frames)",
+    "classifier-async-mode": "secondary results are attached to the same buffer",
 }
-CLASS_KEYS: dict[str, tuple[str, Callable[[str], Any]]] = {
-    "threshold": ("pre_cluster_threshold", _unit_interval),  # nvinfer's legacy name for pre-cluster-threshold
-    "pre-cluster-threshold": ("pre_cluster_threshold", _unit_interval),
-    "post-cluster-threshold": ("post_cluster_threshold", _unit_interval),
-    "nms-iou-threshold": ("nms_iou_threshold", _unit_interval),
-    "topk": ("topk", _int),
-    "detected-min-w": ("detected_min_w", _float),
-    "detected-min-h": ("detected_min_h", _float),
-    "detected-max-w": ("detected_max_w", _float),
-    "detected-max-h": ("detected_max_h", _float),
-    "roi-top-offset": ("roi_top_offset", _float),
-    "roi-bottom-offset": ("roi_bottom_offset", _float),
+# Said at info level: they configure a TensorRT engine or nvinfer's C++ side and are in nearly every real config.
+# classifier-async-mode warns: results come at another time than the file asks for.
+INFO_KEYS = frozenset(k for k in IGNORED_KEYS if k != "classifier-async-mode")
+CLASS_KEYS: dict[str, tuple[str, str]] = {
+    "threshold": ("pre_cluster_threshold", "double"),  # nvinfer's legacy name for pre-cluster-threshold
+    "pre-cluster-threshold": ("pre_cluster_threshold", "double"),
+    "post-cluster-threshold": ("post_cluster_threshold", "double"),
+    "nms-iou-threshold": ("nms_iou_threshold", "double"),
+    "topk": ("topk", "int"),
+    "detected-min-w": ("detected_min_w", "int"),
+    "detected-min-h": ("detected_min_h", "int"),
+    "detected-max-w": ("detected_max_w", "int"),
+    "detected-max-h": ("detected_max_h", "int"),
+    "roi-top-offset": ("roi_top_offset", "int"),
+    "roi-bottom-offset": ("roi_bottom_offset", "int"),
+    "border-color": ("border_color", "double-list"),
+    "bg-color": ("bg_color", "double-list"),
 }
-IGNORED_CLASS_KEYS = {
-    **{k: "a DBSCAN / group-rectangles clustering parameter (obbmeta clusters with rotated NMS)"
-       for k in ("eps", "group-threshold", "minBoxes", "dbscan-min-score")},
-    "border-color": "obbmeta colours objects by class from its palette",
-    "bg-color": "obbmeta colours objects by class from its palette",
-}
+IGNORED_CLASS_KEYS = {k: "a DBSCAN / groupRectangles parameter (obbmeta clusters with rotated NMS)"
+                      for k in ("eps", "group-threshold", "minBoxes", "dbscan-min-score")}
 
 
-# ---------------------------------------------------------------- the key file
+# ---------------------------------------------------------------- GKeyFile's value rules
+
+def _where(path: str, line: int, key: str) -> str:
+    return f"{path}:{line}: {key}"
+
 
 def _unescape(text: str) -> str:
+    """GKeyFile's string escapes (``\\s \\n \\t \\r \\\\``; another escape is an error, as in GLib)."""
     out, i = [], 0
     while i < len(text):
         ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
+        if ch == "\\":
+            if i + 1 >= len(text):
+                raise ValueError(f"the value {text!r} ends in a lone backslash")
             nxt = text[i + 1]
-            out.append({"s": " ", "n": "\n", "t": "\t", "r": "\r", "\\": "\\"}.get(nxt, "\\" + nxt))
+            if nxt not in "sntr\\":
+                raise ValueError(f"the value {text!r} holds the escape \\{nxt}, which GKeyFile refuses "
+                                 "(\\s \\n \\t \\r \\\\ only)")
+            out.append({"s": " ", "n": "\n", "t": "\t", "r": "\r", "\\": "\\"}[nxt])
             i += 2
             continue
         out.append(ch)
@@ -301,137 +168,487 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
-def read_key_file(path: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
-    """The groups of a GLib-style key file in file order: ``(group, line, [(key, value, line), ...])``.
+_INT = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+_DOUBLE = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|0[xX](?:[0-9a-fA-F]+\.?"
+                     r"[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.IGNORECASE)
+_COMMENT = re.compile(r"[ \t]#")
 
-    Raises :class:`ConfigError` (``file:line: ...``) for a line that is neither a group, an entry nor a comment, and
-    FileNotFoundError when there is no such file."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"config-file-path {path!r} is not a file")
-    with open(path, encoding="utf-8", errors="strict") as f:
-        try:
-            text = f.read()
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not UTF-8 text ({exc})") from None
+
+def _comment_hint(text: str) -> str:
+    return (f" — {text!r} holds an inline comment, which the key-file format does not have (nvinfer reads it as "
+            "part of the value): put comments on lines of their own" if _COMMENT.search(text) else "")
+
+
+def keyfile_int(text: str) -> tuple[int, str]:
+    """``g_key_file_get_integer``: the integer and the ignored text after it (which must start with whitespace)."""
+    m = _INT.match(text)
+    rest = text[m.end():] if m else ""
+    if m is None or (rest and rest[0] not in _SPACE):
+        raise ValueError(f"expected an integer (ASCII digits), got {text!r}{_comment_hint(text)}")
+    v = int(m.group())
+    if not INT_MIN <= v <= INT_MAX:
+        raise ValueError(f"{text.strip()} is outside the range of a 32-bit integer (GKeyFile's)")
+    return v, rest.strip(_SPACE)
+
+
+def keyfile_double(text: str) -> float:
+    """``g_key_file_get_double``: the whole value must be a number (no trailing space); NaN and infinities are
+    refused (no nvinfer key means anything with them)."""
+    m = _DOUBLE.match(text)
+    if m is None or m.end() != len(text):
+        extra = " (GKeyFile reads no trailing whitespace after a number)" if m and not text[m.end():].strip() else ""
+        raise ValueError(f"expected a number, got {text!r}{extra}{_comment_hint(text)}")
+    v = float.fromhex(m.group()) if "x" in m.group().lower() else float(m.group())
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def keyfile_bool(text: str) -> bool:
+    """``g_key_file_get_boolean``: ``true`` / ``1`` / ``false`` / ``0`` (case-sensitive), trailing spaces allowed."""
+    t = text.rstrip(_SPACE)
+    if t in ("true", "1"):
+        return True
+    if t in ("false", "0"):
+        return False
+    raise ValueError(f"expected true, false, 1 or 0 (case-sensitive, as GKeyFile), got {text!r}{_comment_hint(text)}")
+
+
+def keyfile_list(text: str) -> list[str]:
+    """``g_key_file_get_string_list``: ``;``-separated (``\\;`` escapes one), a trailing ``;`` allowed."""
+    items, cur, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] == ";":
+            cur.append(";")
+            i += 2
+            continue
+        if ch == ";":
+            items.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if cur or not items:
+        items.append("".join(cur))
+    return [_unescape(t) for t in items] if text else []
+
+
+class _Reader:
+    """Reads one value the way nvinfer reads its key (``kind``), from a key file (``yaml=False``: GKeyFile's rules)
+    or a YAML scalar (YAML has done the unescaping and comment removal already)."""
+
+    def __init__(self, path: str, folder: str, yaml: bool, warnings: list[str]):
+        self.path, self.folder, self.yaml, self.warnings = path, folder, yaml, warnings
+
+    def read(self, kind: str, text: str, line: int, key: str) -> Any:
+        if kind == "int":
+            v, rest = keyfile_int(text) if not self.yaml else (self._yaml_int(text), "")
+            if rest:
+                self.warnings.append(f"{_where(self.path, line, key)}: {text!r}: the text after {v} is ignored, as "
+                                     "GKeyFile ignores it after an integer; the key-file format has no inline "
+                                     "comments")
+            return v
+        if kind == "double":
+            return keyfile_double(text.strip(_SPACE) if self.yaml else text)
+        if kind == "bool":
+            return keyfile_bool(text.lower() if self.yaml else text)
+        if kind in ("string", "path"):
+            value = text if self.yaml else _unescape(text)
+            return self.resolve(value, line, key) if kind == "path" else value
+        if kind in ("int-list", "double-list"):
+            items = [t for t in (text.split(";") if self.yaml else keyfile_list(text))]
+            if items and items[-1].strip(_SPACE) == "":
+                items.pop()
+            if kind == "int-list":
+                out = []
+                for t in items:
+                    v, rest = keyfile_int(t.lstrip(_SPACE))
+                    if rest:
+                        self.warnings.append(f"{_where(self.path, line, key)}: {text!r}: the text after {v} is "
+                                             "ignored, as GKeyFile ignores it after an integer")
+                    out.append(v)
+                return out
+            return [keyfile_double(t.lstrip(_SPACE)) for t in items]
+        raise AssertionError(kind)
+
+    def _yaml_int(self, text: str) -> int:
+        t = text.strip(_SPACE)
+        if not _INT.fullmatch(t):
+            raise ValueError(f"expected an integer (ASCII digits), got {text!r}")
+        return int(t)
+
+    def resolve(self, value: str, line: int, key: str) -> str:
+        """A path relative to the config's real folder (nvinfer's rule); a value that exists only without its
+        trailing whitespace (which GKeyFile keeps) or before an inline comment is refused with that hint."""
+        if not value:
+            return value
+        full = value if os.path.isabs(value) else os.path.join(self.folder, value)
+        full = os.path.realpath(full)
+        if not os.path.exists(full):
+            stripped = re.split(r"[ \t]#", value, maxsplit=1)[0].rstrip(_SPACE)
+            if stripped != value:
+                alt = os.path.realpath(stripped if os.path.isabs(stripped) else os.path.join(self.folder, stripped))
+                if os.path.exists(alt):
+                    why = ("an inline comment, which the key-file format does not have"
+                           if _COMMENT.search(value) else "trailing whitespace, which GKeyFile keeps")
+                    raise ConfigError(f"{_where(self.path, line, key)}: {value!r} holds {why} (nvinfer would look "
+                                      f"for a file of that name); write {stripped!r}")
+        return full
+
+
+# ---------------------------------------------------------------- the key file
+
+def read_key_file(path: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
+    """The groups of a GLib key file in file order, ``(group, line, [(key, raw value, line), ...])`` (a group
+    named twice appears twice; values as GKeyFile stores them, before any type's reading).
+
+    Raises :class:`ConfigError` (``file:line: ...``) where ``GKeyFile`` refuses the file (a byte-order mark, a
+    line that is no group, entry or comment, an entry before any group, an invalid group or key name, text that is
+    not UTF-8), and FileNotFoundError when there is no such file."""
+    text = _read_text(path)
+    if text.startswith(BOM):
+        raise ConfigError(f"{path}:1: the file starts with a UTF-8 byte-order mark, which GKeyFile (nvinfer) refuses; "
+                          "save it without one")
     groups: list[tuple[str, int, list[tuple[str, str, int]]]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
+    for number, raw in enumerate(text.split("\n"), 1):
+        if raw.endswith("\r"):
+            raw = raw[:-1]
+        line = raw.lstrip(_SPACE)
         if not line or line.startswith("#"):
             continue
         if line.startswith("["):
-            if not line.endswith("]") or len(line) < 3:
-                raise ConfigError(f"{path}:{number}: a group line must look like [name], got {raw.strip()!r}")
-            groups.append((line[1:-1].strip(), number, []))
+            close = line.find("]")
+            after = line[close + 1:] if close >= 0 else ""
+            if close < 0 or after.strip(" \t"):
+                hint = (" (the key-file format has no inline comments: put the comment on a line of its own)"
+                        if after.lstrip(" \t").startswith("#") else "")
+                raise ConfigError(f"{path}:{number}: a group line must be [name] alone, got {raw.strip()!r}{hint}")
+            name = line[1:close]
+            if not name or "[" in name or any(ord(c) < 32 for c in name):
+                raise ConfigError(f"{path}:{number}: invalid group name {name!r}")
+            groups.append((name, number, []))
             continue
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise ConfigError(f"{path}:{number}: expected key=value, got {raw.strip()!r}")
+        eq = line.find("=")
+        if eq <= 0:
+            raise ConfigError(f"{path}:{number}: expected key=value, a [group] or a # comment, got {raw.strip()!r}")
+        key = line[:eq].rstrip(" \t")
+        localized = re.fullmatch(r"[^\[\]]+\[[^\[\]]+\]", key) is not None  # key[locale]: GKeyFile's translations
+        if not key or (("[" in key or "]" in key) and not localized):
+            raise ConfigError(f"{path}:{number}: invalid key name {key!r}")
         if not groups:
             raise ConfigError(f"{path}:{number}: {key}: the entry comes before any [group]")
-        groups[-1][2].append((key, _unescape(value.strip()), number))
+        if localized:
+            continue  # a translation of a key: nvinfer reads none
+        groups[-1][2].append((key, line[eq + 1:].lstrip(_SPACE), number))
     return groups
 
 
-def read_nvinfer_config(path: str | os.PathLike, element_properties: dict[str, Callable[[Any], Any]] | None = None
-                        ) -> InferConfig:
-    """Parse an nvinfer-style config file.
+def _read_text(path: str) -> str:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"config-file-path {path!r} is not a file")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
-    ``element_properties``: the obbinfer property names that ``[obbmeta]`` may set, each with a check that turns the
-    file's text into the property's value (raising ValueError / TypeError for a bad one); None accepts any key there
-    as text. Raises :class:`ConfigError` naming file, line and key for a malformed value, an unknown group or an
-    unknown ``[obbmeta]`` key; unknown ``[property]`` / class keys only warn (nvinfer does the same).
-    """
+
+def read_yaml_file(path: str) -> list[tuple[str, int, list[tuple[str, str, int]]]]:
+    """nvinfer's YAML form as the same groups as :func:`read_key_file` (scalars as their text; a sequence is joined
+    with ``;``, the form nvinfer's YAML reader takes for lists)."""
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(f"{path}: reading nvinfer's YAML configs needs PyYAML: pip install 'obbmeta[yaml]' (or "
+                          "pyyaml)") from None
+    text = _read_text(path)
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    if root is None:
+        raise ConfigError(f"{path}:1: the YAML file is empty (expected a property: map)")
+    if not isinstance(root, yaml.MappingNode):
+        raise ConfigError(f"{path}:{root.start_mark.line + 1}: expected a map of groups (property:, class-attrs-all:, "
+                          "...), got a YAML " + type(root).__name__.replace("Node", "").lower())
+    groups = []
+    for key_node, value_node in root.value:
+        name, line = str(key_node.value), key_node.start_mark.line + 1
+        entries = []
+        if isinstance(value_node, yaml.MappingNode):
+            for k, v in value_node.value:
+                entries.append((str(k.value), _yaml_text(path, k.value, v), k.start_mark.line + 1))
+        elif not (isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null")):
+            if name in (PROPERTY_GROUP, OBBMETA_GROUP) or name.startswith(CLASS_ATTRS_PREFIX):
+                raise ConfigError(f"{path}:{line}: {name}: expected a map of keys")
+        groups.append((name, line, entries))
+    return groups
+
+
+def _yaml_text(path: str, key: str, node: Any) -> str:
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return node.value
+    if isinstance(node, yaml.SequenceNode) and all(isinstance(n, yaml.ScalarNode) for n in node.value):
+        return ";".join(n.value for n in node.value)
+    raise ConfigError(f"{path}:{node.start_mark.line + 1}: {key}: expected a value or a list of values, got a map")
+
+
+# ---------------------------------------------------------------- the whole file
+
+def read_nvinfer_config(path: str | os.PathLike) -> InferConfig:
+    """Parse an nvinfer config file (key file, or YAML for ``.yml`` / ``.yaml``) into typed settings.
+
+    Raises :class:`ConfigError` naming file, line and key for a malformed or out-of-range value, an unknown
+    ``[obbmeta]`` key, a ``[class-attrs-N]`` with N not a class id (or at least ``num-detected-classes``), or a
+    file GKeyFile / YAML refuses; unknown ``[property]`` / class keys and unknown groups only warn (nvinfer does the
+    same for keys, and skips other groups)."""
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    props: dict[str, Any] = {}
-    lines: dict[str, int] = {}
-    attrs: dict[int, dict[str, Any]] = {}
+    real = os.path.realpath(path)
+    folder = os.path.dirname(real)
+    is_yaml = path.endswith((".yml", ".yaml"))
+    groups = read_yaml_file(path) if is_yaml else read_key_file(path)
     warnings: list[str] = []
+    infos: list[str] = []
+    reader = _Reader(path, folder, is_yaml, warnings)
+    values: dict[str, Any] = {}
+    own: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    ranks: dict[str, int] = {}
+    attrs: dict[int, dict[str, Any]] = {}
+    class_lines: dict[int, int] = {}
+    seen: dict[tuple[str, str], tuple[str, int]] = {}
 
-    def where(number: int, key: str) -> str:
-        return f"{path}:{number}: {key}"
+    def duplicate(group: str, key: str, value: str, number: int) -> None:
+        before = seen.get((group, key))
+        if before is not None and before[0] != value:
+            warnings.append(f"{_where(path, number, key)}: given again (line {before[1]}: {before[0]!r}); the last "
+                            "one is used, as nvinfer does")
+        seen[(group, key)] = (value, number)
 
-    def resolve(value: str) -> str:
-        return value if os.path.isabs(value) else os.path.normpath(os.path.join(folder, value))
-
-    def known(key: str, number: int, group: str, keys: dict, ignored: dict):
-        """The key's (name, parse), or None after a warning for a key ignored by design or unknown."""
-        if key in ignored:
-            warnings.append(f"{where(number, key)}: ignored ({ignored[key]})")
-            return None
-        if key not in keys:
-            warnings.append(f"{where(number, key)}: unknown key in [{group}], ignored")
-            return None
-        return keys[key]
-
-    def property_entry(key: str, value: str, number: int) -> None:
-        entry = known(key, number, "property", PROPERTY_KEYS, IGNORED_KEYS)
-        if entry is None:
-            return
-        name, parse = entry
+    def setting(name: str, raw: Any, number: int, key: str, rank: int, into: dict) -> None:
+        spec = SPECS[name]
         try:
-            props[name] = resolve(value) if parse is _PATH else parse(value)
+            value = spec.value(raw)
         except ValueError as exc:
-            raise ConfigError(f"{where(number, key)}: {exc}") from None
+            raise ConfigError(f"{_where(path, number, key)}: {exc}") from None
+        if into is values and name in ranks and ranks[name] < rank:
+            warnings.append(f"{_where(path, number, key)}: ignored: {_key_of(name, ranks[name])} gives "
+                            f"{name} (as nvinfer, the newer key wins)")
+            return
+        into[name] = value
         lines[name] = number
+        if into is values:
+            ranks[name] = rank
 
-    def obbmeta_entry(key: str, value: str, number: int) -> None:
-        if element_properties is not None and key not in element_properties:
-            raise ConfigError(f"{where(number, key)}: [obbmeta] takes obbinfer's property names "
-                              f"({', '.join(sorted(element_properties))})")
-        if key in ("model", "labelfile-path") and value and (value.startswith(".") or os.sep in value) \
-                and ":" not in value:
-            value = resolve(value)
-        check = element_properties.get(key) if element_properties else None
-        try:
-            props[key] = check(value) if check else value
-        except (TypeError, ValueError, OSError) as exc:
-            raise ConfigError(f"{where(number, key)}: {exc}") from None
-        lines[key] = number
-
-    def class_entry(group: str, class_id: int, key: str, value: str, number: int) -> None:
-        entry = known(key, number, group, CLASS_KEYS, IGNORED_CLASS_KEYS)
-        if entry is None:
+    def property_entry(key: str, text: str, number: int) -> None:
+        duplicate(PROPERTY_GROUP, key, text, number)
+        k = KEYS.get(key)
+        if k is None:
+            if key in IGNORED_KEYS:
+                (infos if key in INFO_KEYS else warnings).append(f"{_where(path, number, key)}: ignored "
+                                                                 f"({IGNORED_KEYS[key]})")
+            else:
+                warnings.append(f"{_where(path, number, key)}: unknown key in [property], ignored (nvinfer ignores "
+                                "it too)")
             return
-        name, parse = entry
         try:
-            attrs.setdefault(class_id, {})[name] = parse(value)
+            raw = k.convert(reader.read(k.read, text, number, key))
         except ValueError as exc:
-            raise ConfigError(f"{where(number, key)}: {exc}") from None
+            raise ConfigError(f"{_where(path, number, key)}: {exc}") from None
+        setting(k.setting, raw, number, key, k.rank, values)
 
-    for group, group_line, entries in read_key_file(path):
+    def obbmeta_entry(key: str, text: str, number: int) -> None:
+        duplicate(OBBMETA_GROUP, key, text, number)
+        name = ALIASES.get(key, key)
+        spec = SPECS.get(name)
+        if spec is None or name == "config-file-path":
+            raise ConfigError(f"{_where(path, number, key)}: [obbmeta] takes obbinfer's property names "
+                              f"({', '.join(n for n in SPECS if n != 'config-file-path')})")
+        try:
+            if key == NETWORK_MODE_ALIAS:
+                mode, _ = keyfile_int(text) if not is_yaml else (reader._yaml_int(text), "")
+                if mode not in NETWORK_MODES:
+                    raise ValueError(f"expected 0 (FP32), 1 (INT8), 2 (FP16) or 3 (BEST), got {text!r}")
+                text = NETWORK_MODES[mode]
+            value = text if is_yaml else _unescape(text)
+            if spec.path and value and _is_path(name, value, folder):
+                value = reader.resolve(value, number, key)
+            own[name] = spec.from_text(value)
+        except (TypeError, ValueError, OSError) as exc:
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{_where(path, number, key)}: {exc}") from None
+        lines.setdefault(name, number)
+
+    def class_entry(group: str, class_id: int, key: str, text: str, number: int) -> None:
+        duplicate(group, key, text, number)
+        if key in IGNORED_CLASS_KEYS:
+            infos.append(f"{_where(path, number, key)}: ignored ({IGNORED_CLASS_KEYS[key]})")
+            return
+        if key not in CLASS_KEYS:
+            warnings.append(f"{_where(path, number, key)}: unknown key in [{group}], ignored")
+            return
+        name, kind = CLASS_KEYS[key]
+        try:
+            v = reader.read(kind, text, number, key)
+            v = _class_value(name, v)
+        except ValueError as exc:
+            raise ConfigError(f"{_where(path, number, key)}: {exc}") from None
+        attrs.setdefault(class_id, {})[name] = v
+        if class_id == -1 and key in CLASS_ALL_SETTINGS:
+            # a threshold above 1 passes no score (NVIDIA's samples switch classes off with 1.4): conf 1.0 with its
+            # strict > says the same within conf's range
+            setting(CLASS_ALL_SETTINGS[key], min(v, 1.0) if name == "pre_cluster_threshold" else v, number, key, 0,
+                    values)
+
+    has_group = False
+    for group, group_line, entries in groups:
         if group == PROPERTY_GROUP:
+            has_group = True
             for entry in entries:
                 property_entry(*entry)
         elif group == OBBMETA_GROUP:
+            has_group = True
             for entry in entries:
                 obbmeta_entry(*entry)
         elif group == CLASS_ATTRS_ALL or group.startswith(CLASS_ATTRS_PREFIX):
-            suffix = group[len(CLASS_ATTRS_PREFIX):]
-            if group != CLASS_ATTRS_ALL and not suffix.isdigit():
-                raise ConfigError(f"{path}:{group_line}: [{group}]: expected [class-attrs-all] or [class-attrs-N] "
-                                  "with N a class id")
-            class_id = -1 if group == CLASS_ATTRS_ALL else int(suffix)
+            class_id = -1 if group == CLASS_ATTRS_ALL else _class_group(path, group_line, group, warnings)
             attrs.setdefault(class_id, {})
+            class_lines.setdefault(class_id, group_line)
             for entry in entries:
                 class_entry(group, class_id, *entry)
         else:
-            raise ConfigError(f"{path}:{group_line}: unknown group [{group}] (expected [property], "
-                              "[class-attrs-all], [class-attrs-N] or [obbmeta])")
-    cluster = props.pop("cluster-mode", CLUSTER_NMS)
-    cluster_line = lines.pop("cluster-mode", 0)
-    if cluster not in (CLUSTER_NMS, CLUSTER_NONE):
-        warnings.append(f"{where(cluster_line, 'cluster-mode')}: {cluster} is not NMS; obbmeta clusters with "
-                        "rotated NMS (2)")
+            warnings.append(f"{path}:{group_line}: [{group}]: unknown group, skipped (nvinfer reads [property], "
+                            "[class-attrs-all], [class-attrs-N]; obbinfer also [obbmeta])")
+    if not has_group:
+        raise ConfigError(f"{path}: no [property] group (nvinfer's) and no [obbmeta] group: nothing to configure")
+    declared = values.get("num-detected-classes", 0)
+    for class_id, line in class_lines.items():
+        if declared and class_id >= declared:
+            raise ConfigError(f"{path}:{line}: [class-attrs-{class_id}]: class {class_id} but num-detected-classes="
+                              f"{declared} (nvinfer refuses the file too)")
     class_attrs = {k: ClassAttrs(**v) for k, v in attrs.items()}
-    if cluster == CLUSTER_NONE:  # no clustering: keep every candidate (a strict IoU > 1 never holds)
-        class_attrs = {k: replace(v, nms_iou_threshold=1.0) for k, v in class_attrs.items()}
-        if -1 not in class_attrs:
-            class_attrs[-1] = ClassAttrs(nms_iou_threshold=1.0)
-    return InferConfig(path, props, class_attrs, tuple(warnings), lines)
+    return InferConfig(path, values, own, class_attrs, tuple(warnings), tuple(infos), lines,
+                       "yaml" if is_yaml else "keyfile")
 
 
-__all__ = ["ConfigError", "ClassAttrs", "InferConfig", "read_key_file", "read_nvinfer_config", "PROPERTY_KEYS",
-           "IGNORED_KEYS", "CLASS_KEYS", "IGNORED_CLASS_KEYS", "NETWORK_MODES", "COLOR_FORMATS",
-           "parse_bool", "parse_gpu_id", "parse_network_mode"]
+def _is_path(name: str, value: str, folder: str) -> bool:
+    """Whether an ``[obbmeta]`` value of a path setting names a file: a model that is no ``module:callable``; class
+    names or a charset that look like a path (a ``/``, a leading ``.``, a label file's extension) or name a file
+    beside the config (``car`` alone is one class name)."""
+    if name == "model":
+        return not is_factory(value)
+    if name in ("class-names", "charset"):
+        return "," not in value and (os.sep in value or value.startswith(".") or
+                                     os.path.splitext(value)[1].lower() in (".txt", ".names", ".labels", ".csv") or
+                                     os.path.isfile(os.path.join(folder, value)))
+    return True
+
+
+def _key_of(setting: str, rank: int) -> str:
+    return next((k.name for k in KEYS.values() if k.setting == setting and k.rank == rank), setting)
+
+
+def _class_group(path: str, line: int, group: str, warnings: list[str]) -> int:
+    """nvinfer reads the class id of ``[class-attrs-N]`` with ``strtoull``: ASCII digits, text after them ignored."""
+    suffix = group[len(CLASS_ATTRS_PREFIX):]
+    m = re.match(r"[0-9]+", suffix)
+    if m is None:
+        raise ConfigError(f"{path}:{line}: [{group}]: expected [class-attrs-all] or [class-attrs-N] with N a class "
+                          "id (ASCII digits)")
+    if m.end() != len(suffix):
+        warnings.append(f"{path}:{line}: [{group}]: read as [class-attrs-{int(m.group())}] (nvinfer ignores the text "
+                        "after the number)")
+    if int(m.group()) > INT_MAX:
+        raise ConfigError(f"{path}:{line}: [{group}]: class id {m.group()} is out of range")
+    return int(m.group())
+
+
+def _class_value(name: str, v: Any) -> Any:
+    if name in ("border_color", "bg_color"):
+        if len(v) != 4 or not all(0.0 <= c <= 1.0 for c in v):
+            raise ValueError(f"expected r;g;b;a with each in 0..1, got {';'.join(map(str, v))!r}")
+        return tuple(v)
+    if name == "nms_iou_threshold" and not 0.0 <= v <= 1.0:
+        raise ValueError(f"expected a number in 0..1, got {v}")
+    if v < 0:
+        raise ValueError(f"expected a value >= 0 (nvinfer's rule), got {v}")
+    return v
+
+
+# ---------------------------------------------------------------- the docs tables
+
+DOCS_START = "<!-- settings tables: python -m obbmeta.nvinfer_config --docs -->"
+DOCS_END = "<!-- end of settings tables -->"
+
+
+def docs_tables() -> str:
+    """The settings table (:func:`obbmeta.settings.docs_table`) and the table of the nvinfer keys obbinfer reads but
+    has nothing to do with, as docs/gst.md shows them between :data:`DOCS_START` and :data:`DOCS_END`."""
+    from .settings import docs_table
+
+    reasons: dict[str, list[str]] = {}
+    for key, why in IGNORED_KEYS.items():
+        reasons.setdefault(why, []).append(key)
+    for key, why in IGNORED_CLASS_KEYS.items():
+        reasons.setdefault(why, []).append(f"[class-attrs] {key}")
+    rows = ["| nvinfer keys obbinfer reads and ignores | why | said as |", "|---|---|---|"]
+    for why, keys in reasons.items():
+        level = "info" if all(k in INFO_KEYS or k.startswith("[class-attrs]") for k in keys) else "warning"
+        rows.append(f"| {', '.join(f'`{k}`' for k in keys)} | {why} | {level} |")
+    classes = ["| `[class-attrs-*]` key | nvinfer's default | meaning |", "|---|---|---|"]
+    defaults = {"pre_cluster_threshold": "0.2 (`conf`)", "post_cluster_threshold": "0", "nms_iou_threshold":
+                "0.3 (`iou`)", "topk": "-1 (no limit)", "detected_min_w": "0", "detected_min_h": "0",
+                "detected_max_w": "0 (no limit)", "detected_max_h": "0 (no limit)", "roi_top_offset": "0",
+                "roi_bottom_offset": "0", "border_color": "1;0;0;1 (red)", "bg_color": "none"}
+    meaning = {"pre_cluster_threshold": "a class's scores at or below it are dropped before NMS",
+               "post_cluster_threshold": "kept after NMS only when the score is above it",
+               "nms_iou_threshold": "rotated NMS threshold of the class (one NMS per distinct value)",
+               "topk": "boxes kept per class after NMS", "detected_min_w": "AABB width below it: dropped",
+               "detected_min_h": "AABB height below it: dropped", "detected_max_w": "AABB width above it: dropped",
+               "detected_max_h": "AABB height above it: dropped",
+               "roi_top_offset": "boxes reaching above it are dropped (clipped with crop-objects-to-roi-boundary)",
+               "roi_bottom_offset": "the same from the bottom of the frame",
+               "border_color": "the class's border colour (nvdsosd)",
+               "bg_color": "read; obbinfer writes no background colour"}
+    for key, (name, _) in CLASS_KEYS.items():
+        if key != "threshold":
+            classes.append(f"| `{key}` | {defaults[name]} | {meaning[name]} |")
+    return "\n\n".join([docs_table(), "\n".join(classes), "\n".join(rows)])
+
+
+def write_docs(path: str) -> bool:
+    """Rewrite the tables in ``path`` (docs/gst.md) between the markers; True when the file changed."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head, start, rest = text.partition(DOCS_START)
+    _, end, tail = rest.partition(DOCS_END)
+    if not start or not end:
+        raise ValueError(f"{path} has no {DOCS_START} ... {DOCS_END} block")
+    new = f"{head}{DOCS_START}\n{docs_tables()}\n{DOCS_END}{tail}"
+    if new != text:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+    return new != text
+
+
+if __name__ == "__main__":  # python -m obbmeta.nvinfer_config --docs [docs/gst.md]
+    import sys
+
+    if sys.argv[1:2] != ["--docs"]:
+        sys.exit("usage: python -m obbmeta.nvinfer_config --docs [docs/gst.md]")
+    here = os.path.dirname(__file__)
+    target = sys.argv[2] if len(sys.argv) > 2 else os.path.normpath(os.path.join(here, "..", "docs", "gst.md"))
+    print(("rewrote " if write_docs(target) else "unchanged: ") + target)
+
+
+__all__ = ["ConfigError", "ClassAttrs", "InferConfig", "read_key_file", "read_yaml_file", "read_nvinfer_config",
+           "IGNORED_KEYS", "INFO_KEYS", "CLASS_KEYS", "IGNORED_CLASS_KEYS", "keyfile_int", "keyfile_double",
+           "keyfile_bool", "keyfile_list"]

@@ -42,8 +42,9 @@ RESIZES = ("bilinear", "bilinear-antialias", "nearest", "bicubic", "area")
 CHANNEL_ORDERS = ("RGB", "BGR", "GRAY")
 SIZE_RULES = ("fit", "long-short")
 # nvinfer's scaling-filter (NvBufSurfTransform_Inter): 0 nearest, 1 bilinear, 2 cubic (GPU), 3 super sampling
-# (GPU), 4 Lanczos, 5 smart / nicest, 6 default (nearest on the GPU).
-SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 6: "nearest"}
+# (GPU), 4 Lanczos (GPU; PyTorch has none: bicubic, the nearest kernel it has), 5 nicest (VIC only: the GPU ignores
+# it and uses its default), 6 default (nearest on the GPU).
+SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "bicubic", 5: "nearest", 6: "nearest"}
 MAX_FRAME_SIDE = MAX_SIDE  # larger frames are refused up front (obbmeta.pixels' bound: one home for it)
 # Luma weights for a GRAY model input: BT.601's (Kr, 1 - Kr - Kb, Kb), what OpenCV's RGB2GRAY and NPP use.
 _KR, _KB = MATRICES["BT.601"]
@@ -72,6 +73,9 @@ class Preprocess:
         divisor: > 0: pad the canvas bottom-right to a multiple of it instead of to the input size (mmdet).
         channels: ``RGB``, ``BGR`` or ``GRAY`` (one channel, BT.601 luma).
         scale, mean: ``input = (level - mean[c]) * scale[c]``; one number or one per channel.
+        mean_file: nvinfer's ``mean-file``: a PPM image of the input size whose pixel ``(y, x)`` byte ``k`` is
+            subtracted from input channel ``k`` at ``(y, x)`` (padding included) instead of ``mean``, as nvinfer
+            does: ``input = (level - mean_image[k, y, x]) * scale[k]``.
     """
     resize: str = "bilinear"
     keep_ratio: bool = True
@@ -87,6 +91,7 @@ class Preprocess:
     channels: str = "RGB"
     scale: Any = 1 / 255
     mean: Any = 0.0
+    mean_file: str = ""
 
     def __post_init__(self):
         for name, choices in (("resize", RESIZES), ("channels", CHANNEL_ORDERS), ("size_rule", SIZE_RULES),
@@ -105,6 +110,8 @@ class Preprocess:
         n = 1 if self.channels == "GRAY" else 3
         object.__setattr__(self, "scale", _per_channel("scale", self.scale, n, nonzero=True))
         object.__setattr__(self, "mean", _per_channel("mean", self.mean, n))
+        if not isinstance(self.mean_file, str):
+            raise TypeError(f"Preprocess.mean_file must be a path (str), got {self.mean_file!r}")
 
     @property
     def num_channels(self) -> int:
@@ -193,7 +200,7 @@ class Preprocess:
             out[idx, :, py:py + nh, px:px + nw] = x
             for i in idx:
                 letterboxes[i] = lb
-        return out, letterboxes
+        return self._subtract_mean_image(out), letterboxes
 
     def _canvas(self, sizes: list, input_size: tuple[int, int], device: Any, out: Any) -> tuple[Any, tuple]:
         """The batch's float32 canvas (``out`` checked, or a new one) filled with the normalised pad value, and its
@@ -207,9 +214,27 @@ class Preprocess:
         elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
             raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
                              f"on {out.device}")
-        for c, (m, k) in enumerate(zip(self.mean, self.scale)):
+        for c, (m, k) in enumerate(zip(self._means, self.scale)):
             out[:, c].fill_((self.pad_value - m) / (1 / k))  # in double, then one rounding to float32
         return out, (cw, ch)
+
+    @property
+    def _means(self) -> tuple[float, ...]:
+        """The constant means (none with a mean image: it is subtracted from the whole canvas at the end)."""
+        return (0.0,) * self.num_channels if self.mean_file else self.mean
+
+    def _subtract_mean_image(self, out: Any) -> Any:
+        """``out -= mean_image * scale`` per channel, over the whole canvas (nvinfer subtracts the mean image after
+        padding: the pad becomes ``scale * (0 - mean)``)."""
+        import torch
+
+        if not self.mean_file:
+            return out
+        c, h, w = out.shape[1], out.shape[2], out.shape[3]
+        image = mean_image(self.mean_file, c, (w, h)).to(out.device)
+        scale = torch.tensor(self.scale, dtype=torch.float64, device=out.device).view(c, 1, 1)
+        out -= (image.double() * scale).float()
+        return out
 
     def apply_frames(self, frames: Sequence[Any], formats: Sequence[str], input_size: tuple[int, int],
                      out: Any = None) -> tuple[Any, list]:
@@ -247,7 +272,7 @@ class Preprocess:
             out[idx, :, py:py + nh, px:px + nw] = x
             for i in idx:
                 letterboxes[i] = lb
-        return out, letterboxes
+        return self._subtract_mean_image(out), letterboxes
 
     def _direct(self, frame: Any, fmt: str, input_size: tuple[int, int]) -> bool:
         """Whether ``frame`` takes :meth:`apply_frames`' in-place resampling path."""
@@ -306,10 +331,54 @@ class Preprocess:
             levels = (levels * k).sum(1, keepdim=True)
             if self.quantize:
                 levels = torch.round_(levels)
-        mean = torch.tensor(self.mean, dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
+        mean = torch.tensor(self._means, dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
         # Divide by 1 / scale (255, a std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit.
         std = torch.tensor([1 / k for k in self.scale], dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
         return (levels - mean) / std
+
+
+def read_ppm(path: str, channels: int) -> tuple[int, int, bytes]:
+    """(width, height, bytes) of nvinfer's mean file as nvinfer reads it: the header ``P6`` (or ``P3``) ``W H MAX``
+    as whitespace-separated words, one byte skipped, then W * H * channels bytes in file order (HWC)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    words, pos = [], 0
+    while len(words) < 4:
+        while pos < len(data) and data[pos:pos + 1].isspace():
+            pos += 1
+        start = pos
+        while pos < len(data) and not data[pos:pos + 1].isspace():
+            pos += 1
+        if start == pos:
+            raise ValueError(f"mean-file {path!r}: the PPM header (P6 width height max) is cut short")
+        words.append(data[start:pos].decode("ascii", "replace"))
+    if words[0] not in ("P6", "P3") or not all(w.isdigit() for w in words[1:]):
+        raise ValueError(f"mean-file {path!r}: expected a PPM header 'P6 width height max', got {' '.join(words)!r}")
+    w, h = int(words[1]), int(words[2])
+    body = data[pos + 1:pos + 1 + w * h * channels]
+    if len(body) != w * h * channels:
+        raise ValueError(f"mean-file {path!r}: {w}x{h} with {channels} channel(s) needs {w * h * channels} bytes, "
+                         f"the file holds {len(body)}")
+    return w, h, body
+
+
+@functools.lru_cache(maxsize=8)
+def _mean_image(path: str, mtime: int, channels: int) -> Any:
+    import torch
+
+    w, h, body = read_ppm(path, channels)
+    return torch.frombuffer(bytearray(body), dtype=torch.uint8).view(h, w, channels).permute(2, 0, 1).float()
+
+
+def mean_image(path: str, channels: int, size: tuple[int, int]) -> Any:
+    """nvinfer's mean image as a (C, H, W) float tensor of levels; its size must be the input's ``size`` (w, h)."""
+    import os
+
+    image = _mean_image(path, os.stat(path).st_mtime_ns, channels)
+    if (image.shape[2], image.shape[1]) != tuple(size):
+        raise ValueError(f"mean-file {path!r} is {image.shape[2]}x{image.shape[1]} but the model input is "
+                         f"{size[0]}x{size[1]} (nvinfer requires the network size too)")
+    return image
 
 
 def _per_channel(name: str, value: Any, n: int, nonzero: bool = False) -> tuple[float, ...]:
@@ -376,9 +445,11 @@ def preset(name: str) -> Preprocess:
 def from_nvinfer_keys(base: Preprocess, *, model_color_format: str | None = None,
                       maintain_aspect_ratio: bool | None = None, symmetric_padding: bool | None = None,
                       scaling_filter: int | None = None, net_scale_factor: float | None = None,
-                      offsets: Sequence[float] | None = None) -> Preprocess:
+                      offsets: Sequence[float] | None = None, mean_file: str | None = None) -> Preprocess:
     """``base`` with nvinfer's preprocessing keys applied (None: keep ``base``'s)."""
     changes: dict[str, Any] = {}
+    if mean_file:
+        changes["mean_file"] = mean_file
     if model_color_format is not None:
         changes["channels"] = model_color_format
     if maintain_aspect_ratio is not None:
@@ -387,8 +458,7 @@ def from_nvinfer_keys(base: Preprocess, *, model_color_format: str | None = None
         changes["center"] = symmetric_padding
     if scaling_filter is not None:
         if scaling_filter not in SCALING_FILTERS:
-            raise ValueError(f"scaling-filter {scaling_filter} (Lanczos / smart) has no PyTorch equivalent; use 0 "
-                             "(nearest), 1 (bilinear), 2 (bicubic), 3 (area) or 6 (default: nearest)")
+            raise ValueError(f"scaling-filter must be 0..6 (NvBufSurfTransform_Inter), got {scaling_filter}")
         changes["resize"] = SCALING_FILTERS[scaling_filter]
     if net_scale_factor is not None:
         changes["scale"] = net_scale_factor
@@ -403,4 +473,4 @@ def from_nvinfer_keys(base: Preprocess, *, model_color_format: str | None = None
 
 
 __all__ = ["Preprocess", "PRESETS", "preset", "from_nvinfer_keys", "RESIZES", "SCALING_FILTERS", "MAX_FRAME_SIDE",
-           "MMDET_MEAN", "MMDET_STD"]
+           "MMDET_MEAN", "MMDET_STD", "read_ppm", "mean_image"]

@@ -32,7 +32,7 @@ import torch
 
 from ._validators import int_in_range, number_in_range, size_pair
 from .decode import ctc_greedy
-from .infer import Detector, model_class_names, parse_class_names, read_label_file
+from .infer import ModelRunner, model_class_names, parse_class_names, parse_device, read_label_file
 from .ops import crop_rotated
 from .pixels import lookup, to_rgb
 from .preprocess import preset
@@ -101,17 +101,28 @@ class SecondaryModel:
         number_in_range("fill", fill, 0.0, 255.0, "a pixel level in [0, 255]")
         self.fill = float(fill)
         self.pre = preset(preprocess)
-        # The model is loaded (and shared) exactly as a detector's; its decode settings are unused here.
-        self._detector = Detector(model, input_size=64, device=device, precision=precision, output_format="boxes")
+        # The model is loaded (and shared) exactly as a detector's model.
+        self._device = parse_device(device)
+        if self._device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError(f"device={self._device!r} but torch sees no CUDA device; use 'cpu' or 'auto'")
+        self.runner = ModelRunner(model, precision=precision)
+        if self._device != "auto":
+            self.runner.model_on(self._device)
         self._labels = _labels(labels)
         self._charset = _charset(charset)
 
     @property
     def device(self) -> str:
-        return self._detector.device
+        return self._device
 
     def model_on(self, device: Any) -> Any:
-        return self._detector.model_on(device)
+        return self.runner.model_on(device)
+
+    def _run_device(self, frames: Sequence[Any]) -> torch.device:
+        if self._device != "auto":
+            return torch.device(self._device)
+        first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
+        return first.device
 
     def labels_for(self, head: int, class_id: int, model: Any) -> str:
         return _label(self._label_table(model), head, class_id)
@@ -129,7 +140,7 @@ class SecondaryModel:
         """(K, C, h, w) model input: the boxes of the ``(K, 6)`` table cropped upright from ``frames`` (views as
         :class:`obbmeta.infer.Detector` takes them), normalised as ``preprocess`` says."""
         formats = [pixel_format] * len(frames) if isinstance(pixel_format, str) else list(pixel_format)
-        device = self._detector._run_device(frames)
+        device = self._run_device(frames)
         sources, channels = [], None
         # 8-bit packed RGB (NVMM RGBA views): read in place, the channels picked by the crop
         if len(set(formats)) == 1 and lookup(formats[0]).drawable:
@@ -193,7 +204,7 @@ class SecondaryModel:
             part = order[start:start + step]
             x = self.crops(frames, pixel_format, boxes[part])
             model = self.model_on(x.device)
-            for i, r in zip(part, self._decode(self._detector.forward(x), model, x.shape[0])):
+            for i, r in zip(part, self._decode(self.runner(x), model, x.shape[0])):
                 out[i] = r
         return out
 

@@ -177,7 +177,7 @@ def test_wrong_outputs_are_refused_with_the_format_named():
             [torch.zeros(8, 8, 3, dtype=torch.uint8)] * 2, "RGB")
 
 
-@pytest.mark.parametrize("kwargs,match", [({"conf": 1.5}, "conf"), ({"iou": -0.1}, "iou"), ({"max_det": 0}, "max_det"),
+@pytest.mark.parametrize("kwargs,match", [({"conf": 1.5}, "conf"), ({"iou": -0.1}, "iou"), ({"max_det": -1}, "max_det"),
                                           ({"output_format": "yolo"}, "output_format"), ({"device": "tpu"}, "device")])
 def test_bad_detector_settings(kwargs, match):
     with pytest.raises(ValueError, match=match):

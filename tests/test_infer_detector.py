@@ -115,10 +115,11 @@ def test_a_torch_export_program_fed_another_shape_names_both_shapes(tmp_path):
     torch.export.save(torch.export.export(obb_toy_models.toy(), (torch.rand(2, 3, 64, 64),)), str(path))
     det = Detector(str(path), input_size=64, device="cpu")
     assert len(det(frames(2, seed=0))) == 2
-    with pytest.raises(ModelInputError, match=r"takes input \(2x3x64x64\) but obbmeta fed \(1, 3, 64, 64\).*dynamic"):
+    with pytest.raises(ModelInputError, match=r"exported for input \(2, 3, 64, 64\) but obbinfer fed \(1, 3, 64, 64\): "
+                                              r"batch-size=2 \(or export with a dynamic batch dimension\)"):
         det(frames(1, seed=0))
     wrong = Detector(str(path), input_size=96, device="cpu")
-    with pytest.raises(ModelInputError, match=r"\(2, 3, 96, 96\).*input-size"):
+    with pytest.raises(ModelInputError, match=r"fed \(2, 3, 96, 96\): set input-size=64x64"):
         wrong(frames(2, seed=0))
 
 
@@ -431,14 +432,14 @@ def test_profile_phases_nests_and_restores_per_thread():
 
     with infer.profile_phases() as outer:
         with infer.profile_phases() as inner:
-            assert infer._PROFILE.sink is inner and inner is not outer
-        assert infer._PROFILE.sink is outer
+            assert infer.detector._PROFILE.sink is inner and inner is not outer
+        assert infer.detector._PROFILE.sink is outer
         seen = []
-        t = threading.Thread(target=lambda: seen.append(getattr(infer._PROFILE, "sink", None)))
+        t = threading.Thread(target=lambda: seen.append(getattr(infer.detector._PROFILE, "sink", None)))
         t.start()
         t.join()
         assert seen == [None]
-    assert infer._PROFILE.sink is None
+    assert infer.detector._PROFILE.sink is None
 
 
 @needs_cuda

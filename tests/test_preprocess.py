@@ -166,8 +166,10 @@ def test_bad_settings_name_the_field(field, value, error):
 def test_presets_and_nvinfer_keys():
     with pytest.raises(ValueError, match="preprocess must be one of"):
         pre.preset("yolo")
-    with pytest.raises(ValueError, match="Lanczos"):
-        pre.from_nvinfer_keys(pre.preset("nvinfer"), scaling_filter=4)
+    assert pre.from_nvinfer_keys(pre.preset("nvinfer"), scaling_filter=4).resize == "bicubic"  # no Lanczos in torch
+    assert pre.from_nvinfer_keys(pre.preset("nvinfer"), scaling_filter=5).resize == "nearest"  # VIC only: GPU default
+    with pytest.raises(ValueError, match="scaling-filter must be 0..6"):
+        pre.from_nvinfer_keys(pre.preset("nvinfer"), scaling_filter=7)
     gray = pre.from_nvinfer_keys(pre.preset("mmrotate"), model_color_format="GRAY")
     assert gray.num_channels == 1 and len(gray.mean) == 1
 

@@ -125,7 +125,7 @@ LAYERS = [
     {"_validators", "_native", "_pointers", "_deprecation", "_cuda_lib", "geometry", "palette", "pixels",
      "conventions"},
     {"ops", "letterbox", "boxes", "frames", "messages", "schemas"},
-    {"decode", "preprocess", "nvinfer_config"},
+    {"decode", "preprocess", "settings", "nvinfer_config"},
     {"nvds", "eval"},
     {"osd"},
     {"track"},

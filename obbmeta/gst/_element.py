@@ -3,6 +3,8 @@ checked properties (with nvinfer's aliases and GStreamer's mutability flags), er
 batch meta."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import threading
 from typing import Any, Callable
 
@@ -30,6 +32,34 @@ def properties(specs: dict[str, tuple], ready_only: frozenset = frozenset()) -> 
         mutable = Gst.PARAM_MUTABLE_READY if name in ready_only else Gst.PARAM_MUTABLE_PLAYING
         out[name] = spec + (int(GObject.ParamFlags.READWRITE) | mutable,)
     return out
+
+
+class _GEnumValue(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_int), ("value_name", ctypes.c_char_p), ("value_nick", ctypes.c_char_p)]
+
+
+_ENUM_TABLES: list = []  # GLib keeps pointers into the value tables of a registered enum: they live forever
+
+
+def enum_type(name: str, values: tuple[tuple[int, str, str], ...]) -> type:
+    """A GEnum type ``name`` with ``(value, name, nick)`` entries, registered once, as PyGObject's class: a property
+    of this type takes ``process-mode=secondary`` or ``=2`` in gst-launch, as nvinfer's enums do. PyGObject cannot
+    register an enum type from Python, so GLib's own ``g_enum_register_static`` registers it."""
+    import gi._gi as _gi
+
+    try:
+        gtype = GObject.type_from_name(name)
+    except RuntimeError:
+        lib = ctypes.CDLL(ctypes.util.find_library("gobject-2.0") or "libgobject-2.0.so.0")
+        lib.g_enum_register_static.restype = ctypes.c_size_t
+        lib.g_enum_register_static.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+        table = (_GEnumValue * (len(values) + 1))(*[_GEnumValue(v, n.encode(), k.encode()) for v, n, k in values],
+                                                    _GEnumValue(0, None, None))
+        names = ctypes.create_string_buffer(name.encode())
+        _ENUM_TABLES.append((table, names))
+        lib.g_enum_register_static(names, ctypes.addressof(table))
+        gtype = GObject.type_from_name(name)
+    return _gi.enum_add(gtype)
 
 
 #: The element classes declared with an ``element_name`` (obbmeta's, and any subclass declaring a name of its own),

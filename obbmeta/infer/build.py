@@ -224,7 +224,8 @@ def build(s: Any, config: Any = None) -> Built:
                         device=device, preprocess_mode=pre, precision=s.precision, class_filter=params.class_filter,
                         batch_size=s.batch_size, threads=s.threads or None, cuda_graph=s.cuda_graph,
                         compile=s.compile, channels_last=s.channels_last, max_batch_wait_us=s.max_batch_wait_us,
-                        input_order=s.input_order, class_names=names)
+                        input_order=s.input_order, class_names=names,
+                        num_classes=s.num_detected_classes or None)
     infos.append(f"model {model} loaded on {device} ({run_precision(s.precision, device)}) in "
                  f"{time.perf_counter() - t0:.3f} s")
     infos.append(describe(s, detector, params))

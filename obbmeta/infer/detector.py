@@ -112,6 +112,7 @@ class Detector:
     share_model: bool = True
     max_batch_wait_us: int = 0
     input_order: str = "nchw"
+    num_classes: int | None = None
     timings: list | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -140,7 +141,9 @@ class Detector:
         self._pinned = Canvases(pinned=True)
         self._graphs = Graphs(self)
         self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
-        self.num_classes: int | None = None  # a raw head's class count, once one was decoded
+        if self.num_classes is not None:  # known in advance (num-detected-classes, the labels): no decode needs to ask
+            int_in_range("num_classes", self.num_classes, 1, 1 << 20)
+        self._classes_given = self.num_classes
         threads = self.threads if self.threads is not None else (default_threads() if self.device == "cpu" else None)
         if threads is not None:
             torch.set_num_threads(threads)
@@ -287,7 +290,7 @@ class Detector:
                                  "return the output on the input's device")
             if outputs is not None:
                 outputs.append(RawOutputs(x, output_layers(output)))
-            dets = self.decode(output, letterboxes, sizes, p)
+            dets = self.decode(output, letterboxes, sizes, p, input_size=tuple(x.shape[2:]))
         finally:
             # Work queued on this thread's stream reads the canvas; the next taker queues after it on the same
             # stream, or (another thread's stream) the decode's read of the counts has already synchronised.
@@ -331,7 +334,7 @@ class Detector:
         boxes, scores, labels, counts, status = host
         if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
             x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
-            return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes, p)]
+            return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes, p, tuple(x.shape[2:]))]
         if status:
             from ..decode.yolo_padded import padded_status_error
 
@@ -353,12 +356,12 @@ class Detector:
         if not isinstance(output, torch.Tensor):
             raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
                             f"returned {type(output).__name__}")
-        self._note_classes(output)
+        output, iou = self._head(output, tuple(x.shape[2:]), p)
         conf = p.conf
         if p.class_filter.pre_threshold:
             output, conf = _per_class_scores(output, p.class_filter.pre_threshold, p.conf)
         try:
-            padded = decode.yolo_obb_padded(output, conf=conf, iou=p.iou, max_det=p.limit(_candidates(output)))
+            padded = decode.yolo_obb_padded(output, conf=conf, iou=iou, max_det=p.limit(_candidates(output)))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         return tuple(padded)
@@ -386,15 +389,16 @@ class Detector:
         return self.runner(x)
 
     def decode(self, output: Any, letterboxes: Sequence[Letterbox],
-               frame_sizes: Sequence[tuple[int, int]] | None = None, params: DetectParams | None = None
-               ) -> list[OrientedBoxes]:
+               frame_sizes: Sequence[tuple[int, int]] | None = None, params: DetectParams | None = None, *,
+               input_size: tuple[int, int] | None = None) -> list[OrientedBoxes]:
         """The model's output for a batch -> one :class:`OrientedBoxes` per frame, in frame pixels, after the class
         filter (its region offsets need ``frame_sizes``, (w, h) per frame; the boxes it removed are counted in
-        :attr:`filtered`)."""
+        :attr:`filtered`). ``input_size``: the model input's (height, width), which tells a per-anchor (B, N, 7)
+        head (DeepStream-Yolo's export) from an end-to-end one."""
         p = params if params is not None else self.params
         n = len(letterboxes)
         if self.output_format == "yolo-obb":
-            dets = self._decode_yolo(output, letterboxes, p)
+            dets = self._decode_yolo(output, letterboxes, p, input_size)
         elif self.output_format == "mmrotate":
             dets = decode.mmrotate(output, score_thr=p.conf, iou=p.iou, max_det=p.max_det or None)
             dets = [d.rescale(lb) for d, lb in zip(self._check_count(dets, n), letterboxes)]
@@ -421,14 +425,17 @@ class Detector:
             kept.append(d)
         return kept
 
-    def _decode_yolo(self, output: Any, letterboxes: Sequence[Letterbox], p: DetectParams) -> list[OrientedBoxes]:
+    def _decode_yolo(self, output: Any, letterboxes: Sequence[Letterbox], p: DetectParams,
+                     input_size: tuple[int, int] | None = None) -> list[OrientedBoxes]:
         if isinstance(output, (tuple, list)) and output and isinstance(output[0], torch.Tensor):
             output = output[0]  # Ultralytics-style (predictions, extras)
         if not isinstance(output, torch.Tensor):
             raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
                             f"returned {type(output).__name__}")
         n = len(letterboxes)
-        self._note_classes(output)
+        output, anchor_iou = self._head(output, input_size, p)
+        if anchor_iou != p.iou:
+            p = replace(p, iou=anchor_iou)
         cf = p.class_filter
         conf = p.conf
         if cf.pre_threshold:
@@ -459,9 +466,20 @@ class Detector:
         dets = parts[0] if len(parts) == 1 else [_merge([q[i] for q in parts], max_det) for i in range(n)]
         return dets if same else [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
 
-    def _note_classes(self, output: torch.Tensor) -> None:
+    def _head(self, output: torch.Tensor, input_size: tuple[int, int] | None, p: DetectParams
+              ) -> tuple[torch.Tensor, float]:
+        """The head as the decodes take it, and the NMS IoU for it: DeepStream-Yolo's per-anchor export (B, N, 7)
+        = [cx, cy, w, h, score, class, angle] for every anchor, suppressed by its C++ parser, becomes the raw head
+        it was made from (one-hot scores) and gets rotated NMS; a raw head tells the class count."""
+        if input_size is not None and per_anchor_rows(output, input_size):
+            nc = self._classes_given
+            if nc is None:  # one host read, eager paths only (a CUDA graph asks num_classes up front)
+                nc = int(output[..., 5].max().round().clamp(min=0).item()) + 1
+            self.num_classes = nc
+            return rows_to_raw(output, nc), (p.anchor_iou if p.anchor_iou is not None else p.iou)
         if output.dim() == 3 and not (output.shape[-1] == 7 and output.shape[1] != 7) and output.shape[1] > 5:
             self.num_classes = int(output.shape[1]) - 5
+        return output, p.iou
 
     @torch.inference_mode()
     def run_raw(self, frames: Sequence[Any], pixel_format: Any = "RGB") -> list[RawOutputs]:
@@ -486,6 +504,29 @@ class Detector:
         """A detector of these decode settings sharing this one's model (a new one; this one is unchanged)."""
         return replace(self, conf=params.conf, iou=params.iou, max_det=params.max_det,
                        class_filter=params.class_filter)
+
+
+STRIDES = ((8, 16, 32), (8, 16, 32, 64))  # YOLO's detection strides (P3-P5, and P6 models)
+
+
+def per_anchor_rows(output: torch.Tensor, input_size: tuple[int, int]) -> bool:
+    """Whether a (B, K, 7) head has one row per anchor of an (H, W) input (DeepStream-Yolo's ONNX export, before
+    any suppression) rather than the K best rows of an end-to-end head."""
+    if output.dim() != 3 or output.shape[-1] != 7 or output.shape[1] == 7:
+        return False
+    h, w = input_size
+    k = int(output.shape[1])
+    return any(k == sum(-(-h // s) * -(-w // s) for s in strides) for strides in STRIDES)
+
+
+def rows_to_raw(rows: torch.Tensor, nc: int) -> torch.Tensor:
+    """(B, N, 7) [cx, cy, w, h, score, class, angle] rows -> the raw head (B, 4 + nc + 1, N) with each row's score
+    at its class (no host synchronisation)."""
+    b, n, _ = rows.shape
+    cls = rows[..., 5].round().clamp(0, nc - 1).long()
+    scores = torch.zeros(b, n, nc, dtype=rows.dtype, device=rows.device)
+    scores.scatter_(2, cls[..., None], rows[..., 4:5])
+    return torch.cat((rows[..., :4], scores, rows[..., 6:7]), dim=2).transpose(1, 2)
 
 
 def _candidates(output: torch.Tensor) -> int:

@@ -193,15 +193,37 @@ def _load_export(path: str) -> Any:
 
 
 def _load_torchscript(path: str, device: torch.device) -> Any:
-    module = torch.jit.load(path, map_location=device)
-    shape = None
-    try:  # a traced module records its example input's sizes on the graph's first user input
-        inputs = list(module.graph.inputs())[1:]
-        sizes = inputs[0].type().sizes() if inputs else None
-        shape = tuple(sizes) if sizes else None
-    except Exception:  # noqa: BLE001 - a scripted module has no fixed sizes
-        shape = None
-    _attach_info(module, _info("torchscript", shape))
+    """A TorchScript file, with what it says of itself: Ultralytics' exports carry ``config.txt`` (their metadata:
+    imgsz, batch, names, stride, end2end), a file saved with ``_extra_files={"obbmeta.json": ...}`` carries
+    ``{"input_shape": [N, C, H, W], "class_names": [...]}``; a saved trace keeps no input sizes of its own."""
+    import json
+
+    extra = {"config.txt": "", "obbmeta.json": ""}
+    module = torch.jit.load(path, map_location=device, _extra_files=extra)
+    shape = names = stride = end2end = None
+    for key in ("obbmeta.json", "config.txt"):
+        try:
+            meta = json.loads(extra[key]) if extra[key] else None
+        except (ValueError, TypeError):
+            meta = None
+        if not isinstance(meta, dict):
+            continue
+        if isinstance(meta.get("input_shape"), list) and len(meta["input_shape"]) == 4:
+            shape = tuple(int(d) if d else None for d in meta["input_shape"])
+        elif isinstance(meta.get("imgsz"), list) and len(meta["imgsz"]) == 2:
+            batch = meta.get("batch") if isinstance(meta.get("batch"), int) and not meta.get("dynamic") else None
+            shape = (batch, 3, int(meta["imgsz"][0]), int(meta["imgsz"][1]))
+        found = meta.get("class_names") or meta.get("names")
+        names = _names_from_metadata(repr(found)) if found else names
+        stride = int(meta["stride"]) if isinstance(meta.get("stride"), int) else stride
+        end2end = bool(meta["end2end"]) if "end2end" in meta else end2end
+        break
+    _attach_info(module, _info("torchscript", shape, class_names=names, stride=stride, end_to_end=end2end))
+    if names:
+        try:
+            module.class_names = list(names)
+        except (AttributeError, RuntimeError, TypeError):
+            pass
     return module
 
 
@@ -286,6 +308,8 @@ def _names_from_metadata(text: str | None) -> tuple[str, ...] | None:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return None
+    if isinstance(value, dict) and all(str(k).isdigit() for k in value):  # JSON gives the ids as strings
+        value = {int(k): v for k, v in value.items()}
     if isinstance(value, dict) and sorted(value) == list(range(len(value))) and \
             all(isinstance(v, str) for v in value.values()):
         return tuple(value[k] for k in range(len(value)))
@@ -382,9 +406,12 @@ def model_class_names(model: Any) -> list[str] | None:
 
 def export_mismatch(fed: tuple, info: ModelInfo | None, what: str) -> str:
     """The one-line error for a model file exported for other input shapes than obbmeta fed it."""
-    want = info.describe_input() if info else "other shapes"
     kind = {"export": "torch.export program", "torchscript": "TorchScript file", "onnx": "ONNX model"}.get(
         info.kind if info else "", "model file")
+    if info is None or not info.input_shape:
+        return (f"the {kind} refused input {tuple(fed)} ({what}): a traced or exported model runs only at the input "
+                "shape it was made for; set input-size (and batch-size) to it, or export with dynamic shapes")
+    want = info.describe_input()
     hint = ""
     if info and info.input_shape and len(info.input_shape) == 4:
         n, _, h, w = info.input_shape

@@ -816,7 +816,10 @@ class OnnxRuntimeModel:
     def __call__(self, x: torch.Tensor) -> Any:
         if x.device.type != "cpu":
             raise ValueError("onnxruntime runs this ONNX model on the CPU; its input is on " + str(x.device))
-        outs = self.session.run(None, {self.input_name: x.detach().float().contiguous().numpy()})
+        try:
+            outs = self.session.run(None, {self.input_name: x.detach().float().contiguous().numpy()})
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's own exception types: one the runner knows
+            raise RuntimeError(" ".join(str(exc).split())) from None
         outs = tuple(torch.from_numpy(o) for o in outs)
         return outs[0] if len(outs) == 1 else outs
 

@@ -17,6 +17,9 @@ from ..boxes import OrientedBoxes
 # nvinfer's release library has no OpenCV: its cluster-mode 0 (groupRectangles) becomes NMS with these, for every
 # class, overriding [class-attrs] (nvdsinfer_context_impl.cpp, "OpenCV has been deprecated").
 GROUP_RECTANGLES_IOU, GROUP_RECTANGLES_TOPK = 0.5, 20
+# DeepStream-Yolo-OBB's C++ parser suppresses its per-anchor rows itself (class-aware, IoU > 0.45 on the boxes'
+# AABBs) while its configs say cluster-mode=4: obbinfer runs rotated NMS at this IoU on that layout.
+PER_ANCHOR_IOU = 0.45
 CLUSTER_NONE, CLUSTER_NMS, CLUSTER_GROUP_RECTANGLES = 4, 2, 0
 
 
@@ -171,10 +174,13 @@ class DetectParams:
     iou: float = 0.45
     max_det: int = 300
     class_filter: ClassFilter = field(default_factory=ClassFilter)
+    anchor_iou: float | None = None  # NMS IoU of per-anchor (B, N, 7) rows (DeepStream-Yolo exports); None: iou
 
     def __post_init__(self):
         number_in_range("conf", self.conf, 0.0, 1.0)
         number_in_range("iou", self.iou, 0.0, 1.0)
+        if self.anchor_iou is not None:
+            number_in_range("anchor_iou", self.anchor_iou, 0.0, 1.0)
         int_in_range("max_det", self.max_det, 0, form="an int >= 0 (0: no limit)")
         if not isinstance(self.class_filter, ClassFilter):
             raise TypeError(f"class_filter must be a ClassFilter, got {type(self.class_filter).__name__}")
@@ -187,11 +193,14 @@ class DetectParams:
         cf = ClassFilter.from_attrs(dict(settings.class_attrs), settings.filter_out_class_ids, cluster,
                                     settings.crop_objects_to_roi_boundary)
         iou = settings.iou
+        anchor_iou = None
         if cluster == CLUSTER_NONE:
             iou = 1.0  # no clustering: a strict IoU > 1 never holds
+            # ... except where the config's C++ parser clustered (per-anchor rows): its threshold, or the file's
+            anchor_iou = settings.iou if "iou" in settings.given else PER_ANCHOR_IOU
         elif cluster == CLUSTER_GROUP_RECTANGLES:
             iou = GROUP_RECTANGLES_IOU
-        return cls(settings.conf, iou, settings.max_det, cf)
+        return cls(settings.conf, iou, settings.max_det, cf, anchor_iou)
 
     def limit(self, candidates: int) -> int:
         """Boxes kept per frame for a head with ``candidates`` rows: ``max_det``, or all of them."""
@@ -199,8 +208,9 @@ class DetectParams:
 
     def graph_key(self) -> tuple:
         """What a captured decode depends on."""
-        return (self.conf, self.iou, self.max_det, tuple(sorted(self.class_filter.pre_threshold.items())))
+        return (self.conf, self.iou, self.max_det, tuple(sorted(self.class_filter.pre_threshold.items())),
+                self.anchor_iou)
 
 
 __all__ = ["DetectParams", "ClassFilter", "parse_input_size", "parse_device", "run_precision",
-           "GROUP_RECTANGLES_IOU", "GROUP_RECTANGLES_TOPK"]
+           "GROUP_RECTANGLES_IOU", "GROUP_RECTANGLES_TOPK", "PER_ANCHOR_IOU"]

@@ -150,8 +150,13 @@ class ModelRunner:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0][:200] if text else ''}"
+    """The line of an exception that says what went wrong: TorchScript's interpreter puts its own traceback first and
+    the error last."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    line = lines[-1] if "TorchScript" in lines[0] or lines[0].startswith("Traceback") else lines[0]
+    return line[:240] if ":" in line.split(" ")[0] else f"{type(exc).__name__}: {line[:240]}"
 
 
 def _shape_refusal(exc: BaseException, info: Any, fed: tuple) -> bool:

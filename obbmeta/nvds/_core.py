@@ -58,7 +58,7 @@ class ReadRow(Structure):
                 ("detector_bbox", c_float * 4), ("rotation_angle", c_float), ("source", c_int32),
                 ("xywhr", c_float * 5), ("corners", c_float * 8), ("obb_flags", c_uint32),
                 ("num_user_meta", c_int32), ("label", c_char * layouts.MAX_LABEL_SIZE),
-                ("tracker_bbox", c_float * 4)]
+                ("tracker_bbox", c_float * 4), ("parent", c_uint64)]
 
 
 class UpdateParams(Structure):
@@ -253,7 +253,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=3, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=4, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),

@@ -36,6 +36,7 @@ class ObjectInfo:
     rotation_angle: float                             # degrees (DS 9 layout), else 0
     num_user_meta: int
     tracker_bbox: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # tracker_bbox_info (unclipped)
+    parent: int = 0  # the parent NvDsObjectMeta* (a secondary detector's objects), 0: none
 
     @property
     def tracked(self) -> bool:
@@ -109,6 +110,7 @@ class FrameObjects:
     rotation_angle: np.ndarray
     address: np.ndarray
     num_user_meta: np.ndarray
+    parent: np.ndarray
 
     def __len__(self) -> int:
         return len(self.address)
@@ -137,7 +139,8 @@ class FrameObjects:
             tracker_confidence=float(self.tracker_confidence[i]),
             label=self.label[i].decode("utf-8", "replace"), rect=tuple(self.rect[i].tolist()),
             detector_bbox=tuple(self.detector_bbox[i].tolist()), rotation_angle=float(self.rotation_angle[i]),
-            num_user_meta=int(self.num_user_meta[i]), tracker_bbox=tuple(self.tracker_bbox[i].tolist()))
+            num_user_meta=int(self.num_user_meta[i]), tracker_bbox=tuple(self.tracker_bbox[i].tolist()),
+            parent=int(self.parent[i]))
 
     def obb(self, i: int) -> Obb:
         """Object ``i``'s oriented box as an :class:`Obb`."""
@@ -146,7 +149,7 @@ class FrameObjects:
 
     def as_dict(self) -> dict[str, np.ndarray]:
         """The columns by name (the form of :func:`read_obbs_arrays`)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "num_user_meta"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("num_user_meta", "parent")}
 
 
 class FrameBoxes(NamedTuple):
@@ -166,7 +169,7 @@ def read_objects(frame: Any, batch: Any = None) -> FrameObjects:
         source=t["source"].copy(), flags=t["obb_flags"].copy(), detector_bbox=t["detector_bbox"].copy(),
         tracker_bbox=t["tracker_bbox"].copy(), tracker_confidence=t["tracker_confidence"].copy(),
         component_id=t["component_id"].copy(), label=_labels(t["label"]), rotation_angle=t["rotation_angle"].copy(),
-        address=t["address"].copy(), num_user_meta=t["num_user_meta"].copy())
+        address=t["address"].copy(), num_user_meta=t["num_user_meta"].copy(), parent=t["parent"].copy())
 
 
 def read_boxes(frame: Any, batch: Any = None, device: Any = "cpu") -> FrameBoxes:

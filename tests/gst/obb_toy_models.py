@@ -175,3 +175,12 @@ def toy_reader():
         SECONDARY_CALLS.append(x.shape[0])
         return [f"{x.shape[2]}x{x.shape[3]}"] * x.shape[0]
     return read
+
+
+def recording_silent() -> torch.nn.Module:
+    """Records its input (INPUTS) and finds nothing: for tests of what the model is fed, whatever the levels."""
+    class RecordingSilent(torch.nn.Module):
+        def forward(self, x):
+            INPUTS.append(x.detach().clone())
+            return torch.zeros(x.shape[0], 4 + NUM_CLASSES + 1, 4, dtype=x.dtype, device=x.device)
+    return RecordingSilent()

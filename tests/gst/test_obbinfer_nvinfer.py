@@ -17,7 +17,7 @@ import torch
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
-from obbmeta.gst import Gst
+from obbmeta.gst import GObject, Gst
 from obbmeta.infer import ClassFilter, Detector
 
 W, H = 160, 120
@@ -55,6 +55,7 @@ infer-dims=3;96;96
 batch-size=1
 interval=0
 filter-out-class-ids=2
+cluster-mode=2
 model-engine-file=model.engine
 [class-attrs-all]
 pre-cluster-threshold=0.3
@@ -76,8 +77,9 @@ device=cpu
     infer = p.get_by_name("infer")
     assert infer.get_property("unique-id") == 5 and infer.get_property("gie-unique-id") == 5
     assert infer.get_property("input-size") == "96x96" and infer.get_property("conf") == pytest.approx(0.3)
-    ref = Detector("obb_toy_models:toy", input_size=96, conf=0.3, iou=0.4, device="cpu",
-                   class_filter=ClassFilter(pre_threshold={1: 0.6}, drop=frozenset({2})))
+    # keys the file leaves out take nvinfer's defaults: its preprocessing (stretch, nearest, no scaling), no box cap
+    ref = Detector("obb_toy_models:toy", input_size=96, conf=0.3, iou=0.4, max_det=0, device="cpu",
+                   preprocess_mode="nvinfer", class_filter=ClassFilter(pre_threshold={1: 0.6}, drop=frozenset({2})))
     names = ["car", "boat", "plane"]
     total = 0
     for pts, image in originals.items():
@@ -88,7 +90,7 @@ device=cpu
         assert all(c != 2 for _, c, *_ in got[pts]) and all(s > 0.6 for _, c, s, *_ in got[pts] if c == 1)
         total += len(want)
     assert total > 20
-    assert any("model-engine-file" in w and "ignored" in w for w in warnings)
+    assert not any("model-engine-file" in w for w in warnings)  # model= wins over the engine: said at info level
 
 
 def test_properties_set_on_the_element_override_the_file(tmp_path):
@@ -137,8 +139,10 @@ def start_error(p):
     return ret, (msg.parse_error()[0].message if msg else None), (msg.src.get_name() if msg else None)
 
 
-@pytest.mark.parametrize("line,key", [("batch-size=four", "batch-size"), ("network-mode=1", "network-mode"),
-                                      ("bogus line", None)])
+@pytest.mark.parametrize("line,key", [
+    ("batch-size=four", "batch-size"), ("network-mode=7", "network-mode"), ("batch-size=1000000000", "batch-size"),
+    ("gie-unique-id=0", "gie-unique-id"), ("scaling-filter=99", "scaling-filter"),
+    ("net-scale-factor=-1", "net-scale-factor"), ("bogus line", None)])
 def test_a_malformed_config_fails_the_start_naming_file_line_and_key(tmp_path, line, key):
     path = config(tmp_path, f"[property]\ngpu-id=0\n{line}\n[obbmeta]\nmodel=obb_toy_models:toy\n")
     p = videotest(3, f"obbinfer name=infer config-file-path={path}")
@@ -163,11 +167,13 @@ def test_nvinfer_names_are_aliases_and_mutability_is_flagged():
     e.set_property("gpu-id", 1)
     e.set_property("network-mode", 2)
     assert e.get_property("unique-id") == 4 and e.get_property("operate-on-class-ids") == "0;2"
-    assert e.get_property("device") == "cuda:1" and e.get_property("gpu-id") == 1
+    assert e.get_property("device") == "auto" and e.get_property("gpu-id") == 1  # auto: cuda:1 where CUDA is
     assert e.get_property("precision") == "fp16" and e.get_property("network-mode") == 2
-    flags = {name: e.find_property(name).flags for name in ("conf", "model", "config-file-path", "process-mode")}
-    assert all(int(flags[n]) & Gst.PARAM_MUTABLE_PLAYING for n in ("conf", "model", "config-file-path"))
-    assert int(flags["process-mode"]) & Gst.PARAM_MUTABLE_READY
+    flags = {name: e.find_property(name).flags for name in ("conf", "model", "config-file-path", "process-mode",
+                                                             "unique-id", "batch-size", "model-engine-file")}
+    assert all(int(flags[n]) & Gst.PARAM_MUTABLE_PLAYING for n in ("conf", "model", "config-file-path",
+                                                                   "model-engine-file"))
+    assert all(int(flags[n]) & Gst.PARAM_MUTABLE_READY for n in ("process-mode", "unique-id", "batch-size"))
 
 
 def test_a_mistyped_class_names_path_is_refused_at_start(tmp_path):
@@ -303,7 +309,7 @@ def test_gst_debug_obbinfer_5_logs_the_load_and_every_batch(level):
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "obbinfer" in r.stderr and re.search(r"model obb_toy_models:toy loaded on (cpu|cuda:0)", r.stderr)
-    assert "warm-up on (64, 64)" in r.stderr
+    assert "warm-up on 64x64" in r.stderr
     assert all(f"batch {k}: 1 frames" in r.stderr for k in range(3))
     assert "model + decode" in r.stderr
 
@@ -354,10 +360,86 @@ def test_nvinfer_names_in_the_obbmeta_group_mean_their_properties(tmp_path):
     assert sum(len(g) for g in got) > 0 and all(o[3] == 7 for g in got for o in g)
 
 
-@pytest.mark.parametrize("line,key", [("warm-up=yes", "warm-up"), ("network-mode=1", "network-mode")])
+@pytest.mark.parametrize("line,key", [("warm-up=yes", "warm-up"), ("network-mode=5", "network-mode"),
+                                      ("unique-id=99999999999", "unique-id")])
 def test_a_bad_value_in_the_obbmeta_group_fails_the_start_naming_file_line_and_key(tmp_path, line, key):
     path = config(tmp_path, f"[obbmeta]\nmodel=obb_toy_models:toy\n{line}\n")
     p = videotest(3, f"obbinfer name=infer config-file-path={path}")
     ret, message, source = start_error(p)
     assert ret == Gst.StateChangeReturn.FAILURE and source == "infer"
     assert f"{path}:3: {key}: " in message
+
+
+# nvinfer's properties as gst_nvinfer_class_init declares them (DeepStream 8.0 / 9.1 gstnvinfer.cpp): name, GType,
+# range, default, and whether it may change in PLAYING (the others are GST_PARAM_MUTABLE_READY).
+G_MAXUINT, G_MAXINT = 2**32 - 1, 2**31 - 1
+NVINFER_PROPERTIES = [
+    ("unique-id", "guint", 0, G_MAXUINT, 15, False),
+    ("process-mode", "enum", None, None, 1, False),
+    ("config-file-path", "gchararray", None, None, None, True),
+    ("infer-on-gie-id", "gint", -1, G_MAXINT, -1, False),
+    ("infer-on-class-ids", "gchararray", None, None, None, False),
+    ("filter-out-class-ids", "gchararray", None, None, None, False),
+    ("model-engine-file", "gchararray", None, None, None, True),
+    ("batch-size", "guint", 1, 1024, 1, False),  # obbinfer adds 0: every frame of a buffer in one call
+    ("interval", "guint", 0, G_MAXINT, 0, False),
+    ("gpu-id", "guint", 0, G_MAXUINT, 0, False),
+    ("raw-output-file-write", "gboolean", None, None, False, False),
+    ("raw-output-generated-callback", "gpointer", None, None, None, False),
+    ("raw-output-generated-userdata", "gpointer", None, None, None, False),
+    ("output-tensor-meta", "gboolean", None, None, False, False),
+    ("output-instance-mask", "gboolean", None, None, False, False),
+    ("input-tensor-meta", "gboolean", None, None, False, False),
+    ("clip-object-outside-roi", "gboolean", None, None, True, False),
+    ("crop-objects-to-roi-boundary", "gboolean", None, None, False, False),
+    ("strongly-typed", "gboolean", None, None, False, False),
+    ("dynamic-properties", "gchararray", None, None, None, False),
+]
+
+
+@pytest.mark.parametrize("name,gtype,lo,hi,default,playing", NVINFER_PROPERTIES, ids=[p[0] for p in NVINFER_PROPERTIES])
+def test_every_nvinfer_property_has_nvinfers_type_range_default_and_mutability(name, gtype, lo, hi, default,
+                                                                              playing):
+    e = Gst.ElementFactory.make("obbinfer")
+    spec = e.find_property(name)
+    assert spec is not None, f"obbinfer has no property {name}"
+    got = spec.value_type.name
+    assert got == gtype or (gtype == "enum" and spec.value_type.is_a(GObject.TYPE_ENUM)), (name, got)
+    if lo is not None:
+        assert (spec.minimum, spec.maximum) == (lo if name != "batch-size" else 0, hi)
+    if gtype not in ("gpointer",):
+        value = e.get_property(name)
+        assert (value or None) == (default or None) if gtype == "gchararray" else int(value) == int(default)
+    flags = int(spec.flags)
+    assert bool(flags & Gst.PARAM_MUTABLE_PLAYING) == playing and bool(flags & Gst.PARAM_MUTABLE_READY) != playing
+
+
+def test_process_mode_takes_nvinfers_nicks():
+    p = Gst.parse_launch("videotestsrc num-buffers=1 ! obbinfer name=a process-mode=secondary ! "
+                         "obbinfer name=b process-mode=primary ! obbinfer name=c process-mode=2 ! fakesink")
+    assert [int(p.get_by_name(n).get_property("process-mode")) for n in "abc"] == [2, 1, 2]
+
+
+def test_a_refused_alias_is_cleared_by_a_later_valid_value_of_either_name():
+    e = Gst.ElementFactory.make("obbinfer")
+    e.set_property("precision", "fp64")
+    assert "precision='fp64' refused" in " ".join(e._refused.values())
+    e.set_property("network-mode", 0)  # the alias clears the refusal of its property
+    assert e.get_property("precision") == "fp32" and not e._refused
+    e.set_property("infer-on-class-ids", "0:x")
+    assert e._refused
+    e.set_property("operate-on-class-ids", "1;2")  # the property clears the refusal of its alias
+    assert not e._refused and e.get_property("infer-on-class-ids") == "1;2"
+
+
+def test_gpu_id_on_a_machine_without_cuda_runs_device_auto_on_the_cpu_with_one_warning(tmp_path):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: device=auto runs on cuda:gpu-id")
+    path = config(tmp_path, "[property]\ngpu-id=0\n[obbmeta]\nmodel=obb_toy_models:toy\ninput-size=64\n")
+    p = videotest(3, f"obbinfer name=infer config-file-path={path}")
+    warnings = []
+    p.get_bus().enable_sync_message_emission()
+    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    assert run(p).eos
+    assert sum("gpu-id=0 but torch sees no CUDA device" in w for w in warnings) == 1
+    assert p.get_by_name("infer").detector.device == "cpu"

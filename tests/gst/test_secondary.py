@@ -215,14 +215,15 @@ def test_process_mode_set_while_playing_waits_for_the_next_start():
 @pytest.mark.parametrize("given, stored", [("32x64", "32x64"), ("32,64", "32x64"), (" 16X16 ", "16x16"), ("24", "24"),
                                            ("", "")])
 def test_crop_size_is_read_by_the_one_size_reader(given, stored):
-    from obbmeta.gst.infer import _check_crop_size
+    from obbmeta.settings import SPECS
 
-    assert _check_crop_size(given) == stored
+    spec = SPECS["crop-size"]
+    assert spec.to_property(spec.value(given)) == stored
 
 
 @pytest.mark.parametrize("bad", ["0x8", "axb", "1x2x3", "5000", "x", "16x"])
 def test_a_bad_crop_size_names_the_property_and_the_forms(bad):
-    from obbmeta.gst.infer import _check_crop_size
+    from obbmeta.settings import SPECS
 
     with pytest.raises(ValueError, match=r"crop-size must be HxW, H,W or H \(pixels, 1\.\.4096\)"):
-        _check_crop_size(bad)
+        SPECS["crop-size"].value(bad)
