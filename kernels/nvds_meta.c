@@ -676,6 +676,7 @@ static void obbmeta_read_object(const obbmeta_layout *L, void *obj, obbmeta_read
     obbmeta_object_head *o = (obbmeta_object_head *)obj;
     const obbmeta_object_tail *t = obbmeta_tail(L, obj);
     r->address = (uint64_t)(uintptr_t)obj;
+    r->parent = (uint64_t)(uintptr_t)o->parent;
     r->object_id = o->object_id;
     r->class_id = o->class_id;
     r->component_id = o->unique_component_id;
@@ -1245,7 +1246,7 @@ OBB_EXPORT int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classi
  * report back, and a few inputs after fields of another size), else a constant, with its value in `values[i]`.
  * Writes at most `capacity` entries and returns how many there are. The ABI version changes when an entry point's
  * signature does. */
-OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 3; }
+OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 4; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
@@ -1276,7 +1277,7 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_OFFSET(obbmeta_read_row, confidence), OBB_ABI_OFFSET(obbmeta_read_row, rotation_angle),
         OBB_ABI_OFFSET(obbmeta_read_row, source), OBB_ABI_OFFSET(obbmeta_read_row, xywhr),
         OBB_ABI_OFFSET(obbmeta_read_row, obb_flags), OBB_ABI_OFFSET(obbmeta_read_row, label),
-        OBB_ABI_OFFSET(obbmeta_read_row, tracker_bbox),
+        OBB_ABI_OFFSET(obbmeta_read_row, tracker_bbox), OBB_ABI_OFFSET(obbmeta_read_row, parent),
 
         OBB_ABI_SIZE(obbmeta_update_params),
         OBB_ABI_OFFSET(obbmeta_update_params, n), OBB_ABI_OFFSET(obbmeta_update_params, flags),

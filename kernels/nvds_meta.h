@@ -351,6 +351,7 @@ typedef struct {
     int32_t num_user_meta; /* all user metas on the object */
     char label[OBBMETA_MAX_LABEL];
     float tracker_bbox[4]; /* tracker_bbox_info left, top, width, height (unclipped tracker box; 0 before a tracker) */
+    uint64_t parent;       /* the parent NvDsObjectMeta* (0: none) */
 } obbmeta_read_row;
 
 /* ---- OBB overlay for nvdsosd: one call per frame (obbmeta.osd.add_obb_overlay). ---- */
