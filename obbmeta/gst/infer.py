@@ -363,13 +363,13 @@ class ObbInfer(ObbmetaElement):
 
     # ---------------------------------------------------------------- buffers
 
-    def _secondary(self, batch: Any, frames: list, views: list, sec: Any, t0: float, batch_index: int,
-                   timing: bool, s: Any) -> None:
-        """process-mode=2: the objects nvinfer's secondary mode would take (operate-on-gie-id / class ids, input
-        object sizes, the reinfer interval of tracked objects) cropped upright and classified / read; results in
-        NvDsClassifierMeta; tracked objects not due again get their last result, as nvinfer attaches its cache."""
+    def _select(self, frames: list, s: Any, detector: bool) -> tuple[list, list, list, list]:
+        """The objects nvinfer's secondary mode takes: operate-on-gie-id / class ids, input object sizes, and the
+        reinfer rules of tracked objects (a classifier re-infers an object whose box grew by 20 % or after
+        secondary-reinfer-interval frames, attaching its last result meanwhile; a detector re-infers after the
+        interval, or always with the default G_MAXINT). Returns (rows [batch id, cx, cy, w, h, angle], addresses,
+        history keys, cached (address, result))."""
         from .. import nvds
-        from ..nvds.classifier import Label
 
         gie = s.operate_on_gie_id
         classes = set(s.operate_on_class_ids)
@@ -385,42 +385,91 @@ class ObbInfer(ObbmetaElement):
                 if (gie >= 0 and info.component_id != gie) or (classes and info.class_id not in classes) or \
                         w < lo_w or h < lo_h or (hi_w and w > hi_w) or (hi_h and h > hi_h):
                     continue
+                if info.component_id == s.unique_id and detector:
+                    continue  # a secondary detector's own children are no parents of its next run
                 key = info.object_id if info.tracked else None
                 past = history.get(key) if key is not None else None
                 if past is not None:
                     past.seen = frame_num
+                    due = frame_num - past.frame_num > interval
+                    if detector and not (due or interval == S.G_MAXINT):
+                        continue  # nvinfer keeps no children of an object that is not due
                     grew = w * h > past.area * (1 + REINFER_AREA_GROWTH)
-                    if not grew and frame_num - past.frame_num <= interval:
+                    if not detector and not grew and not due:
                         cached.append((info.address, past.result))
                         continue
                 rows.append([float(f.batch_id), *obb.xywhr])
                 targets.append(info.address)
-                keys.append((f.source_id, key, frame_num, w * h))
+                keys.append((f.source_id, key, frame_num, w * h, f))
             for k in [k for k, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
                 del history[k]
+        return rows, targets, keys, cached
+
+    def _secondary(self, batch: Any, frames: list, views: list, loaded: Any, t0: float, batch_index: int,
+                   timing: bool, s: Any, buf: Gst.Buffer) -> None:
+        """process-mode=2: the objects nvinfer's secondary mode would take, cropped upright and classified / read
+        (results in NvDsClassifierMeta; tracked objects not due again get their last result, as nvinfer attaches its
+        cache), or searched by a secondary detector (children written to the parent's frame with ``parent`` set)."""
+        from .. import nvds
+        from ..nvds.classifier import Label
+        from ..secondary.detect import SecondaryDetector
+
+        sec = loaded.detector
+        is_detector = isinstance(sec, SecondaryDetector)
+        rows, targets, keys, cached = self._select(frames, s, is_detector)
         t1 = time.perf_counter()
         formats = [v.format for v in views]
-        results = sec([v.model_input for v in views], formats, rows) if rows else []
+        inputs = [v.model_input for v in views]
+        tensors = self._tensor_outputs(s)
+        raws = [] if tensors is not None else None
+        written = None
+        tensor_targets = targets
+        if loaded.raw:  # network-type=100: each object's tensors, no result
+            results = sec.run_raw(inputs, formats, rows) if rows else []
+            raws, labels = results, []
+        elif is_detector:
+            children = sec(inputs, formats, rows, self._detect_params(s), raws) if rows else []
+            labels = [None] * len(children)
+            if children:
+                counts = [len(c) for c in children]
+                parents = [t for t, n in zip(targets, counts) for _ in range(n)]
+                fs = [k[4] for k in keys]
+                written = nvds.attach_obbs_batch(
+                    batch, children, frames=fs, class_names=self._label_table(loaded, children, s),
+                    component_id=s.unique_id, frame_sizes=[(views[f.batch_id].width, views[f.batch_id].height)
+                                                           for f in fs], osd_limit=s.osd_limit or None,
+                    parents=parents or None, **self._colours(loaded))
+        else:
+            parts = [] if raws is not None else None
+            results = sec(inputs, formats, rows, outputs=parts) if rows else []
+            labels = [None if r is None else [Label(x.class_id, x.prob, x.label, x.label_id) for x in r]
+                      for r in results]
+            if parts:  # the model saw the objects in its own order (by crop width): their tensors follow it
+                raws = [r for _, r in parts]
+                tensor_targets = [targets[i] for idx, _ in parts for i in idx]
         t2 = time.perf_counter()
-        labels = [None if r is None else [Label(x.class_id, x.prob, x.label, x.label_id) for x in r] for r in results]
-        for (source, key, frame_num, area), result in zip(keys, labels):
+        for (source, key, frame_num, area, _f), result in zip(keys, labels):
             if key is not None:
                 self._history[source][key] = _History(frame_num, area, frame_num, result)
-        objects = targets + [a for a, _ in cached]
-        written = None
-        if objects:
-            written = nvds.attach_classifications(batch, objects, results=labels + [r for _, r in cached],
-                                                  component_id=s.unique_id,
-                                                  classifier_type=s.classifier_type or None)
+        if not is_detector and not loaded.raw:
+            objects = targets + [a for a, _ in cached]
+            if objects:
+                written = nvds.attach_classifications(batch, objects, results=labels + [r for _, r in cached],
+                                                      component_id=s.unique_id,
+                                                      classifier_type=s.classifier_type or None)
+        if raws:
+            self._emit_tensors(tensors, batch, tensor_targets, raws, buf, to_objects=True)
         t3 = time.perf_counter()
         if self.timings is not None:
             self.timings.append({"frames": len(frames), "objects": len(rows), "map": t1 - t0, "infer": t2 - t1,
                                  "write": t3 - t2})
         if timing:
+            done = (written.written if is_detector else written.classified) if written else 0
             self.debug_category.debug(
-                self, "batch %d: %d objects inferred, %d from the cache, %d classified; select %.3f ms, crop + model "
-                "%.3f ms, write %.3f ms", batch_index, len(rows), len(cached), written.classified if written else 0,
-                (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+                self, "batch %d: %d objects inferred, %d from the cache, %d %s; select %.3f ms, crop + model "
+                "%.3f ms, write %.3f ms", batch_index, len(rows), len(cached), done,
+                "children written" if is_detector else "classified", (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+                (t3 - t2) * 1e3)
 
     def _tensor_input(self, buf: Gst.Buffer, loaded: Any, s: Any, batch_index: int) -> None:
         """input-tensor-meta: the model on each tensor nvdspreprocess attached for this element's unique-id, its
@@ -499,7 +548,7 @@ class ObbInfer(ObbmetaElement):
             if not chosen:
                 return Gst.FlowReturn.OK
             if loaded.secondary:
-                self._secondary(batch, frames, views, detector, t0, batch_index, timing, s)
+                self._secondary(batch, frames, views, loaded, t0, batch_index, timing, s, buf)
                 self.inferred += 1
                 return Gst.FlowReturn.OK
             params = self._detect_params(s)

@@ -193,9 +193,6 @@ def build(s: Any, config: Any = None) -> Built:
     if raw and not (s.output_tensor_meta or s.raw_output_file_write):
         warnings.append(f"{_where(config, 'network-type')}network-type=100 (other): no objects are written and "
                         "output-tensor-meta is off, so the model's output reaches nothing; set output-tensor-meta=1")
-    if secondary and output_format not in SECONDARY_FORMATS:
-        raise ValueError(f"output-format={output_format} and process-mode=2 do not go together: process-mode=2 "
-                         "(secondary) takes output-format classifier or text")
     if not secondary and output_format not in DETECTOR_FORMATS:
         raise ValueError(f"output-format={output_format} and process-mode=1 do not go together: process-mode=1 takes "
                          "a detector's yolo-obb, mmrotate or boxes (classifier and text are for process-mode=2)")
@@ -212,8 +209,8 @@ def build(s: Any, config: Any = None) -> Built:
     if s.strongly_typed or s.dynamic_properties:
         infos.append("strongly-typed / dynamic-properties configure a TensorRT builder: nothing to do for PyTorch")
     pre = preprocessing(s, config, warnings)
-    names = None if secondary else read_labels(s, config, warnings)
-    if secondary:
+    names = None if secondary and output_format in SECONDARY_FORMATS else read_labels(s, config, warnings)
+    if secondary and output_format in SECONDARY_FORMATS and not raw:
         return _build_secondary(s, config, model, output_format, device, pre, warnings, infos)
     from .detector import Detector
 
@@ -234,7 +231,13 @@ def build(s: Any, config: Any = None) -> Built:
         infos.append(f"warm-up on {detector.input_size[0]}x{detector.input_size[1]}: {seconds:.3f} s")
     labels = Labels.of(names if names is not None else detector.labels)
     check_classes(s, config, labels.names, getattr(detector, "num_classes", None), warnings)
-    return Built(detector, s, model, s.config_file_path, False, labels, class_palette(s), raw, warnings, infos)
+    if secondary:  # a secondary detector: the detector on upright crops of each parent object
+        from ..secondary.detect import SecondaryDetector
+
+        detector = SecondaryDetector(detector, padding=s.crop_padding, reading=s.crop_reading, fill=s.crop_fill)
+        infos.append(f"secondary detector: parents cropped upright into {s.input_size or 'the input size'}, "
+                     f"reading {s.crop_reading}, padding {s.crop_padding:g}")
+    return Built(detector, s, model, s.config_file_path, secondary, labels, class_palette(s), raw, warnings, infos)
 
 
 def _warm_raw(detector: Any, s: Any) -> float:

@@ -30,12 +30,12 @@ from typing import Any, Sequence
 
 import torch
 
-from ._validators import int_in_range, number_in_range, size_pair
-from .decode import ctc_greedy
-from .infer import ModelRunner, model_class_names, parse_class_names, parse_device, read_label_file
-from .ops import crop_rotated
-from .pixels import lookup, to_rgb
-from .preprocess import preset
+from .._validators import int_in_range, number_in_range, size_pair
+from ..decode import ctc_greedy
+from ..infer import ModelRunner, model_class_names, parse_class_names, parse_device, read_label_file
+from ..ops import crop_rotated
+from ..pixels import lookup, to_rgb
+from ..preprocess import preset
 
 OUTPUT_FORMATS = ("classifier", "text")
 READINGS = ("as-is", "left-to-right", "long-side")
@@ -146,21 +146,22 @@ class SecondaryModel:
         if len(set(formats)) == 1 and lookup(formats[0]).drawable:
             channels = list(lookup(formats[0]).rgb_order)
             sources = [f.to(device, non_blocking=True) for f in frames]
-            scale, fill = 1.0, self.fill
+            scale, fill, layout = 1.0, self.fill, "HWC"  # named: a frame 1-4 rows high looks like CHW otherwise
         else:  # YUV / planar / deep formats: the frame as RGB first (a whole-frame conversion)
             for f, fmt in zip(frames, formats):
                 planes = tuple(p.to(device, non_blocking=True) for p in f) if isinstance(f, (tuple, list)) else \
                     f.to(device, non_blocking=True)
                 sources.append(to_rgb(planes, fmt))
-            scale, fill = 255.0, self.fill / 255
+            scale, fill, layout = 255.0, self.fill / 255, "CHW"
         boxes = boxes.to(torch.float32)
         if self.crop_size is not None:
             crops = crop_rotated(sources, boxes, self.crop_size, padding=self.padding, channels=channels, fill=fill,
-                                 reading=self.reading, out_dtype=torch.float32)
+                                 reading=self.reading, out_dtype=torch.float32, layout=layout)
         else:
             width = self._batch_width(boxes)
             crops = crop_rotated(sources, boxes, height=self.crop_height, max_width=width, padding=self.padding,
-                                 channels=channels, fill=fill, reading=self.reading, out_dtype=torch.float32)
+                                 channels=channels, fill=fill, reading=self.reading, out_dtype=torch.float32,
+                                 layout=layout)
             if crops.shape[3] != width:  # the widest crop sets the width: round it up to the model's multiple
                 crops = torch.nn.functional.pad(crops, (0, width - crops.shape[3]), value=fill)
         levels = crops if scale == 1.0 else crops * scale
@@ -186,9 +187,11 @@ class SecondaryModel:
     # ---------------------------------------------------------------- the call
 
     @torch.inference_mode()
-    def __call__(self, frames: Sequence[Any], pixel_format: Any, boxes: Any) -> list[list[Result] | None]:
+    def __call__(self, frames: Sequence[Any], pixel_format: Any, boxes: Any, outputs: list | None = None
+                 ) -> list[list[Result] | None]:
         """One result per box of the ``(K, 6)`` [frame index, cx, cy, w, h, angle] table (frame pixels): a list of
-        :class:`Result` (one per output) or None when no output passed the threshold."""
+        :class:`Result` (one per output) or None when no output passed the threshold. ``outputs`` gets, per model
+        call, ``(the boxes' indices, RawOutputs)``."""
         boxes = torch.as_tensor(boxes, dtype=torch.float32)
         if boxes.dim() != 2 or boxes.shape[1] != 6:
             raise ValueError(f"boxes must be a (K, 6) [frame index, cx, cy, w, h, angle] table, got "
@@ -204,7 +207,13 @@ class SecondaryModel:
             part = order[start:start + step]
             x = self.crops(frames, pixel_format, boxes[part])
             model = self.model_on(x.device)
-            for i, r in zip(part, self._decode(self.runner(x), model, x.shape[0])):
+            y = self.runner(x)
+            if outputs is not None:
+                from ..infer import RawOutputs
+                from ..infer.detector import output_layers
+
+                outputs.append((part, RawOutputs(x, output_layers(y))))
+            for i, r in zip(part, self._decode(y, model, x.shape[0])):
                 out[i] = r
         return out
 
@@ -218,6 +227,10 @@ class SecondaryModel:
                 raise ValueError(f"output-format classifier expects (K, C) scores per head with K = {k} crops; head "
                                  f"{h} is {tuple(scores.shape) if isinstance(scores, torch.Tensor) else scores!r}")
             p = scores.float()
+            bad = ~torch.isfinite(p).all(dim=1)
+            if bool(bad.any()):  # the same rule as a detector's: a model giving NaN / inf stops with why
+                raise ValueError(f"output-format classifier: head {h} gave scores that are not finite (NaN or inf) "
+                                 f"for {int(bad.sum())} of {k} crops (first: crop {int(bad.nonzero()[0])})")
             if not _is_distribution(p):
                 p = torch.softmax(p, dim=1)
             prob, cls = p.max(dim=1)
@@ -237,6 +250,10 @@ class SecondaryModel:
             if not isinstance(output, torch.Tensor) or output.dim() != 3:
                 got = tuple(output.shape) if isinstance(output, torch.Tensor) else type(output).__name__
                 raise ValueError(f"output-format text expects (K, T, C) CTC logits or a list of K strings, got {got}")
+            bad = ~torch.isfinite(output.float()).flatten(1).all(dim=1)
+            if bool(bad.any()):
+                raise ValueError(f"output-format text: the recogniser gave logits that are not finite (NaN or inf) for "
+                                 f"{int(bad.sum())} of {k} crops (first: crop {int(bad.nonzero()[0])})")
             charset = self._charset or getattr(model, "charset", None)
             if charset is None:
                 raise ValueError("output-format text needs a charset: the model's .charset, or set charset (a label "
@@ -280,7 +297,7 @@ def _charset(charset: Any) -> Any:
     if charset is None or charset == "":
         return None
     if isinstance(charset, str) and ("/" in charset or charset.endswith(".txt")):
-        from .decode import read_charset
+        from ..decode import read_charset
 
         return read_charset(charset)
     return charset
