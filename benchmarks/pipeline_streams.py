@@ -174,6 +174,169 @@ def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count:
             "per_batch_ms": split, "buffers": count, "repeats": repeats}
 
 
+# ---------------------------------------------------------------- sources that load the GPU
+
+class Producers:
+    """``streams`` NVMM sources running in this process, as a real pipeline's sources run beside its inference:
+    ``upload``: ``videotestsrc ! nvvideoconvert`` (each frame drawn on the CPU and uploaded, in ``fmt``);
+    ``decoder``: NVIDIA's ``nvv4l2decoder`` decoding a 1080p H.264 stream (I_PCM, made by tests/gst/h264_pcm.py:
+    every frame decoded, 3 MB of bitstream each, so more host-to-device traffic than a camera's stream) to NV12.
+    Each ends in an appsink holding at most two frames, so a consumer slower than the sources throttles them, as
+    nvstreammux's back-pressure does."""
+
+    def __init__(self, source: str, streams: int, fmt: str):
+        self.pipes, self.sinks, self.feeders, self.stop = [], [], [], threading.Event()
+        caps = f"video/x-raw(memory:NVMM),format={fmt},width={W},height={H}"
+        aus = _pcm_stream() if source == "decoder" else None
+        for _ in range(streams):
+            if source == "upload":
+                head = (f"videotestsrc pattern=ball is-live=false ! video/x-raw,format={fmt},width={W},height={H},"
+                        "framerate=30/1 ! nvvideoconvert")
+            elif source == "decoder":
+                head = (f"appsrc name=src format=time block=true max-buffers=4 caps=video/x-h264,"
+                        f"stream-format=byte-stream,alignment=au,width={W},height={H},framerate=30/1 ! nvv4l2decoder")
+            else:
+                raise ValueError(f"source must be upload or decoder, got {source!r}")
+            p = Gst.parse_launch(f"{head} ! {caps} ! appsink name=out max-buffers=2 drop=false sync=false")
+            self.pipes.append(p)
+            self.sinks.append(p.get_by_name("out"))
+            if aus is not None:
+                t = threading.Thread(target=self._feed, args=(p.get_by_name("src"), aus), daemon=True)
+                self.feeders.append(t)
+        for p in self.pipes:
+            if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+                raise RuntimeError(f"a {source} source did not start")
+        for t in self.feeders:
+            t.start()
+
+    def _feed(self, src, aus: list) -> None:
+        k = 0
+        whole = [Gst.Buffer.new_wrapped(au) for au in aus]
+        while not self.stop.is_set():
+            buf = whole[k % len(whole)].copy()  # shares the bitstream's memory: no copy per frame
+            buf.pts = buf.dts = k * Gst.SECOND // 30
+            if src.emit("push-buffer", buf) != Gst.FlowReturn.OK:
+                return
+            k += 1
+
+    def next_frames(self) -> None:
+        """One frame from every source (blocking), as a muxer takes a batch."""
+        for sink in self.sinks:
+            if sink.emit("try-pull-sample", 20 * Gst.SECOND) is None:
+                raise RuntimeError("a source gave no frame within 20 s (ended or failed)")
+
+    def close(self) -> None:
+        self.stop.set()
+        for p in self.pipes:
+            p.set_state(Gst.State.NULL)
+
+
+def _pcm_stream(frames: int = 4) -> list:
+    sys.path.insert(0, str(ROOT / "tests" / "gst"))
+    from h264_pcm import encode
+
+    rng = np.random.default_rng(0)
+    return encode([(rng.integers(16, 236, (H, W), dtype=np.uint8), rng.integers(16, 241, (H // 2, W // 2), np.uint8),
+                    rng.integers(16, 241, (H // 2, W // 2), np.uint8)) for _ in range(frames)])
+
+
+CHAINS = {"obbinfer": ["obbinfer"], "obbinfer+track+overlay": ["obbinfer", "obbtrack", "obboverlay"],
+          # queues between, as a DeepStream app puts them: each element on its own thread
+          "obbinfer+queue+track+queue+overlay": ["obbinfer", "queue", "obbtrack", "queue", "obboverlay"],
+          # the harbour demo's secondary detector on every ship (obbmeta.demo.container_stage's settings)
+          "obbinfer+secondary-detector": ["obbinfer", "obbinfer:containers"]}
+SECONDARY = {"process-mode": 2, "model": "obbmeta.models:container_detector", "output-format": "yolo-obb",
+             "input-size": "256x64", "unique-id": 3, "operate-on-gie-id": 1, "operate-on-class-ids": "1",
+             "crop-reading": "long-side", "crop-padding": 0.05, "crop-fill": 114, "class-names": "container",
+             "device": "cuda", "batch-size": 64}
+
+
+def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, chain: str, variant: str,
+                    depth: int, count: int, repeats: int) -> dict:
+    """One batched pipeline ``appsrc ! <chain> ! fakesink`` fed a batch of ``streams`` 1080p scene frames (a
+    NvBufSurface made by NVIDIA's NvBufSurfaceCreate) each time every producer has delivered one frame (a muxer
+    in Python), against ``appsrc ! fakesink`` fed the same way in the same run (the baseline). Also: latency per
+    buffer (obbinfer's sink pad in -> fakesink), and the process's CPU seconds per batch beyond the baseline's."""
+    surface = frames_for(streams, fmt, "cuda")
+    warmup = 5
+    props = {"model": MODEL, "input-size": "640", "device": "cuda", "batch-size": streams, "queue-depth": depth,
+             **VARIANTS[variant]}
+
+    def once(elements: list) -> tuple:
+        p = Gst.Pipeline()
+        src = Gst.ElementFactory.make("appsrc")
+        src.set_property("caps", Gst.Caps.from_string(f"video/x-raw(memory:NVMM),format={fmt},width={W},"
+                                                      f"height={H},framerate=30/1"))
+        src.set_property("format", Gst.Format.TIME)
+        src.set_property("max-buffers", 2)
+        src.set_property("block", True)
+        chain_elems = []
+        for name in elements:
+            e = Gst.ElementFactory.make(name.split(":")[0])
+            if name == "obbinfer":
+                for k, v in {**props, "unique-id": 1}.items():
+                    e.set_property(k, v)
+            if name == "obbinfer:containers":
+                for k, v in {**SECONDARY, "queue-depth": depth, **VARIANTS[variant]}.items():
+                    e.set_property(k, v)
+            if name == "queue":
+                e.set_property("max-size-buffers", 4)
+            if name == "obboverlay":
+                e.set_property("mode", "draw")
+            chain_elems.append(e)
+        sink = Gst.ElementFactory.make("fakesink")
+        sink.set_property("sync", False)
+        elems = [src, *chain_elems, sink]
+        for e in elems:
+            p.add(e)
+        for a, b in zip(elems, elems[1:]):
+            a.link(b)
+        t_in, t_out = {}, {}
+
+        def stamp(times: dict):
+            def probe(_pad, info):
+                times.setdefault(info.get_buffer().pts, time.perf_counter())
+                return Gst.PadProbeReturn.OK
+            return probe
+
+        (chain_elems[0] if chain_elems else sink).get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER,
+                                                                                    stamp(t_in))
+        sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, stamp(t_out))
+        bufs = batched_buffers(surface, streams, count + warmup, W, H)
+        if p.set_state(Gst.State.PAUSED) == Gst.StateChangeReturn.FAILURE:
+            raise RuntimeError("the pipeline did not start")
+        p.set_state(Gst.State.PLAYING)  # the model was loaded and warmed up (graphs captured) in READY -> PAUSED
+        cpu0 = time.process_time()
+        for b in bufs:
+            producers.next_frames()
+            src.emit("push-buffer", b)
+        src.emit("end-of-stream")
+        msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        cpu = time.process_time() - cpu0
+        p.set_state(Gst.State.NULL)
+        if msg is None or msg.type != Gst.MessageType.EOS:
+            raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
+        outs = sorted(t_out.values())
+        wall = outs[-1] - outs[warmup - 1]
+        lat = sorted(t_out[k] - t_in[k] for k in sorted(t_out)[warmup:] if k in t_in)
+        return streams * count / wall, lat, cpu / len(bufs)
+
+    runs, base = [], []
+    for _ in range(repeats):  # interleaved: the sources' rate drifts between runs (seen up to 30 % on the H200)
+        runs.append(once(CHAINS[chain]))
+        base.append(once([]))
+    fps = statistics.median(r[0] for r in runs)
+    baseline = statistics.median(r[0] for r in base)
+    lat = sorted(x for r in runs for x in r[1])
+    return {"source": source, "streams": streams, "mode": "batched", "chain": chain, "variant": variant,
+            "queue_depth": depth, "format": fmt, "device": "cuda", "fps": round(fps, 1),
+            "baseline_fps": round(baseline, 1), "ratio": round(fps / baseline, 3),
+            "latency_ms": {"p50": round(lat[len(lat) // 2] * 1e3, 2), "p99": round(lat[int(len(lat) * 0.99)] * 1e3, 2)},
+            "cpu_ms_per_batch": round((statistics.median(r[2] for r in runs) - statistics.median(r[2] for r in base))
+                                      * 1e3, 3),
+            "buffers": count, "repeats": repeats}
+
+
 def forward_alone(device: str) -> list:
     """The bundled model's forward at 640, eager and replayed from a CUDA graph, batch 1 and 16 (CUDA events)."""
     from obbmeta.models import load_demo_model
@@ -251,23 +414,62 @@ def main() -> None:
     ap.add_argument("--modes", default="batched,separate")
     ap.add_argument("--variants", default=None, help="comma-separated (default: every variant of the device)")
     ap.add_argument("--name", default=None, help="results/<name>.json (default pipeline_streams[_cpu])")
+    ap.add_argument("--sources", default="appsrc",
+                    help="comma-separated: appsrc (ready-made batches, nothing else on the GPU), upload "
+                         "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers, NV12)")
+    ap.add_argument("--repeats", type=int, default=2, help="runs of each row (median), baseline interleaved")
+    ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder rows")
+    ap.add_argument("--chains", default="obbinfer+track+overlay",
+                    help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
+                         + ", ".join(CHAINS))
     args = ap.parse_args()
     obbmeta.gst.register()
-    count, repeats = (10, 1) if args.quick else (40, 2)
+    count, repeats = (10, 1) if args.quick else (40, args.repeats)
     streams = [int(s) for s in args.streams.split(",")]
     variants = ["eager", "graph", "fp16"] if args.device == "cuda" else ["eager"]
     chosen = args.variants.split(",") if args.variants else None
+    sources = args.sources.split(",")
     rows = []
+    name = args.name or "pipeline_streams" + ("" if args.device == "cuda" else "_cpu")
+
+    def save() -> None:  # after every row: a run cut short keeps what it measured
+        if not args.quick:
+            write_json(name, {"device": args.device, "machine": machine(), "rows": rows, "model": MODEL,
+                              "input_size": 640, "frame": f"{W}x{H}", "note": __doc__.split("\n\n")[1]})
+    for source in (x for x in sources if x != "appsrc"):
+        if args.device != "cuda":
+            raise SystemExit(f"--sources {source} needs --device cuda (NVIDIA's NVMM sources)")
+        for fmt in (["NV12"] if source == "decoder" else args.formats.split(",")):
+            for s in streams:
+                producers = Producers(source, s, fmt)
+                try:
+                    for v in ([] if args.variants == "none" else chosen or ["eager", "graph"]):
+                        for depth in (int(d) for d in args.depths.split(",")):
+                            r = measure_sourced(producers, source, s, fmt, "obbinfer", v, depth, count, repeats)
+                            print(r, flush=True)
+                            rows.append(r)
+                            save()
+                    for chain in filter(None, args.chains.split(",")):
+                        r = measure_sourced(producers, source, s, fmt, chain, "graph",
+                                            max(int(d) for d in args.depths.split(",")), count, repeats)
+                        print(r, flush=True)
+                        rows.append(r)
+                        save()
+                finally:
+                    producers.close()
+    if "appsrc" not in sources:
+        args.modes = ""
     for fmt in args.formats.split(","):
         for s in streams:
-            for mode in args.modes.split(","):
+            for mode in filter(None, args.modes.split(",")):
                 for v in variants + (["graph+batch"] if mode == "separate" and args.device == "cuda" and s > 1
                                      else []):
                     if (chosen and v not in chosen) or (not chosen and fmt != "RGBA" and v != "graph"):
                         continue  # NV12 sources: the fastest variant only, unless chosen
-                    r = measure(s, mode, v, fmt, args.device, count, repeats)
+                    r = {"source": "appsrc", **measure(s, mode, v, fmt, args.device, count, repeats)}
                     print(r, flush=True)
                     rows.append(r)
+                    save()
     result = {"device": args.device, "machine": machine(), "rows": rows, "model": MODEL, "input_size": 640,
               "frame": f"{W}x{H}", "note": __doc__.split("\n\n")[1]}
     if args.device == "cuda":
@@ -276,7 +478,6 @@ def main() -> None:
     if args.cpu_load:
         result["cpu_under_load"] = cpu_under_load(30 if args.quick else 60)
         print(result["cpu_under_load"])
-    name = args.name or "pipeline_streams" + ("" if args.device == "cuda" else "_cpu")
     if not args.quick:
         path = write_json(name, result)
         plot(rows, name)
@@ -292,7 +493,9 @@ def plot(rows: list, name: str) -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     labels, fps, base = [], [], []
     for r in rows:
-        labels.append(f"{r['streams']} {r['mode'][:3]} {r['variant']} {r['format']}")
+        labels.append(f"{r.get('source', 'appsrc')} {r['streams']} {r['mode'][:3]} {r['variant']} {r['format']}"
+                      + (f" q{r['queue_depth']}" if "queue_depth" in r else "")
+                      + (" +track+overlay" if r.get("chain", "obbinfer") != "obbinfer" else ""))
         fps.append(r["fps"])
         base.append(r["baseline_fps"])
     x = np.arange(len(rows))

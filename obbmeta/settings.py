@@ -353,6 +353,10 @@ SPECS: dict[str, Spec] = {s.name: s for s in [
           model=True),
     _uint("threads", 0, "torch's CPU threads (process-wide; 0: half the cores for a CPU model, leaving the rest to "
           "GStreamer's threads)", "performance", high=1024, model=True),
+    _uint("queue-depth", 2, "batches between the streaming thread and the output thread: the streaming thread "
+          "queues a batch's GPU work and takes the next buffer while the output thread waits for the results, "
+          "writes the metadata and pushes (nvinfer's split); 0: each buffer is finished before the next is taken",
+          "performance", high=64),
     _uint("max-batch-wait-us", 0, "> 0: frames that obbinfer elements with the same settings (separate pipelines in "
           "one process) get within this many microseconds run as one model batch", "performance", high=1_000_000,
           model=True),

@@ -19,6 +19,7 @@ phases on CUDA. torch is imported when the element starts, not when GStreamer sc
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from ..nvinfer_config import read_nvinfer_config
 from ._element import ObbmetaElement, batch_meta_for, describe_failure, enum_type
 from ._frames import mapped_frames
 from ._gi import GObject, Gst
+from ._output import OutputQueue, event_is_serialized, query_is_serialized
 
 REINFER_AREA_GROWTH = 0.2   # nvinfer's REINFER_AREA_THRESHOLD: an object whose box grew this much is inferred again
 HISTORY_MAX_AGE = 150       # nvinfer's CLEANUP_ACCESS_CRITERIA: frames after which an unseen object is forgotten
@@ -122,7 +124,7 @@ class ObbInfer(ObbmetaElement):
     }
     # nvinfer's READY-only properties apply at the next batch here (or load a new model), except these: they change
     # what the element is, and apply at the next start.
-    _at_start = frozenset({"process-mode", "input-tensor-meta"})
+    _at_start = frozenset({"process-mode", "input-tensor-meta", "queue-depth"})
     _ready_only = frozenset(s.name for s in S.SPECS.values() if s.mutable == "ready") | \
         frozenset(a for a, n in S.ALIASES.items() if S.SPECS[n].mutable == "ready")
     property_specs = _properties()
@@ -149,6 +151,9 @@ class ObbInfer(ObbmetaElement):
         self.frames = 0    # frame_num of the batch metas this element creates
         self.inferred = 0  # batches that went through the model
         self.timings: list | None = None  # a list: each inferred batch appends its phase times (benchmarks)
+        self._stream = None  # the element's own CUDA stream (a model on CUDA)
+        self._out: OutputQueue | None = None  # the output thread (queue-depth > 0)
+        self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM, self._query_probe)
 
     @property
     def detector(self) -> Any:
@@ -248,12 +253,45 @@ class ObbInfer(ObbmetaElement):
         with self._prop_lock:
             settings, config = self.settings, self._config
         self._report_config(config)
-        if self._assigned and self.loaded is not None:
-            return
-        with self._swap_lock:
-            self._generation += 1
-        loaded = self._build(settings, config)
-        self._bring_in(loaded)
+        if not (self._assigned and self.loaded is not None):
+            with self._swap_lock:
+                self._generation += 1
+            self._bring_in(self._build(settings, config))
+        self._start_output(settings)
+
+    def _start_output(self, settings: Any) -> None:
+        """The element's CUDA stream (for a model on CUDA) and, with queue-depth > 0, its output thread."""
+        device = str(getattr(self.loaded.detector, "device", "cpu"))
+        self._stream = None
+        if device.startswith("cuda"):
+            import torch
+
+            self._stream = torch.cuda.Stream(device=torch.device(device))
+        if settings.queue_depth > 0:
+            self._out = OutputQueue(self, settings.queue_depth, name=f"{self.get_name()}-output")
+
+    @property
+    def latencies(self) -> list[float]:
+        """Seconds from a buffer's arrival to the end of its push, for the last buffers (output thread only)."""
+        return list(self._out.latencies) if self._out is not None else []
+
+    def do_sink_event(self, event: Gst.Event) -> bool:
+        out = self._out
+        if out is not None:
+            if event.type == Gst.EventType.FLUSH_START:
+                out.flush_start()
+            elif event.type == Gst.EventType.FLUSH_STOP:
+                out.flush_stop()
+            elif event_is_serialized(event):
+                out.drain()  # the buffers before it leave first (caps, segment, EOS, gap, custom events)
+        return super().do_sink_event(event)
+
+    def _query_probe(self, pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
+        # a probe, not do_query (PyGObject finds BaseTransform's and Element's query vfuncs ambiguous)
+        out = self._out
+        if out is not None and query_is_serialized(info.get_query()):
+            out.drain()  # a drain or allocation query is answered after the buffers before it have left
+        return Gst.PadProbeReturn.OK
 
     def _report_config(self, config: Any) -> None:
         if config is None or config is self._config_reported:
@@ -281,6 +319,10 @@ class ObbInfer(ObbmetaElement):
         with self._swap_lock:
             self._generation += 1  # a replacement still loading is dropped when it finishes
             self._pending = None
+        out, self._out = self._out, None
+        if out is not None:
+            out.stop()
+        self._stream = None
 
     def _rebuild(self, reason: str) -> None:
         with self._swap_lock:
@@ -309,6 +351,8 @@ class ObbInfer(ObbmetaElement):
             pending, self._pending = self._pending, None
         if pending is None:
             return
+        if self._out is not None:
+            self._out.drain()  # the old model's batches in flight finish before it is let go
         self._report_config(self._config)
         self._bring_in(pending)
         self.debug_category.info(self, "model swapped at batch %d: %s", self.batches, pending.model)
@@ -512,6 +556,31 @@ class ObbInfer(ObbmetaElement):
                     self._emit_tensors(tensors, batch, frames, [RawOutputs(rows, output_layers(output))], buf)
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
+        t_in = time.perf_counter()
+        out = self._out
+        if out is not None and out.flow != Gst.FlowReturn.OK:
+            return out.flow  # downstream stopped taking buffers (EOS, flushing, not linked, an error)
+        with self._on_stream():
+            finish = self._run(buf, t_in)
+        if out is None:
+            if finish is not None:
+                finish()
+            return Gst.FlowReturn.OK
+        return out.put(buf, finish, t_in)
+
+    def _on_stream(self) -> Any:
+        """The element's own CUDA stream as the current one (non-blocking: never the legacy default stream, which
+        would serialise the model with every other library's GPU work in the process), or nothing on the CPU."""
+        if self._stream is None:
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.cuda.stream(self._stream)
+
+    def _run(self, buf: Gst.Buffer, t0: float) -> Any:
+        """The streaming thread's part of a batch: everything, or for a primary detector the frames mapped and the
+        model's work queued; then the rest (wait for the device, write the metadata) is returned as a callable
+        that the output thread (or, with queue-depth=0, this thread) calls before the buffer is pushed."""
         from .. import nvds
 
         self._swap_if_ready()
@@ -525,19 +594,20 @@ class ObbInfer(ObbmetaElement):
         skip = (not loaded.secondary and batch_index % (s.interval + 1) != 0) or \
             batch_index < s.stabilize_buffer_count
         timing = self.debug_category.enabled(Gst.DebugLevel.DEBUG)
-        t0 = time.perf_counter()
         if loaded.settings.input_tensor_meta and not loaded.secondary:
             if batch_index >= s.stabilize_buffer_count:
                 self._tensor_input(buf, loaded, s, batch_index)
                 self.inferred += 1
-            return Gst.FlowReturn.OK
-        with mapped_frames(buf, video, write=False) as views:
+            return None
+        mapping = contextlib.ExitStack()
+        try:
+            views = mapping.enter_context(mapped_frames(buf, video, write=False))
             if not views:
-                return Gst.FlowReturn.OK  # an empty batch (numFilled = 0) passes through
+                return mapping.close()  # an empty batch (numFilled = 0) passes through
             batch = batch_meta_for(buf, len(views), video.width, video.height, self.frames)
             self.frames += 1
             if skip:
-                return Gst.FlowReturn.OK
+                return mapping.close()
             frames = batch.frames
             chosen = []
             for f in frames:
@@ -546,56 +616,72 @@ class ObbInfer(ObbmetaElement):
                                      f"{len(views)})")
                 chosen.append(views[f.batch_id])
             if not chosen:
-                return Gst.FlowReturn.OK
+                return mapping.close()
             if loaded.secondary:
-                self._secondary(batch, frames, views, loaded, t0, batch_index, timing, s, buf)
+                with mapping:
+                    self._secondary(batch, frames, views, loaded, t0, batch_index, timing, s, buf)
                 self.inferred += 1
-                return Gst.FlowReturn.OK
+                return None
             params = self._detect_params(s)
             if len(chosen) > max(loaded.settings.batch_size, 1) and loaded.settings.batch_size:
                 self.say_once("batch-size", f"buffers hold {len(chosen)} frames and batch-size is "
                               f"{loaded.settings.batch_size}: each buffer takes several model calls; set batch-size="
                               f"{len(chosen)} (as nvinfer's batch-size follows the muxer's) or 0 for one call")
             t1 = time.perf_counter()
-            filtered = detector.filtered
             formats = [v.format for v in chosen]  # sources of one batch may differ (NV12 / NV12_709)
             inputs = [v.model_input for v in chosen]
             tensors = self._tensor_outputs(s)
             raws = [] if tensors is not None else None
             if loaded.raw:  # network-type=100: the model's tensors are the only output
-                raws = detector.run_raw(inputs, formats)
-                self._emit_tensors(tensors, batch, frames, raws, buf)
+                with mapping:
+                    raws = detector.run_raw(inputs, formats)
+                    self._emit_tensors(tensors, batch, frames, raws, buf)
                 self.inferred += 1
-                return Gst.FlowReturn.OK
+                return None
             if self.debug_category.enabled(Gst.DebugLevel.LOG):  # level 6: the detector's phases, the device synced
-                from ..infer import profile_phases
+                from ..infer import Pending, profile_phases
 
                 with profile_phases() as phases:
-                    dets = detector(inputs, formats, on_host=True, params=params, outputs=raws)
+                    pending = Pending.done(detector(inputs, formats, on_host=True, params=params, outputs=raws))
                 for p in phases:
                     self.debug_category.log(self, "batch %d detector phases: %s", batch_index,
                                             ", ".join(f"{k} {v * 1e3:.3f} ms" for k, v in p.items()))
             else:
-                dets = detector(inputs, formats, on_host=True, params=params, outputs=raws)
-            t2 = time.perf_counter()
-            self._check_cap(dets, params)
-            result = nvds.attach_obbs_batch(batch, dets, frames=frames, class_names=self._label_table(loaded, dets, s),
-                                            component_id=s.unique_id,
-                                            frame_sizes=[(v.width, v.height) for v in chosen],
-                                            osd_limit=s.osd_limit or None, **self._colours(loaded))
-            if raws:
-                self._emit_tensors(tensors, batch, frames, raws, buf)
-            t3 = time.perf_counter()
-        self.inferred += 1
-        if self.timings is not None:
-            self.timings.append({"frames": len(chosen), "map": t1 - t0, "infer": t2 - t1, "write": t3 - t2})
-        if timing:
-            self.debug_category.debug(
-                self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by class "
-                "attributes; map %.3f ms, model + decode %.3f ms, write %.3f ms", batch_index, len(chosen),
-                result.written, result.filtered, detector.filtered - filtered, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
-                (t3 - t2) * 1e3)
-        return Gst.FlowReturn.OK
+                # queued on the element's stream; the graph's tensor outputs are overwritten by the next batch, so a
+                # batch whose tensors are handed out is finished before this thread takes the next one
+                pending = detector.submit(inputs, formats, params=params, outputs=raws)
+        except BaseException:
+            mapping.close()
+            raise
+        sizes = [(v.width, v.height) for v in chosen]
+
+        def finish() -> None:
+            with mapping, self._on_stream():
+                filtered = detector.filtered
+                dets = pending.result()
+                t2 = time.perf_counter()
+                self._check_cap(dets, params)
+                result = nvds.attach_obbs_batch(batch, dets, frames=frames,
+                                                class_names=self._label_table(loaded, dets, s),
+                                                component_id=s.unique_id, frame_sizes=sizes,
+                                                osd_limit=s.osd_limit or None, **self._colours(loaded))
+                if raws:
+                    self._emit_tensors(tensors, batch, frames, raws, buf)
+                t3 = time.perf_counter()
+            self.inferred += 1
+            if self.timings is not None:
+                self.timings.append({"frames": len(chosen), "map": t1 - t0, "infer": t2 - t1, "write": t3 - t2})
+            if timing:
+                self.debug_category.debug(
+                    self, "batch %d: %d frames, %d objects written (%d outside the frames), %d filtered by class "
+                    "attributes; map %.3f ms, model + decode %.3f ms (from submit to result), write %.3f ms",
+                    batch_index, len(chosen), result.written, result.filtered, detector.filtered - filtered,
+                    (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3)
+
+        if raws is not None or self.timings is not None:
+            finish()
+            return None
+        return finish
 
     def _labels_for(self, loaded: Any, s: Any) -> Any:
         """The labels in force: the loaded model's, or those class-names / labelfile-path name now (read once per

@@ -31,6 +31,7 @@ from .detector import (
                        OUTPUT_FORMATS,
                        PAD_VALUE,
                        Detector,
+                       Pending,
                        RawOutputs,
                        default_threads,
                        letterbox_batch,
@@ -50,7 +51,7 @@ from .models import (
 from .params import ClassFilter, DetectParams, parse_device, parse_input_size, run_precision
 from .runner import PRECISIONS, ModelRunner
 
-__all__ = ["Detector", "DetectParams", "ClassFilter", "RawOutputs", "ModelRunner", "ModelInfo", "load_model",
+__all__ = ["Detector", "Pending", "DetectParams", "ClassFilter", "RawOutputs", "ModelRunner", "ModelInfo", "load_model",
            "model_info", "model_class_names", "file_kind", "shared_models", "ModelLoadError", "ModelInputError",
            "LabelFileError", "Labels", "parse_class_names", "read_label_file", "parse_device", "parse_input_size",
            "run_precision", "default_threads", "profile_phases", "letterbox_batch", "ANTIALIASED", "OUTPUT_FORMATS",

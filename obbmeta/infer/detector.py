@@ -181,13 +181,21 @@ class Detector:
     def warm_up(self, frame_size: tuple[int, int] | None = None, batch: int = 1) -> float:
         """Run ``batch`` grey frames of ``frame_size`` (default: the input size) through preparation, model and
         decode once on the model's device, so the first real batch pays no first-call costs (kernel selection,
-        allocator growth, lazy initialisation). Returns the seconds it took."""
+        allocator growth, lazy initialisation). With ``cuda_graph`` on CUDA, every batch bucket up to ``batch``
+        (1, 2, 4, ...) is captured now, so no capture happens while a pipeline runs (a partial batch at the end of
+        a stream, a batcher's batch of whatever arrived). Returns the seconds it took."""
         if self.device == "auto":
             raise ValueError("warm_up needs a concrete device (device='auto' follows the frames)")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ValueError(f"batch must be an integer >= 1, got {batch!r}")
         w, h = frame_size or self.input_size
         t0 = time.perf_counter()
         frame = torch.full((h, w, 3), 114, dtype=torch.uint8, device=self.device)
-        self([frame] * batch, "RGB")
+        sizes = [batch]
+        if self.cuda_graph and self.device.startswith("cuda"):
+            sizes = sorted({1 << k for k in range((batch - 1).bit_length() + 1) if 1 << k <= batch} | {batch})
+        for n in sizes:
+            self([frame] * n, "RGB", on_host=True)
         if self.device.startswith("cuda"):
             torch.cuda.synchronize(self.device)
         seconds = time.perf_counter() - t0
@@ -263,6 +271,34 @@ class Detector:
             out += self._call(frames[start:start + step], formats[start:start + step], on_host, p, outputs)
         return out
 
+    @torch.inference_mode()
+    def submit(self, frames: Sequence[Any], pixel_format: Any = "RGB", *, params: DetectParams | None = None,
+               outputs: list | None = None) -> Pending:
+        """Start a call whose boxes come later (:class:`Pending`; ``result()`` gives what ``__call__(...,
+        on_host=True)`` gives): on CUDA the frames are prepared, the model and the fixed-size decode run and the
+        results' copy to the host is queued, all on the current stream, and nothing waits for the device, so the
+        caller does other work (the metadata of the previous batch) while the GPU runs. Elsewhere the call runs now.
+        The frames must stay valid until the result is taken."""
+        if not frames:
+            return _Done([])
+        p = params if params is not None else self.params
+        formats = _formats(pixel_format, len(frames))
+        if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)) \
+                and outputs is None:
+            return _Done(self(frames, formats, on_host=True, params=p))
+        step = self.batch_size or len(frames)
+        parts: list[Pending] = []
+        for start in range(0, len(frames), step):
+            part, fmts = frames[start:start + step], formats[start:start + step]
+            device = self._run_device(part)
+            if device.type == "cuda" and self.output_format == "yolo-obb" and not p.class_filter.iou:
+                images = self._images(part, fmts, device)
+                sizes = [frame_size(im, fmt) for im, fmt in zip(images, fmts)]
+                parts.append(self._submit_padded(images, fmts, sizes, device, p, outputs))
+            else:
+                parts.append(_Done(self._call(part, fmts, True, p, outputs)))
+        return parts[0] if len(parts) == 1 else _Many(parts)
+
     def _batch_key(self, p: DetectParams) -> tuple:
         """Everything that decides a call's result but the frames: calls with equal keys may share a batch."""
         return (os.fspath(self.model), self.device, self.input_size, self.pre, self.precision, self.output_format,
@@ -299,51 +335,45 @@ class Detector:
 
     def _call_padded(self, images: list, formats: list, sizes: list, device: torch.device, p: DetectParams,
                      outputs: list | None) -> list[OrientedBoxes]:
-        """CUDA, raw or end-to-end YOLO-OBB head: prepare, model, fixed-size decode (in a CUDA graph when
-        ``cuda_graph``), one copy of the tables to pinned memory and one synchronisation; boxes on the CPU.
-        With :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
+        """CUDA, raw or end-to-end YOLO-OBB head: :meth:`_submit_padded`, then its result."""
+        return self._submit_padded(images, formats, sizes, device, p, outputs).result()
+
+    def _submit_padded(self, images: list, formats: list, sizes: list, device: torch.device, p: DetectParams,
+                       outputs: list | None) -> "_PaddedPending":
+        """Prepare, model, fixed-size decode (in a CUDA graph when ``cuda_graph``) and the copy of the tables to
+        pinned memory, queued on the current stream with an event after them; nothing waits for the device. The
+        frames and tensors must stay valid until the result is taken (the element holds the buffer). With
+        :attr:`timings` a list, each call appends its phases in seconds (synchronising between them)."""
         shape = self.pre.input_shape(sizes, self.input_size)
         runner = self._graphs.runner(shape, device, p) if self.cuda_graph else None
         sink = self.timings if self.timings is not None else getattr(_PROFILE, "sink", None)
         clock = _Clock(device) if sink is not None else None
+        canvas = None
         if runner is not None:
-            with runner.lock:
+            with runner.lock:  # the graph's input and outputs are its own: one batch in them at a time, in stream order
                 x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=runner.input[:shape[0]])
                 clock and clock.tick("prepare")
                 tables = runner.replay()
                 clock and clock.tick("model_decode")
                 if outputs is not None:
                     outputs.append(RawOutputs(x, tuple((n, t[:shape[0]]) for n, t in runner.layers)))
-                host = self._to_host(tables, shape[0])
+                copies = self._copy_to_host(tables, shape[0])
         else:
             canvas = self._canvases.take(shape, device)
-            try:
-                x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
-                clock and clock.tick("prepare")
-                layers: list = []
-                tables = self._forward_padded(x, p, layers)
-                clock and clock.tick("model_decode")
-                if outputs is not None:
-                    outputs.append(RawOutputs(x, tuple(layers)))
-                host = self._to_host(tables, shape[0])
-            finally:
-                self._canvases.give(canvas)
+            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
+            clock and clock.tick("prepare")
+            layers: list = []
+            tables = self._forward_padded(x, p, layers)
+            clock and clock.tick("model_decode")
+            if outputs is not None:
+                outputs.append(RawOutputs(x, tuple(layers)))
+            copies = self._copy_to_host(tables, shape[0])
+        pending = _PaddedPending(self, copies, letterboxes, sizes, p, images, formats, canvas)
         if clock:
+            pending.wait()
             clock.tick("copy")
             sink.append(clock.phases)
-        boxes, scores, labels, counts, status = host
-        if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
-            x, letterboxes = self.pre.apply_frames(images, formats, self.input_size)
-            return [d.to("cpu") for d in self._decode_yolo(self.forward(x), letterboxes, p, tuple(x.shape[2:]))]
-        if status:
-            from ..decode.yolo_padded import padded_status_error
-
-            raise padded_status_error(status)
-        dets = []
-        for b, (lb, n) in enumerate(zip(letterboxes, counts)):
-            d = OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n])
-            dets.append(d.rescale(lb))
-        return self._filter_after_decode(dets, sizes, p)
+        return pending
 
     def _forward_padded(self, x: torch.Tensor, p: DetectParams, layers: list | None = None) -> tuple:
         """Model and fixed-size decode in model-input pixels, no host synchronisation (what a graph captures).
@@ -366,9 +396,9 @@ class Detector:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         return tuple(padded)
 
-    def _to_host(self, tables: tuple, n: int) -> tuple:
-        """The first ``n`` images' tables in pinned host memory after one synchronisation: (boxes, scores, labels,
-        counts list, status int)."""
+    def _copy_to_host(self, tables: tuple, n: int) -> tuple:
+        """The first ``n`` images' tables copied to pinned host buffers on the current stream, and an event
+        recorded after the copies: (boxes, scores, labels, counts + status, event)."""
         boxes, scores, labels, counts, status = tables
         flat = torch.cat((counts[:n].to(torch.int64), status.reshape(1).to(torch.int64)))
         out = []
@@ -376,13 +406,9 @@ class Detector:
             buf = self._pinned.take(tuple(t.shape), t.device, dtype=t.dtype)
             buf.copy_(t, non_blocking=True)
             out.append(buf)
-        torch.cuda.current_stream(boxes.device).synchronize()
-        try:
-            *counts_list, status_value = out[3].tolist()
-            return out[0].clone(), out[1].clone(), out[2].clone(), counts_list, status_value
-        finally:
-            for buf in out:
-                self._pinned.give(buf)
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream(boxes.device))
+        return (*out, event)
 
     def forward(self, x: torch.Tensor) -> Any:
         """The model on a prepared input batch, in the configured precision and layout."""
@@ -527,6 +553,86 @@ def rows_to_raw(rows: torch.Tensor, nc: int) -> torch.Tensor:
     scores = torch.zeros(b, n, nc, dtype=rows.dtype, device=rows.device)
     scores.scatter_(2, cls[..., None], rows[..., 4:5])
     return torch.cat((rows[..., :4], scores, rows[..., 6:7]), dim=2).transpose(1, 2)
+
+
+class Pending:
+    """A detector call whose results are taken later (:meth:`Detector.submit`): :meth:`result` waits for the
+    device and returns one :class:`OrientedBoxes` per frame on the CPU."""
+
+    def result(self) -> list[OrientedBoxes]:
+        raise NotImplementedError
+
+    def wait(self) -> None:
+        """Block until the device work is done (the GIL released meanwhile)."""
+
+    @staticmethod
+    def done(dets: list[OrientedBoxes]) -> "Pending":
+        """A call whose results are already here."""
+        return _Done(dets)
+
+
+class _Done(Pending):
+    def __init__(self, dets: list[OrientedBoxes]):
+        self.dets = dets
+
+    def result(self) -> list[OrientedBoxes]:
+        return self.dets
+
+
+class _Many(Pending):
+    def __init__(self, parts: list[Pending]):
+        self.parts = parts
+
+    def wait(self) -> None:
+        for p in self.parts:
+            p.wait()
+
+    def result(self) -> list[OrientedBoxes]:
+        return [d for p in self.parts for d in p.result()]
+
+
+class _PaddedPending(Pending):
+    """The fixed-size tables of one CUDA call on their way to pinned memory."""
+
+    def __init__(self, detector: "Detector", copies: tuple, letterboxes: list, sizes: list, params: DetectParams,
+                 images: list, formats: list, canvas: Any):
+        self.detector, self.copies, self.letterboxes, self.sizes = detector, copies, letterboxes, sizes
+        self.params, self.images, self.formats, self.canvas = params, images, formats, canvas
+        self.dets: list[OrientedBoxes] | None = None
+
+    def wait(self) -> None:
+        self.copies[-1].synchronize()  # torch releases the GIL while it waits
+
+    def result(self) -> list[OrientedBoxes]:
+        if self.dets is not None:
+            return self.dets
+        d = self.detector
+        self.wait()
+        boxes, scores, labels, flat, _ = self.copies
+        try:
+            *counts, status = flat.tolist()
+            boxes, scores, labels = boxes.clone(), scores.clone(), labels.clone()
+        finally:
+            for buf in self.copies[:4]:
+                d._pinned.give(buf)
+            if self.canvas is not None:
+                d._canvases.give(self.canvas)
+                self.canvas = None
+        p = self.params
+        if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
+            x, letterboxes = d.pre.apply_frames(self.images, self.formats, d.input_size)
+            self.dets = [b.to("cpu") for b in d._decode_yolo(d.forward(x), letterboxes, p, tuple(x.shape[2:]))]
+            return self.dets
+        if status:
+            from ..decode.yolo_padded import padded_status_error
+
+            raise padded_status_error(status)
+        dets = []
+        for b, (lb, n) in enumerate(zip(self.letterboxes, counts)):
+            dets.append(OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n]).rescale(lb))
+        self.dets = d._filter_after_decode(dets, self.sizes, p)
+        self.images = self.formats = None
+        return self.dets
 
 
 def _candidates(output: torch.Tensor) -> int:

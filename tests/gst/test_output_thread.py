@@ -1,0 +1,199 @@
+"""obbinfer's output thread (queue-depth > 0): buffers leave in order with their metadata, serialized events and
+queries wait for the buffers before them, flushes and downstream flow errors reach upstream, and the streaming
+thread takes the next buffer while the previous one is still on its way out."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pipelines import buffer_probe, run
+
+from obbmeta import nvds
+from obbmeta.gst import Gst
+
+W, H = 160, 120
+CAPS = f"video/x-raw,format=RGBA,width={W},height={H},framerate=30/1"
+INFER = "obbinfer name=infer model=obb_toy_models:toy input-size=96 device=cpu"
+
+
+def read_back(buf):
+    (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+    return frame.infer_done, sorted((tuple(round(v, 3) for v in obb.xywhr), info.class_id)
+                                    for info, obb in nvds.read_obbs(frame))
+
+
+def objects_by_pts(depth: int, n: int = 40, sleep_us: int = 0) -> list:
+    p = Gst.parse_launch(f"videotestsrc num-buffers={n} pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+                         f"! identity sleep-time={sleep_us} ! fakesink name=sink sync=false")
+    got = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.append((b.pts, read_back(b))))
+    outcome = run(p)
+    assert outcome.eos and outcome.stopped and not errors, (outcome, errors[:1])
+    return got
+
+
+def test_the_output_thread_writes_what_the_synchronous_path_writes_in_the_same_order():
+    threaded, synchronous = objects_by_pts(2), objects_by_pts(0)
+    assert [pts for pts, _ in threaded] == sorted(pts for pts, _ in threaded)  # in order, none twice
+    assert len(threaded) == 40 and threaded == synchronous
+    assert all(done for _, (done, _) in threaded) and sum(len(o) for _, (_, o) in threaded) > 40
+
+
+def test_the_streaming_thread_takes_the_next_buffer_while_the_previous_one_is_pushed():
+    # a slow downstream (20 ms per buffer): with the output thread, buffer k+1 enters obbinfer before buffer k
+    # has left it; without it, never.
+    for depth, overlaps in ((3, True), (0, False)):
+        p = Gst.parse_launch(f"videotestsrc num-buffers=12 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+                             "! identity sleep-time=20000 ! fakesink sync=false")
+        infer = p.get_by_name("infer")
+        log = []
+        lock = threading.Lock()
+
+        def mark(what, log=log, lock=lock):
+            def fn(buf):
+                with lock:
+                    log.append((what, buf.pts))
+            return fn
+
+        errors = buffer_probe(infer, "sink", mark("in"))
+        buffer_probe(infer, "src", mark("out"), errors)
+        outcome = run(p)
+        assert outcome.eos and not errors
+        ins = [pts for w, pts in log if w == "in"]
+        early = sum(1 for k in range(len(ins) - 1)
+                    if log.index(("in", ins[k + 1])) < log.index(("out", ins[k])))
+        assert (early > 0) is overlaps, (depth, log)
+        assert [pts for w, pts in log if w == "out"] == ins
+
+
+def test_serialized_events_leave_after_the_buffers_before_them_and_eos_after_all():
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {INFER} queue-depth=4 "
+                         "! identity sleep-time=5000 ! fakesink name=sink sync=false")
+    src, sink = p.get_by_name("src"), p.get_by_name("sink")
+    seen = []
+
+    def probe(_pad, info):
+        if info.type & Gst.PadProbeType.BUFFER:
+            seen.append(("buffer", info.get_buffer().pts))
+        else:
+            ev = info.get_event()
+            if ev.type == Gst.EventType.CUSTOM_DOWNSTREAM:
+                seen.append(("marker", ev.get_structure().get_value("after")))
+            elif ev.type == Gst.EventType.EOS:
+                seen.append(("eos", None))
+        return Gst.PadProbeReturn.OK
+
+    sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER | Gst.PadProbeType.EVENT_DOWNSTREAM, probe)
+    p.set_state(Gst.State.PLAYING)
+    frame = bytes(W * H * 4)
+    for k in range(12):
+        buf = Gst.Buffer.new_wrapped(frame)
+        buf.pts, buf.duration = k * Gst.SECOND // 30, Gst.SECOND // 30
+        assert src.emit("push-buffer", buf) == Gst.FlowReturn.OK
+        if k % 4 == 3:
+            s = Gst.Structure.new_empty("obbmeta-test-marker")
+            s.set_value("after", buf.pts)
+            src.send_event(Gst.Event.new_custom(Gst.EventType.CUSTOM_DOWNSTREAM, s))
+    src.emit("end-of-stream")
+    msg = p.get_bus().timed_pop_filtered(30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    assert msg is not None and msg.type == Gst.MessageType.EOS
+    buffers = [pts for kind, pts in seen if kind == "buffer"]
+    assert len(buffers) == 12 and seen[-1] == ("eos", None)
+    for kind, pts in seen:
+        if kind == "marker":  # every buffer up to the marker's was pushed before it, none after it
+            i = seen.index((kind, pts))
+            assert [b for k, b in seen[:i] if k == "buffer"] == [b for b in buffers if b <= pts]
+
+
+def test_a_drain_query_is_answered_after_the_queued_buffers_have_left():
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {INFER} queue-depth=4 "
+                         "! identity sleep-time=20000 ! fakesink name=sink sync=false")
+    src, infer = p.get_by_name("src"), p.get_by_name("infer")
+    pushed = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: pushed.append(b.pts))
+    p.set_state(Gst.State.PLAYING)
+    frame = bytes(W * H * 4)
+    pad = infer.get_static_pad("sink")
+    for k in range(4):
+        buf = Gst.Buffer.new_wrapped(frame)
+        buf.pts = k * Gst.SECOND // 30
+        src.emit("push-buffer", buf)
+    deadline = time.monotonic() + 10
+    while infer.batches < 4 and time.monotonic() < deadline:  # obbinfer has taken the four buffers
+        time.sleep(0.005)
+    assert pad.query(Gst.Query.new_drain())
+    assert len(pushed) == 4
+    src.emit("end-of-stream")
+    p.get_bus().timed_pop_filtered(10 * Gst.SECOND, Gst.MessageType.EOS)
+    p.set_state(Gst.State.NULL)
+    assert not errors
+
+
+def test_a_flush_drops_the_queued_buffers_and_the_stream_runs_on_after_it():
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {INFER} queue-depth=8 "
+                         "! identity sleep-time=30000 ! fakesink name=sink sync=false")
+    src = p.get_by_name("src")
+    pushed = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: pushed.append(b.pts))
+    p.set_state(Gst.State.PLAYING)
+    frame = bytes(W * H * 4)
+    for k in range(8):
+        buf = Gst.Buffer.new_wrapped(frame)
+        buf.pts = k * Gst.SECOND // 30
+        src.emit("push-buffer", buf)
+    time.sleep(0.1)
+    src.send_event(Gst.Event.new_flush_start())
+    src.send_event(Gst.Event.new_flush_stop(True))
+    before = len(pushed)
+    assert before < 8  # some were still queued when the flush came
+    for k in range(100, 105):
+        buf = Gst.Buffer.new_wrapped(frame)
+        buf.pts = k * Gst.SECOND // 30
+        assert src.emit("push-buffer", buf) == Gst.FlowReturn.OK
+    src.emit("end-of-stream")
+    msg = p.get_bus().timed_pop_filtered(30 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    assert msg is not None and msg.type == Gst.MessageType.EOS, msg and msg.parse_error()
+    assert not errors
+    late = [pts for pts in pushed if pts >= 100 * Gst.SECOND // 30]
+    assert len(late) == 5 and pushed[-5:] == late  # the stream after the flush arrives whole, in order
+    assert all(pts < 8 * Gst.SECOND // 30 for pts in pushed[:-5])
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_a_downstream_flow_error_reaches_upstream_and_stops_the_pipeline(depth):
+    p = Gst.parse_launch(f"videotestsrc num-buffers=200 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+                         "! identity error-after=5 ! fakesink sync=false")
+    outcome = run(p, timeout_s=30)
+    assert not outcome.eos and outcome.stopped
+    assert outcome.error is not None and outcome.error.startswith("identity"), outcome
+    assert p.get_by_name("infer").batches < 200  # upstream got the error and stopped
+
+
+def test_stopping_while_buffers_are_queued_does_not_hang():
+    p = Gst.parse_launch(f"videotestsrc is-live=true pattern=ball ! {CAPS} ! {INFER} queue-depth=8 "
+                         "! identity sleep-time=50000 ! fakesink sync=false")
+    p.set_state(Gst.State.PLAYING)
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    assert p.set_state(Gst.State.NULL) != Gst.StateChangeReturn.FAILURE
+    assert p.get_state(10 * Gst.SECOND)[1] == Gst.State.NULL
+    assert time.monotonic() - t0 < 5
+
+
+def test_latencies_are_recorded_per_pushed_buffer():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=20 pattern=ball ! {CAPS} ! {INFER} ! fakesink sync=false")
+    infer = p.get_by_name("infer")
+    seen = []
+
+    def on_eos(_pad, info):
+        if info.get_event().type == Gst.EventType.EOS:
+            seen.extend(infer.latencies)
+        return Gst.PadProbeReturn.OK
+
+    infer.get_static_pad("src").add_probe(Gst.PadProbeType.EVENT_DOWNSTREAM, on_eos)
+    assert run(p).eos
+    assert infer.get_property("queue-depth") == 2  # the default
+    assert len(seen) == 20 and all(0 < s < 10 for s in seen)
