@@ -20,6 +20,10 @@ def _gst() -> ctypes.CDLL:
     lib = ctypes.CDLL(ctypes.util.find_library("gstreamer-1.0") or "libgstreamer-1.0.so.0")
     lib._gst_debug_category_new.restype = ctypes.c_void_p
     lib._gst_debug_category_new.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p]
+    lib.gst_mini_object_ref.restype = ctypes.c_void_p
+    lib.gst_mini_object_ref.argtypes = [ctypes.c_void_p]
+    lib.gst_pad_push.restype = ctypes.c_int
+    lib.gst_pad_push.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return lib
 
 

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from ._debug import _gst
 from ._gi import Gst
 
 #: GST_BASE_TRANSFORM_FLOW_DROPPED: what transform_ip returns for a buffer this queue will push itself.
@@ -110,10 +111,16 @@ class OutputQueue:
             try:
                 if finish is not None:
                     finish()
+                finish = None
                 with self.cond:
                     dropped = self.flushing
                 if not dropped:
-                    flow = self.element.srcpad.push(buf)
+                    # downstream gets the only reference, as from a C element's push: PyGObject's push would keep
+                    # this wrapper's reference meanwhile, so every in-place element downstream would see a shared
+                    # buffer and copy it (its batch meta too, which loses the objects' parent pointers)
+                    ptr = _gst().gst_mini_object_ref(hash(buf))  # hash: the GstBuffer* (a boxed value's pointer)
+                    buf = None
+                    flow = Gst.FlowReturn(_gst().gst_pad_push(hash(self.element.srcpad), ptr))  # GIL released
                     self.pushed += 1
                     self.latencies.append(time.perf_counter() - t_in)
             except BaseException as exc:  # noqa: BLE001 - the reason goes on the bus; upstream gets ERROR
@@ -121,12 +128,13 @@ class OutputQueue:
 
                 self.element.fail(Gst.StreamError.FAILED, describe_failure(exc))
                 flow = Gst.FlowReturn.ERROR
-            del buf, finish
+            buf = finish = None
             with self.cond:
                 self.busy = False
                 if flow != Gst.FlowReturn.OK and self.flow == Gst.FlowReturn.OK and not self.flushing:
                     self.flow = flow
                 self.cond.notify_all()
+
 
 
 def is_serialized(event_or_query_type: Any, flags_of: Callable[[Any], Any], serialized: Any) -> bool:

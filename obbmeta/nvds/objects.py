@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from .batch import FrameMeta
+from .layouts import BaseMeta
 from .obbs import OBB_PREDICTED, OBB_TRACKED
 
 
@@ -146,8 +147,9 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
 
 def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
     """Remove objects from ``frame`` with NVIDIA's ``nvds_remove_obj_meta_from_frame`` (which releases each one
-    and its user metas back to the pools), as nvtracker removes the objects it does not track. Addresses that are
-    not objects of the frame are refused before anything is removed. Returns the number removed."""
+    and its user metas back to the pools), as nvtracker removes the objects it does not track; objects of the frame
+    whose parent was removed get no parent (NULL, not a pointer into the pool). Addresses that are not objects of
+    the frame are refused before anything is removed. Returns the number removed."""
     b = batch_of(batch)
     f = frame_of(frame, b)
     objs = _objects(objects)
@@ -163,6 +165,12 @@ def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
             raise ValueError(f"objects holds 0x{missing[0]:x}, which is not an object meta of this frame")
         for o in objs.tolist():
             meta.nvds_remove_obj_meta_from_frame(f.address, int(o))
+        # children of a removed object would point into the pool (NVIDIA's removal leaves them): they lose the parent
+        gone, offset = set(objs.tolist()), ctypes.sizeof(BaseMeta)  # NvDsObjectMeta.parent follows its base meta
+        for address in _frame_object_addresses(f):
+            parent = ctypes.c_void_p.from_address(address + offset)
+            if parent.value in gone:
+                parent.value = None
     return int(objs.size)
 
 

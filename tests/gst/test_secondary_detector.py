@@ -147,3 +147,43 @@ def test_children_of_a_rotated_parent_keep_the_parents_rotation(angle):
     angles = sorted(float(a) for a in kids.xywhr[:, 4])
     want = sorted(a + angle for *_, a, _c, _s in obb_toy_models.CHILDREN)
     assert np.allclose(angles, want, atol=1e-5) and all(math.isfinite(a) for a in angles)
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_children_keep_their_parents_through_the_tracker_before_and_the_overlay_after(depth):
+    # DeepStream's order (pgie ! tracker ! sgie ! osd): an element after the secondary that writes in place gets
+    # the buffer unshared (a copy of the batch meta would not carry the parent pointers over)
+    from obbmeta.gst import Gst
+
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=4 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
+        f"queue-depth={depth} ! obbtrack ! obbinfer process-mode=2 model=obb_toy_models:children "
+        f"input-size=48x32 unique-id=7 conf=0.1 operate-on-gie-id=1 queue-depth={depth} ! obboverlay mode=draw "
+        "! fakesink name=sink")
+    frames, errors = objects_by_frame(p)
+    outcome = run(p)
+    assert outcome.eos and not errors, outcome
+    assert len(frames) == 4
+    for objs in frames:
+        parents = {i.address for i, _ in objs if i.component_id == 1}
+        kids = [i for i, _ in objs if i.component_id == 7]
+        assert len(kids) == 2 * len(parents) and {i.parent for i in kids} == parents
+
+
+def test_children_of_an_object_the_tracker_removes_lose_their_parent_instead_of_pointing_into_the_pool():
+    from obbmeta.gst import Gst
+
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=3 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} ! {PRIMARY} "
+        "! obbinfer process-mode=2 model=obb_toy_models:children input-size=48x32 unique-id=7 conf=0.1 "
+        "operate-on-gie-id=1 ! obbtrack ! fakesink name=sink")
+    frames, errors = objects_by_frame(p)
+    outcome = run(p)
+    assert outcome.eos and not errors, outcome
+    orphans = 0
+    for objs in frames:
+        parents = {i.address for i, _ in objs if i.component_id == 1}
+        for kid in (i for i, _ in objs if i.component_id == 7):
+            assert kid.parent in parents or kid.parent == 0
+            orphans += kid.parent == 0
+    assert orphans  # the tracker's probation removed parents of the first frames; their children remain
