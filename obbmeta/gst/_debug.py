@@ -16,7 +16,8 @@ from ._gi import Gst
 
 
 @lru_cache(maxsize=1)
-def _gst() -> ctypes.CDLL:
+def gst_library() -> ctypes.CDLL:
+    """libgstreamer-1.0 with the signatures obbmeta.gst calls (debug categories, the output thread's push)."""
     lib = ctypes.CDLL(ctypes.util.find_library("gstreamer-1.0") or "libgstreamer-1.0.so.0")
     lib._gst_debug_category_new.restype = ctypes.c_void_p
     lib._gst_debug_category_new.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p]
@@ -32,7 +33,7 @@ class Category:
 
     def __init__(self, name: str, description: str):
         self.name = name
-        _gst()._gst_debug_category_new(name.encode(), 0, description.encode())  # returns the existing one if any
+        gst_library()._gst_debug_category_new(name.encode(), 0, description.encode())  # returns the existing one if any
         self._cat = next(c for c in Gst.debug_get_all_categories() if c.get_name() == name)
 
     def enabled(self, level: Gst.DebugLevel) -> bool:

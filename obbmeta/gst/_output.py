@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from ._debug import _gst
+from ._debug import gst_library
 from ._gi import Gst
 
 #: GST_BASE_TRANSFORM_FLOW_DROPPED: what transform_ip returns for a buffer this queue will push itself.
@@ -118,9 +118,9 @@ class OutputQueue:
                     # downstream gets the only reference, as from a C element's push: PyGObject's push would keep
                     # this wrapper's reference meanwhile, so every in-place element downstream would see a shared
                     # buffer and copy it (its batch meta too, which loses the objects' parent pointers)
-                    ptr = _gst().gst_mini_object_ref(hash(buf))  # hash: the GstBuffer* (a boxed value's pointer)
+                    ptr = gst_library().gst_mini_object_ref(hash(buf))  # hash: the GstBuffer* (a boxed value's pointer)
                     buf = None
-                    flow = Gst.FlowReturn(_gst().gst_pad_push(hash(self.element.srcpad), ptr))  # GIL released
+                    flow = Gst.FlowReturn(gst_library().gst_pad_push(hash(self.element.srcpad), ptr))  # GIL released
                     self.pushed += 1
                     self.latencies.append(time.perf_counter() - t_in)
             except BaseException as exc:  # noqa: BLE001 - the reason goes on the bus; upstream gets ERROR
