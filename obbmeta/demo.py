@@ -82,6 +82,10 @@ class Generated:
     scale: float = 1.0
     truth: list = field(default_factory=list)
     texts: list = field(default_factory=list)
+    keep_images: bool = False
+    images: list = field(default_factory=list)
+    track_ids: list = field(default_factory=list)
+    parents: list = field(default_factory=list)
 
     fps = (GENERATED_FPS, 1)
 
@@ -104,6 +108,10 @@ class Generated:
         for f in scenes.video(self.scene, HELDOUT_SEED + self.seed, self.frames, self.size, scale=self.scale):
             self.truth.append(f.boxes)
             self.texts.append(f.texts)
+            self.track_ids.append(f.track_ids)
+            self.parents.append(f.parents)
+            if self.keep_images:
+                self.images.append(f.image)
             yield f.image
 
 
@@ -201,16 +209,33 @@ def reader_stage(device: str) -> str:
             f"crop-fill=114 classifier-type=text device={gst_quote(device)} ")
 
 
+CONTAINERS = "obbmeta.models:container_detector"
+CONTAINERS_ID = 3
+CONTAINERS_INPUT = "256x64"
+SHIP_CLASS = 1  # the aerial detector's ship
+
+
+def container_stage(device: str, conf: float) -> str:
+    """The secondary detector of the harbour demo: each ship of the primary (gie 1, class 1) cropped upright into
+    256x64 along its long side, 5 % of its beam around, the container detector's boxes mapped back as its children
+    (how the bundled container detector was trained: obbmeta.models.train_containers)."""
+    return (f"! obbinfer name=containers process-mode=2 model={gst_quote(CONTAINERS)} output-format=yolo-obb "
+            f"input-size={CONTAINERS_INPUT} unique-id={CONTAINERS_ID} operate-on-gie-id=1 "
+            f"operate-on-class-ids={SHIP_CLASS} crop-reading=long-side crop-padding=0.05 crop-fill=114 "
+            f"class-names=container conf={conf!r} iou=0.5 device={gst_quote(device)} ")
+
+
 def pipeline_description(model: str, class_names: Sequence[str], output: Path, *, width: int, height: int,
                          fps: tuple[int, int], conf: float, device: str, input_size: int,
-                         output_format: str = "yolo-obb", read_text: bool = False) -> str:
+                         output_format: str = "yolo-obb", read_text: bool = False,
+                         containers: bool = False) -> str:
     """The demo's whole pipeline as one gst-launch description (every stage is added here)."""
     return (f"appsrc name=src format=time "
             f"caps=video/x-raw,format=RGB,width={width},height={height},framerate={fps[0]}/{fps[1]} "
             f"! obbinfer name=infer model={gst_quote(model)} input-size={input_size} unique-id=1 "
             f"class-names={gst_quote(','.join(class_names))} conf={conf!r} iou=0.5 device={gst_quote(device)} "
             f"output-format={gst_quote(output_format)} "
-            + (reader_stage(device) if read_text else "") +
+            + (reader_stage(device) if read_text else "") + (container_stage(device, conf) if containers else "") +
             "! obboverlay mode=draw thickness=2 ! tee name=t "
             "t. ! queue ! videoconvert ! vp8enc deadline=1 target-bitrate=2000000 ! webmmux "
             f"! filesink location={gst_quote(output / 'annotated.webm')} "
@@ -254,7 +279,7 @@ def _rgb_copy(buf: Any, width: int, height: int) -> Any:
 def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Sequence[str], width: int, height: int,
                  total: int | None = None, fps: tuple[int, int] = (GENERATED_FPS, 1), conf: float = 0.25,
                  device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb",
-                 read_text: bool = False) -> dict:
+                 read_text: bool = False, containers: bool = False) -> dict:
     """Run the pipeline over ``frames`` ((H, W, 3) uint8 RGB arrays of ``width`` x ``height``, pushed as they are
     made) with ``model`` (obbinfer's ``model`` property) and its ``class_names``; ``total`` (the expected count)
     sizes the progress line and spreads the PNG frames. Returns what was read back: ``{"objects": [per-frame rows],
@@ -270,7 +295,8 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
 
     p = Gst.parse_launch(pipeline_description(model, class_names, output, width=width, height=height, fps=fps,
                                               conf=conf, device=device, input_size=input_size,
-                                              output_format=output_format, read_text=read_text))
+                                              output_format=output_format, read_text=read_text,
+                                              containers=containers))
     png_at = png_indices(total)
     rows: list = []
     pngs: list = []
@@ -285,8 +311,17 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             for frame in batch.frames:
                 k = len(rows)
                 boxes, objects = nvds.read_boxes(frame)  # one read: the boxes to score, the rows to write
-                rows.append({"frame": k, "pts": buf.pts, "boxes": boxes,
-                             "objects": [obj_row(objects.info(i), objects.obb(i)) for i in range(len(objects))]})
+                infos = [objects.info(i) for i in range(len(objects))]
+                row = {"frame": k, "pts": buf.pts, "boxes": boxes,
+                       "objects": [obj_row(infos[i], objects.obb(i)) for i in range(len(objects))]}
+                if containers:  # who wrote each object, and each child's parent (its index in this frame's list)
+                    boxes_here = [objects.obb(i).xywhr for i in range(len(objects))]
+                    where = {b: i for i, b in enumerate(boxes_here)}
+                    seen = children[k] if k < len(children) else {}
+                    for o, info, b in zip(row["objects"], infos, boxes_here):
+                        o["component_id"] = info.component_id
+                        o["parent"] = where.get(seen[b]) if b in seen else None
+                rows.append(row)
                 last[:] = [(k, buf)]  # copied only if it is needed after the run: no frame copy in the timed loop
                 if k in png_at:
                     pngs.append((k, _rgb_copy(buf, width, height)))
@@ -296,6 +331,23 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
         return Gst.PadProbeReturn.OK
 
     p.get_by_name("out").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_buffer)
+    children: list = []  # per frame: {child's OBB: its parent's OBB}, read where the secondary detector wrote them
+
+    def on_children(pad, info):
+        # Read before obboverlay: the parent pointers of the children do not survive the buffer's copy further
+        # down (rect_params, OBBs and component ids do), so the frame's family is read here, through
+        # ObjectInfo.parent, and joined to the objects read at the sink by their OBBs.
+        try:
+            for frame in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames:
+                objs = nvds.read_obbs(frame)
+                by = {i.address: o.xywhr for i, o in objs}
+                children.append({o.xywhr: by[i.parent] for i, o in objs if i.parent in by})
+        except Exception as exc:  # noqa: BLE001 - reported after the run
+            errors.append(exc)
+        return Gst.PadProbeReturn.OK
+
+    if containers:
+        p.get_by_name("containers").get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, on_children)
     bus = p.get_bus()
     t0 = time.perf_counter()
     p.set_state(Gst.State.PLAYING)
@@ -394,6 +446,113 @@ def read_score(truth: Sequence, texts: Sequence, read_back: list, width: int, he
     return {"cer": None if cer is None else round(cer, 5), "lines_read": len(refs), "lines_missed": missed}
 
 
+HEADING_BUCKETS = ((0, 5), (5, 15), (15, 30), (30, 45))
+
+
+def _heading_bucket(angle: float) -> str:
+    """A ship's bucket by how far its axis lies from the nearest image axis (0-45 degrees)."""
+    d = math.degrees(angle) % 90.0
+    d = min(d, 90.0 - d)
+    lo, hi = next(b for b in HEADING_BUCKETS if d < b[1] or b[1] == 45)
+    return f"{lo}-{hi}"
+
+
+def _axis_aligned(xywhr: Any) -> Any:
+    """(K, 5) oriented boxes -> their axis-aligned boxes (cx, cy, aabb_w, aabb_h, 0): what nvinfer's secondary mode
+    crops (``rect_params``)."""
+    import torch
+
+    w, h, a = xywhr[:, 2], xywhr[:, 3], xywhr[:, 4]
+    c, s = torch.cos(a).abs(), torch.sin(a).abs()
+    return torch.stack([xywhr[:, 0], xywhr[:, 1], w * c + h * s, w * s + h * c, torch.zeros_like(a)], 1)
+
+
+def container_score(source: "Generated", read_back: list, class_names: Sequence[str], conf: float) -> dict:
+    """The harbour demo's two scores. The primary's (``map50`` over the aerial classes in the truth, from the objects
+    of gie 1). The container detector's: every true ship matched by a primary ship (rotated IoU >= 0.5, greedy by
+    confidence) is one unit, its truth the containers on it (centre in the frame), its detections the children the
+    pipeline wrote under that parent (``upright``), and — computed here, outside the pipeline, on the same frames —
+    the same detector's boxes on the parent's axis-aligned box cropped at angle 0 into the same 256x64 input
+    (``axis_aligned``, :class:`obbmeta.secondary.SecondaryDetector` with the parents' AABBs); mAP50
+    (:func:`obbmeta.eval.evaluate`) over all units and per heading bucket of the true ship."""
+    import torch
+
+    from .boxes import OrientedBoxes
+    from .eval import IOU_THRESHOLDS_50_95, evaluate
+    from .models import container_detector
+    from .models.containers import secondary
+    from .ops import box_iou_rotated
+    from .scenes.harbour import CONTAINER
+
+    primary_dets, primary_truth = [], []
+    units: list = []  # (bucket, truth boxes, upright children, frame index, parent xywhr)
+    ships_total = 0
+    for k, (truth, ids, parents, row) in enumerate(zip(source.truth, source.track_ids, source.parents, read_back)):
+        objs, boxes = row["objects"], row["boxes"]
+        first = torch.tensor([o["component_id"] == 1 for o in objs], dtype=torch.bool)
+        primary_dets.append(boxes[first])
+        primary_truth.append(truth[truth.labels != CONTAINER])
+        ship_det = sorted((i for i, o in enumerate(objs) if o["component_id"] == 1 and o["class_id"] == SHIP_CLASS),
+                          key=lambda i: -objs[i]["confidence"])
+        ship_gt = (truth.labels == SHIP_CLASS).nonzero().flatten().tolist()
+        ships_total += len(ship_gt)
+        if not ship_det or not ship_gt:
+            continue
+        iou = box_iou_rotated(boxes.xywhr[ship_det].float(), truth.xywhr[ship_gt].float())
+        used: set = set()
+        for r, i in enumerate(ship_det):
+            order = torch.argsort(iou[r], descending=True).tolist()
+            j = next((j for j in order if iou[r, j] >= 0.5 and j not in used), None)
+            if j is None:
+                continue
+            used.add(j)
+            g = ship_gt[j]
+            mine = (truth.labels == CONTAINER) & torch.from_numpy(parents == ids[g])
+            kids = [c for c, o in enumerate(objs) if o["component_id"] == CONTAINERS_ID and o["parent"] == i]
+            kids = torch.tensor(kids, dtype=torch.long)
+            units.append((_heading_bucket(float(truth.xywhr[g, 4])), truth[mine], boxes[kids], k,
+                          boxes.xywhr[i].float()))
+    ev = evaluate(primary_dets, primary_truth, iou_threshold=IOU_THRESHOLDS_50_95, class_names=list(class_names))
+    out = {"map50": round(ev.map50, 4), "map50_95": round(ev.map50_95, 4),
+           "ap50": {class_names[c]: (None if ap != ap else round(ap, 4)) for c, ap in ev.ap_at(0.5).items()}}
+    sec = secondary(container_detector(), conf=conf, iou=0.5)
+    aabb: list = []
+    upright_again: list = []
+    for k in sorted({u[3] for u in units}):
+        mine = [u for u in units if u[3] == k]
+        frame = torch.from_numpy(source.images[k])
+        obbs = torch.stack([u[4] for u in mine])
+        table = torch.cat([torch.full((len(mine), 1), 0.0), _axis_aligned(obbs)], 1)
+        aabb += sec([frame], "RGB", table)
+        upright_again += sec([frame], "RGB", torch.cat([torch.full((len(mine), 1), 0.0), obbs], 1))
+    order = [u for k in sorted({u[3] for u in units}) for u in units if u[3] == k]
+
+    def m50(idx: list, dets: list) -> Any:
+        truths = [order[i][1] for i in idx]
+        if not sum(len(t) for t in truths):
+            return None
+        label = [OrientedBoxes(d.xywhr, d.scores, torch.zeros(len(d), dtype=torch.int64)) for d in dets]
+        truths = [OrientedBoxes(t.xywhr, t.scores, torch.zeros(len(t), dtype=torch.int64)) for t in truths]
+        return round(evaluate(label, truths, iou_threshold=0.5, num_classes=1).map50, 4)
+
+    every = list(range(len(order)))
+    result = {"secondary": CONTAINERS, "ships": ships_total, "ships_found": len(order),
+              "containers": int(sum(len(u[1]) for u in order)),
+              "children": int(sum(len(u[2]) for u in order)),
+              "map50_upright": m50(every, [order[i][2] for i in every]),
+              "map50_axis_aligned": m50(every, [aabb[i] for i in every]),
+              "map50_upright_recomputed": m50(every, [upright_again[i] for i in every]),
+              "by_heading": {}}
+    for lo, hi in HEADING_BUCKETS:
+        idx = [i for i in every if order[i][0] == f"{lo}-{hi}"]
+        result["by_heading"][f"{lo}-{hi}"] = {
+            "ships": len(idx), "containers": int(sum(len(order[i][1]) for i in idx)),
+            "map50_upright": m50(idx, [order[i][2] for i in idx]) if idx else None,
+            "map50_axis_aligned": m50(idx, [aabb[i] for i in idx]) if idx else None}
+    out["containers"] = result
+    return out
+
+
 def write_outputs(output: Path, result: dict, summary: dict) -> None:
     from PIL import Image
 
@@ -431,8 +590,8 @@ def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> 
     ap.add_argument("--frames", type=int, default=30,
                     help="frames to generate, or at most this many read from --input (default 30)")
     ap.add_argument("--size", type=int, default=None,
-                    help="side of the generated frames in pixels (default 256; document scenes 512, where the text "
-                         "is large enough to read)")
+                    help="side of the generated frames in pixels (default 256; document and harbour scenes 512, "
+                         "where text and containers are large enough)")
     ap.add_argument("--scale", type=float, default=None,
                     help="size of the generated scene's content (default: size / 256, the scale the bundled models "
                          "were trained at once the frame is fitted to a 256 input)")
@@ -504,24 +663,25 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
     from . import scenes
 
     check_environment(args)
-    model = model or f"obbmeta.models:{scene}_detector"
-    class_names = list(class_names or scenes.class_names(scene))
+    containers = scene == "harbour"  # the aerial detector finds the ships, a secondary detector their containers
+    model = model or f"obbmeta.models:{'aerial' if containers else scene}_detector"
+    class_names = list(class_names or scenes.class_names("aerial" if containers else scene))
     output = Path(args.output).resolve()
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DemoError(f"--output {args.output}: cannot be created: {exc.strerror or exc}") from None
-    size = args.size or (512 if scene == "document" else 256)
+    size = args.size or (512 if scene in ("document", "harbour") else 256)
     scale = args.scale or size / 256
     read_text = scene == "document" if args.read_text is None else args.read_text
     source = VideoFile(args.input, args.frames) if args.input else \
-        Generated(scene, args.frames, size, args.seed, scale=scale)
+        Generated(scene, args.frames, size, args.seed, scale=scale, keep_images=containers)
     fitted = max(source.width, source.height) / (1 if args.input else scale)
     input_size = args.input_size or min(MAX_INPUT_SIZE, -(-round(fitted) // 32) * 32)
     result = run_pipeline(source, output, model=model, class_names=class_names, width=source.width,
                           height=source.height, total=source.total, fps=source.fps, conf=args.conf,
                           device=args.device, input_size=input_size, output_format=output_format,
-                          read_text=read_text)
+                          read_text=read_text, containers=containers)
     n = result["frames"]
     if n == 0:
         raise DemoError(f"--input {args.input}: no frame came through the pipeline" if args.input else
@@ -536,6 +696,8 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
         ev = score(source.truth, result["objects"], class_names)
         summary.update(map50=round(ev.map50, 4), map50_95=round(ev.map50_95, 4),
                        ap50={class_names[c]: (None if ap != ap else round(ap, 4)) for c, ap in ev.ap_at(0.5).items()})
+    if containers and isinstance(source, Generated) and class_names == list(scenes.class_names("aerial")):
+        summary.update(container_score(source, result["objects"], class_names, args.conf))
     if read_text:
         summary["reader"] = READER
         if isinstance(source, Generated) and source.texts and source.texts[0] is not None:
@@ -559,6 +721,8 @@ def _report(result: dict, summary: dict, output: Path) -> None:
             obb = f"{b['cx']:.0f},{b['cy']:.0f},{b['w']:.0f},{b['h']:.0f},{b['angle_deg']:.0f}"
             print(f"{o['label']:>13} {o['confidence']:5.2f}  {','.join(f'{v:.0f}' for v in o['aabb']):>24}  {obb:>24}")
     stages = "obbinfer ! obbinfer process-mode=2 (reader)" if summary.get("reader") else "obbinfer"
+    if "containers" in summary:
+        stages = "obbinfer ! obbinfer process-mode=2 (containers)"
     print(f"{summary['frames']} frames through appsrc ! {stages} ! obboverlay ! vp8enc in {result['seconds']:.1f} s "
           f"({summary['fps']} fps), {summary['objects']} objects read back"
           + (f"; mAP50 {summary['map50']:.3f} (mAP50:95 {summary['map50_95']:.3f}) against the generator's truth"
@@ -568,6 +732,16 @@ def _report(result: dict, summary: dict, output: Path) -> None:
         print(f"text read on {len(read)} objects; character error rate {100 * summary['cer']:.2f} % over "
               f"{summary['lines_read']} lines wholly in view against the generator's strings "
               f"({summary['lines_missed']} lines not detected)" + (f", e.g. {read[0]['text']!r}" if read else ""))
+    c = summary.get("containers")
+    if c and c["map50_upright"] is not None:
+        print(f"containers on the {c['ships_found']} of {c['ships']} ships the primary found ({c['containers']} "
+              f"containers, {c['children']} children written): mAP50 {c['map50_upright']:.3f} on upright crops "
+              f"(in the pipeline), {c['map50_axis_aligned']:.3f} on axis-aligned crops of the same ships "
+              "(nvinfer's secondary crop, same detector, same 256x64 input)")
+        for bucket, b in c["by_heading"].items():
+            if b["ships"]:
+                print(f"  ships {bucket:>5}° off the image axes: {b['ships']:3d} ships, {b['containers']:4d} "
+                      f"containers, upright {b['map50_upright']}, axis-aligned {b['map50_axis_aligned']}")
     print(f"outputs in {output}: " + ", ".join(summary["outputs"]))
 
 

@@ -68,6 +68,29 @@ def test_demo_runs_the_real_pipeline_and_scores_what_it_reads_back(tmp_path):
     assert "\r" not in run.stderr and "pipeline: 30 frames in" in run.stderr
 
 
+def test_the_harbour_demo_finds_containers_on_ships_and_scores_both_crops(tmp_path):
+    """appsrc ! obbinfer (aerial detector) ! obbinfer process-mode=2 (container detector) ! obboverlay ...: the
+    children come back under their ship, and the summary has the container detector's mAP50 on the pipeline's
+    upright crops beside the same detector's on axis-aligned crops of the same ships."""
+    pytest.importorskip("gi")
+    out = tmp_path / "harbour"
+    run = obbmeta_cli("demo", "--scene", "harbour", "--frames", "3", "--output", str(out))
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    c = summary["containers"]
+    assert summary["frames"] == 3 and summary["model"] == "obbmeta.models:aerial_detector"
+    assert c["secondary"] == "obbmeta.models:container_detector" and c["ships_found"] > 0 and c["containers"] > 0
+    assert c["map50_upright"] > 0.8 and c["map50_axis_aligned"] is not None
+    assert c["map50_upright"] > c["map50_axis_aligned"]
+    assert abs(c["map50_upright_recomputed"] - c["map50_upright"]) < 0.05  # the pipeline's crops, recomputed
+    assert sum(b["ships"] for b in c["by_heading"].values()) == c["ships_found"]
+    rows = [json.loads(line) for line in (out / "detections.jsonl").read_text().splitlines()]
+    kids = [(r, o) for r in rows for o in r["objects"] if o["component_id"] == 3]
+    assert kids and all(o["label"] == "container" and o["parent"] is not None for _, o in kids)
+    assert all(r["objects"][o["parent"]]["label"] == "ship" for r, o in kids)
+    assert "axis-aligned crops" in run.stdout
+
+
 @needs_gst
 def test_demo_reads_at_most_frames_from_a_file_whose_path_and_output_have_spaces(tmp_path):
     pytest.importorskip("gi")

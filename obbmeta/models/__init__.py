@@ -11,6 +11,9 @@ angle (radians, clockwise on screen)] — the raw YOLO-OBB layout :func:`obbmeta
 ``model.class_names`` names the classes. ``aerial_detector`` and ``document_detector`` take no arguments, so
 ``obbmeta.models:aerial_detector`` can be named as a factory.
 
+The harbour demo's secondary detector (``container_detector`` / ``load_container_detector``, the same architecture,
+one class ``container``) takes upright 256x64 crops of ships: (K, 3, 64, 256) -> (K, 4 + 1 + 1, 256).
+
 The document demo's text recogniser (:class:`TextRecognizer`, ``text_recognizer`` / ``load_text_recognizer``)
 reads upright crops of text lines: (K, 3, 32, W) float RGB in [0, 1] -> (K, W / 4, C) CTC logits (blank 0, class
 i >= 1 = ``model.charset[i - 1]``), decoded by :func:`obbmeta.decode.ctc_greedy`.
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from ..infer import PAD_VALUE
 from ..scenes import SCENES
+from .containers import INPUT_SIZE as CONTAINER_INPUT_SIZE  # (width, height): the upright crop of one ship
 from .detector import OBBDetector
 from .preprocess import letterbox_frames
 from .recognizer import CHARSET, TextRecognizer, crop_width, load_recognizer, save_recognizer
@@ -30,10 +34,11 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 
 def load_demo_model(scene: str = "aerial", device="cpu") -> OBBDetector:
-    """The bundled detector for ``scene`` ("aerial" or "document"), in eval mode on ``device``."""
+    """The bundled detector for ``scene`` ("aerial" or "document"; "harbour": the aerial detector, which finds the
+    ships), in eval mode on ``device``."""
     if scene not in SCENES:
         raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
-    path = WEIGHTS_DIR / f"{scene}.pt"
+    path = WEIGHTS_DIR / f"{'aerial' if scene == 'harbour' else scene}.pt"
     if not path.exists():
         raise FileNotFoundError(f"bundled weights {path} are missing (train them with python -m obbmeta.models.train)")
     return load_weights(path, device)
@@ -47,6 +52,22 @@ def aerial_detector() -> OBBDetector:
 def document_detector() -> OBBDetector:
     """Factory: the bundled document detector (text_line, title) on the CPU, eval mode."""
     return load_demo_model("document")
+
+
+def load_container_detector(device="cpu") -> OBBDetector:
+    """The harbour demo's secondary detector (one class, ``container``) for upright 256x64 crops of ships (input
+    (B, 3, 64, 256), as ``obbinfer process-mode=2 input-size=256x64 crop-reading=long-side`` crops them), eval mode."""
+    path = WEIGHTS_DIR / "container.pt"
+    if not path.exists():
+        raise FileNotFoundError(f"bundled weights {path} are missing (train them with "
+                                "python -m obbmeta.models.train_containers)")
+    return load_weights(path, device)
+
+
+def container_detector() -> OBBDetector:
+    """Factory: the bundled container detector (``class_names = ["container"]``) on the CPU, eval mode; give it
+    ``input-size=256x64`` (``CONTAINER_INPUT_SIZE``, width x height)."""
+    return load_container_detector()
 
 
 def load_text_recognizer(device="cpu") -> TextRecognizer:
@@ -65,4 +86,5 @@ def text_recognizer() -> TextRecognizer:
 
 __all__ = ["OBBDetector", "load_demo_model", "aerial_detector", "document_detector", "letterbox_frames",
            "load_weights", "save_weights", "PAD_VALUE", "WEIGHTS_DIR", "TextRecognizer", "text_recognizer",
-           "load_text_recognizer", "load_recognizer", "save_recognizer", "crop_width", "CHARSET"]
+           "load_text_recognizer", "load_recognizer", "save_recognizer", "crop_width", "CHARSET", "container_detector",
+           "load_container_detector", "CONTAINER_INPUT_SIZE"]

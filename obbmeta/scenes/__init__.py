@@ -4,6 +4,8 @@
   ``vehicle``, ``ship``, ``plane``, ``storage_tank``; moving objects with track ids.
 * :mod:`obbmeta.scenes.document` — pages of rendered text lines in blocks at several angles (needs Pillow);
   classes ``text_line``, ``title``.
+* :mod:`obbmeta.scenes.harbour` — the aerial scene's harbour, large ships at any heading carrying rows of containers;
+  the aerial classes plus ``container`` (each container's ship in ``SceneFrame.parents``).
 
 ``frame(scene, seed, size)`` and ``video(scene, seed, n_frames, size)`` give :class:`SceneFrame` objects:
 an (H, W, 3) uint8 RGB image and its ground truth as :class:`obbmeta.OrientedBoxes` with track ids.
@@ -16,12 +18,13 @@ from typing import TYPE_CHECKING, Iterator
 if TYPE_CHECKING:
     from .common import SceneFrame
 
-SCENES = ("aerial", "document")
+SCENES = ("aerial", "document", "harbour")
 HELDOUT_SEED = 1_000_000_000
 """Scene seeds from here up are held out: the demo models never trained on them, evaluation and the demo use them."""
 # scene (also its module's name) -> (scene class, frame function, video function) in that module
 _PARTS = {"aerial": ("AerialScene", "aerial_frame", "aerial_video"),
-          "document": ("DocumentScene", "document_frame", "document_video")}
+          "document": ("DocumentScene", "document_frame", "document_video"),
+          "harbour": ("HarbourScene", "harbour_frame", "harbour_video")}
 
 
 def _module(scene: str):
@@ -35,7 +38,7 @@ def _part(scene: str, k: int):
 
 
 def class_names(scene: str):
-    """The class names of ``scene`` ("aerial" or "document")."""
+    """The class names of ``scene`` ("aerial", "document" or "harbour")."""
     return _module(scene).CLASS_NAMES
 
 

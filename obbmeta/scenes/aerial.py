@@ -417,7 +417,7 @@ class AerialScene:
             if win is not None:
                 rows, cols = win
                 u, v = raster.local_coords(xs[:, cols], ys[rows], cx, cy, a)
-                _DRAW[obj.cls](img, rows, cols, u, v, obj)
+                self._draw(img, rows, cols, u, v, obj)
             if 0 <= cx < self.width and 0 <= cy < self.height:
                 rows_gt.append((cx, cy, w, h, a, obj.cls))
                 ids.append(obj.track_id)
@@ -425,6 +425,10 @@ class AerialScene:
             noise_rng = np.random.default_rng([self.seed, 0xAE, t])
             img += noise_rng.standard_normal(img.shape, dtype=np.float32) * 0.012
         return SceneFrame(raster.to_uint8(img), make_boxes(rows_gt), np.asarray(ids, np.int64), CLASS_NAMES, int(t))
+
+    def _draw(self, img, rows, cols, u, v, obj) -> None:
+        """Draw ``obj`` into ``img[rows, cols]``, whose pixels lie at (u, v) along and across its heading."""
+        _DRAW[obj.cls](img, rows, cols, u, v, obj)
 
     def object_boxes(self, t: int = 0):
         """Every object's (cx, cy, w, h, angle, class, track id) at frame t, in or out of the frame."""

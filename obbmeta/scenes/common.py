@@ -28,6 +28,8 @@ class SceneFrame:
         reading_angles: with ``texts``, (N,) float32, the direction each line's text reads in (along its baseline,
             first letter to last), radians clockwise on screen in [-pi, pi). The box angle is only known modulo pi
             (and w may be the short side); this says which way round the line is.
+        parents: for scenes with objects on objects (containers on ships), (N,) int64: the track id of the object
+            each box lies on, 0 for none; None otherwise.
     """
 
     image: np.ndarray
@@ -37,6 +39,7 @@ class SceneFrame:
     index: int = 0
     texts: Optional[Tuple[str, ...]] = None
     reading_angles: Optional[np.ndarray] = None
+    parents: Optional[np.ndarray] = None
 
     def __post_init__(self):
         n = len(self.boxes)
@@ -44,6 +47,8 @@ class SceneFrame:
             raise ValueError(f"texts must hold one string per box ({n}), got {len(self.texts)}")
         if self.reading_angles is not None and np.shape(self.reading_angles) != (n,):
             raise ValueError(f"reading_angles must have shape ({n},), got {np.shape(self.reading_angles)}")
+        if self.parents is not None and np.shape(self.parents) != (n,):
+            raise ValueError(f"parents must have shape ({n},), got {np.shape(self.parents)}")
 
     @property
     def size(self) -> Tuple[int, int]:
