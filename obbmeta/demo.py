@@ -334,9 +334,9 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     children: list = []  # per frame: {child's OBB: its parent's OBB}, read where the secondary detector wrote them
 
     def on_children(pad, info):
-        # Read before obboverlay: the parent pointers of the children do not survive the buffer's copy further
-        # down (rect_params, OBBs and component ids do), so the frame's family is read here, through
-        # ObjectInfo.parent, and joined to the objects read at the sink by their OBBs.
+        # Read where the children are written: an element further down that copies the buffer copies the batch meta
+        # without the parent pointers (NVIDIA's copy), so the family is read here, through ObjectInfo.parent, and
+        # joined to the objects read at the sink by their OBBs.
         try:
             for frame in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames:
                 objs = nvds.read_obbs(frame)
