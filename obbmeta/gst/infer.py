@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,7 +154,10 @@ class ObbInfer(ObbmetaElement):
         self.timings: list | None = None  # a list: each inferred batch appends its phase times (benchmarks)
         self._stream = None  # the element's own CUDA stream (a model on CUDA)
         self._out: OutputQueue | None = None  # the output thread (queue-depth > 0)
-        self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM, self._query_probe)
+        me = weakref.ref(self)  # a closure holding the element would keep it alive (the pad holds the closure)
+        self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM,
+                               lambda pad, info: me()._query_probe(pad, info) if me() is not None
+                               else Gst.PadProbeReturn.OK)
 
     @property
     def detector(self) -> Any:

@@ -204,3 +204,12 @@ class Children(torch.nn.Module):
 
 def children() -> torch.nn.Module:
     return Children()
+
+
+def nan_classifier() -> torch.nn.Module:
+    """A classifier whose scores are NaN for every crop (a broken export)."""
+    class NanClassifier(torch.nn.Module):
+        def forward(self, x):
+            return torch.full((x.shape[0], NUM_CLASSES), float("nan"), dtype=x.dtype, device=x.device)
+
+    return NanClassifier()

@@ -2,6 +2,7 @@
 and exceptions from user code. Objects are read back through NVIDIA's lists (obbmeta.nvds on libnvds_meta)."""
 from __future__ import annotations
 
+import gc
 import os
 import re
 import subprocess
@@ -443,3 +444,71 @@ def test_gpu_id_on_a_machine_without_cuda_runs_device_auto_on_the_cpu_with_one_w
     assert run(p).eos
     assert sum("gpu-id=0 but torch sees no CUDA device" in w for w in warnings) == 1
     assert p.get_by_name("infer").detector.device == "cpu"
+
+
+# ---------------------------------------------------------------- the shared-model cache: identity and lifetime
+
+def _script(module, path):
+    torch.jit.trace(module, torch.zeros(1, 3, 64, 64)).save(str(path))
+
+
+def test_setting_the_same_path_after_the_file_was_replaced_loads_the_new_weights(tmp_path):
+    # the process-wide cache is keyed by what the file is (real path, size, mtime), not by its name: replacing a
+    # TorchScript file and setting model to the same path loads the new file, here and in a new pipeline
+    path = tmp_path / "model.ts"
+    _script(obb_toy_models.Const(10.0, 0), path)
+    f = Feeder(f"obbinfer name=infer model={path} input-size=64")
+    infer = f.p.get_by_name("infer")
+    updates = []
+    infer.connect("model-updated", lambda _e, status, p: updates.append(status))
+    try:
+        assert [o[1] for o in f.push()] == [0]
+        time.sleep(0.01)  # a later mtime even on coarse clocks
+        _script(obb_toy_models.Const(30.0, 1), tmp_path / "next.ts")
+        os.replace(tmp_path / "next.ts", path)
+        infer.set_property("model", str(path))
+        seen = []
+        while not updates:
+            seen.append(f.push())
+            assert len(seen) < 3000, "the new file never took over"
+        assert updates == [0] and [o[1] for o in f.push()] == [1]
+    finally:
+        f.close()
+    g = Feeder(f"obbinfer name=infer model={path} input-size=64")
+    try:
+        assert [o[1] for o in g.push()] == [1]  # a new pipeline gets the file as it is now
+    finally:
+        g.close()
+
+
+def test_models_swapped_out_are_freed_when_no_element_holds_them(tmp_path):
+    from obbmeta.infer import shared_models
+
+    paths = []
+    for k in range(6):
+        paths.append(tmp_path / f"m{k}.ts")
+        _script(obb_toy_models.Const(10.0 + k, k % 3), paths[-1])
+    f = Feeder(f"obbinfer name=infer model={paths[0]} input-size=64")
+    infer = f.p.get_by_name("infer")
+    updates = []
+    infer.connect("model-updated", lambda _e, status, p: updates.append(status))
+    try:
+        f.push()
+        for k, path in enumerate(paths[1:], 1):
+            infer.set_property("model", str(path))
+            while len(updates) < k:
+                f.push()
+            f.push()
+            gc.collect()
+            held = [key for key in shared_models() if key[0][0] == "file" and str(tmp_path) in key[0][1]]
+            assert len(held) == 1 and held[0][0][1] == os.path.realpath(path)  # only the model in force
+    finally:
+        f.close()
+    # a destroyed pipeline's element lets go of its model (this Feeder's bus closures keep its pipeline alive)
+    p = videotest(3, f"obbinfer name=infer model={paths[0]} input-size=64")
+    assert run(p).eos
+    assert [key[0][1] for key in shared_models() if str(tmp_path) in str(key[0])] == [os.path.realpath(paths[-1]),
+                                                                                     os.path.realpath(paths[0])]
+    del p
+    gc.collect()
+    assert [key[0][1] for key in shared_models() if str(tmp_path) in str(key[0])] == [os.path.realpath(paths[-1])]

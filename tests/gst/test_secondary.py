@@ -228,3 +228,31 @@ def test_a_bad_crop_size_names_the_property_and_the_forms(bad):
 
     with pytest.raises(ValueError, match=r"crop-size must be HxW, H,W or H \(pixels, 1\.\.4096\)"):
         SPECS["crop-size"].value(bad)
+
+
+def test_a_secondary_classifier_giving_nan_stops_the_pipeline_with_why_as_a_primary_does():
+    p = secondary_pipeline("model=obb_toy_models:nan_classifier input-size=64x32 output-format=classifier", n=4)
+    outcome = run(p)
+    assert not outcome.eos and outcome.error.startswith("sgie:") and "not finite" in outcome.error, outcome
+
+
+@pytest.mark.parametrize("fmt,size", [("RGBA", (640, 1)), ("RGBA", (640, 4)), ("RGB", (96, 2)), ("NV12", (2, 96)),
+                                      ("YUV420", (4, 64))])
+def test_frames_a_few_pixels_thin_are_cropped_by_their_known_layout(fmt, size):
+    # the crops name the frames' layout (H, W, C): a 4-row RGBA frame is not mistaken for (C, H, W)
+    from obbmeta.secondary import SecondaryModel
+
+    w, h = size
+    sec = SecondaryModel("obb_toy_models:toy_classifier", device="cpu", crop_size=(8, 16))
+    if fmt in ("RGBA", "RGB"):
+        frame = torch.full((h, w, len(fmt)), 200, dtype=torch.uint8)
+    elif fmt == "NV12":
+        frame = (torch.full((h, w, 1), 120, dtype=torch.uint8), torch.full((h // 2 or 1, w // 2 or 1, 2), 128,
+                                                                           dtype=torch.uint8))
+    else:
+        frame = (torch.full((h, w, 1), 120, dtype=torch.uint8),
+                 torch.full((h // 2, w // 2, 1), 128, dtype=torch.uint8),
+                 torch.full((h // 2, w // 2, 1), 128, dtype=torch.uint8))
+    rows = torch.tensor([[0.0, w / 2, h / 2, max(w / 2, 1.0), max(h / 2, 1.0), 0.3]])
+    (result,) = sec([frame], fmt, rows)
+    assert result is None or all(0 <= r.class_id < 3 for r in result)
