@@ -8,6 +8,7 @@ pyservicemaker stand-in over NVIDIA's real metadata library (tests/gst, tests/se
 
     python examples/servicemaker_pipeline.py file:///path/video.mp4 mypkg.models:build labels.txt [mqtt-conn-str]
 """
+import os
 import sys
 
 from pyservicemaker import Pipeline, Probe
@@ -20,7 +21,10 @@ DS = "/opt/nvidia/deepstream/deepstream"
 def main(uri: str, model: str, labels: str, broker: str | None = None) -> None:
     p = Pipeline("obbmeta")
     p.add("nvurisrcbin", "src", {"uri": uri})
-    p.add("nvstreammux", "mux", {"batch-size": 1, "width": 1920, "height": 1080})
+    mux = {"batch-size": 1}
+    if os.environ.get("USE_NEW_NVSTREAMMUX", "").lower() == "no":  # the legacy mux scales to a size of its own;
+        mux.update({"width": 1920, "height": 1080})                 # the new one has no width / height
+    p.add("nvstreammux", "mux", mux)
     p.add("nvvideoconvert", "conv")
     p.add("capsfilter", "rgba", {"caps": "video/x-raw(memory:NVMM), format=RGBA"})
     servicemaker.add_obbinfer(p, "infer", {"model": model, "input-size": 1024, "class-names": labels,
