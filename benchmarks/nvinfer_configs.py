@@ -126,6 +126,9 @@ def main() -> None:
     for f in files:
         row = run_one(f)
         row["file"] = str(f.relative_to(args.configs))
+        if "why" in row:  # no path of this machine in the results
+            row["why"] = row["why"].replace(str(Path(args.configs).resolve()) + "/", "<corpus>/").replace(
+                str(args.configs).rstrip("/") + "/", "<corpus>/")
         rows.append(row)
         print(("ran " if row["ran"] else "read" if row["read"] else "FAIL"), row.get("kind", "?"), row["file"],
               row.get("why", ""), file=sys.stderr)

@@ -100,6 +100,28 @@ def _tensor_view(t: Any, device: str) -> Any:
     return x.to(device) if str(x.device) != device and device != "auto" else x
 
 
+def _frame_device(view: Any) -> Any:
+    t = view.model_input
+    return (t[0] if isinstance(t, tuple) else t).device
+
+
+def frames_device_problem(frames_device: Any, model_device: Any) -> str | None:
+    """Why frames on ``frames_device`` (an NvBufSurface's GPU) cannot go to a model on ``model_device``, or None.
+    Frames in CUDA memory of one GPU and a model on another would be copied across GPUs every batch: refused, with
+    the setting that fixes it (a CPU model takes any frames; frames in host memory go to any device)."""
+    import torch
+
+    f, m = torch.device(frames_device), torch.device(str(model_device))
+    if f.type != "cuda" or m.type != "cuda":
+        return None
+    fi, mi = f.index or 0, m.index if m.index is not None else 0
+    if fi == mi:
+        return None
+    return (f"the frames are in the memory of GPU {fi} (the NvBufSurface's gpuId) but the model runs on cuda:{mi}: "
+            f"set gpu-id={fi} (as on nvvideoconvert / nvstreammux) or device=cuda:{fi}, or put the pipeline on GPU "
+            f"{mi}; obbinfer does not copy frames between GPUs")
+
+
 @dataclass
 class _History:
     """What a secondary element last did for a tracked object (nvinfer's GstNvInferObjectHistory)."""
@@ -621,6 +643,9 @@ class ObbInfer(ObbmetaElement):
                 chosen.append(views[f.batch_id])
             if not chosen:
                 return mapping.close()
+            problem = frames_device_problem(_frame_device(chosen[0]), getattr(detector, "device", "cpu"))
+            if problem:
+                raise ValueError(problem)
             if loaded.secondary:
                 with mapping:
                     self._secondary(batch, frames, views, loaded, t0, batch_index, timing, s, buf)

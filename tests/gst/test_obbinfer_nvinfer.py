@@ -512,3 +512,17 @@ def test_models_swapped_out_are_freed_when_no_element_holds_them(tmp_path):
     del p
     gc.collect()
     assert [key[0][1] for key in shared_models() if str(tmp_path) in str(key[0])] == [os.path.realpath(paths[-1])]
+
+
+@pytest.mark.parametrize("frames,model,refused", [
+    ("cuda:1", "cuda:0", True), ("cuda:1", "cuda", True), ("cuda:0", "cuda", False), ("cuda:1", "cuda:1", False),
+    ("cpu", "cuda:1", False), ("cuda:1", "cpu", False), ("cuda", "cuda:0", False), ("cuda:3", "cuda:2", True)])
+def test_frames_on_one_gpu_and_the_model_on_another_are_refused_with_the_fix(frames, model, refused):
+    # fake devices: the rule needs no GPU (the two-GPU run itself is tests/gpu on a machine with two)
+    from obbmeta.gst.infer import frames_device_problem
+
+    problem = frames_device_problem(frames, model)
+    assert (problem is not None) is refused
+    if refused:
+        gpu = torch.device(frames).index
+        assert f"gpu-id={gpu}" in problem and f"device=cuda:{gpu}" in problem
