@@ -1,0 +1,272 @@
+"""The front page does what it says: README.md's quick start runs as written (CPU, in a fresh interpreter), its
+gst-launch line runs (GST_PLUGIN_PATH prepended as `python -m obbmeta.gst --env` does), every page of docs/ is
+linked from it, every relative link resolves (anchors too), the set-up commands are the scripts that exist, and the
+performance table quotes the committed benchmark JSON."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+RESULTS = ROOT / "benchmarks" / "results"
+SETUP_COMMANDS = (
+    "bash scripts/demo.sh    # the main job: a generated aerial video through the real pipeline with the bundled "
+    "detector",
+    "bash scripts/test.sh    # the whole test suite (extra arguments go to pytest)",
+)
+
+
+def text(path: Path = README) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def section(md: str, title: str) -> str:
+    """The body of the `## title` section (up to the next `## ` heading)."""
+    m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", md, re.M | re.S)
+    assert m, f"README.md has no '## {title}' section"
+    return m.group(1)
+
+
+def code_blocks(md: str, lang: str) -> list[str]:
+    return re.findall(rf"^```{lang}\n(.*?)^```", md, re.M | re.S)
+
+
+def cpu_env() -> dict:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def run_python(code: str, cwd: Path, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=cpu_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+# ------------------------------------------------------------------------------------------------ the code
+
+def test_quick_start_runs_as_written_on_the_cpu(tmp_path):
+    blocks = code_blocks(section(text(), "Quick start"), "python")
+    assert len(blocks) == 1, "the quick start should be one python block"
+    r = run_python(blocks[0], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    assert re.search(r"\d+ boxes", r.stdout), r.stdout
+
+
+def test_docs_readme_api_block_runs_as_written_on_the_cpu(tmp_path):
+    blocks = code_blocks(section(text(DOCS / "README.md"), "The API in one block"), "python")
+    assert len(blocks) == 1
+    r = run_python(blocks[0], tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def gst_launch_argv(block: str) -> list[str]:
+    """The gst-launch-1.0 command of a shell block, continuation lines joined, split as a shell would."""
+    joined = re.sub(r"\\\n", " ", block)
+    lines = [ln.split(" #")[0].strip() for ln in joined.splitlines()]
+    launch = [ln for ln in lines if ln.startswith("gst-launch-1.0 ")]
+    assert len(launch) == 1, f"expected one gst-launch-1.0 line in:\n{block}"
+    return shlex.split(launch[0])
+
+
+def pipeline_block() -> str:
+    blocks = [b for b in code_blocks(section(text(), "In a pipeline"), "bash") if "gst-launch-1.0" in b]
+    assert len(blocks) == 1, "the pipeline section should have one shell block with the gst-launch line"
+    return blocks[0]
+
+
+def test_the_pipeline_block_sets_the_plugin_path_with_obbmeta_gst_env():
+    first = pipeline_block().splitlines()[0]
+    assert re.fullmatch(r'eval "\$\(\S*python\S* -m obbmeta\.gst --env\)"(\s+#.*)?', first), first
+
+
+def test_gst_launch_line_runs_on_the_cpu(tmp_path):
+    tool = shutil.which("gst-launch-1.0")
+    if tool is None:
+        pytest.skip("gst-launch-1.0 is not installed (apt-get install gstreamer1.0-tools)")
+    if importlib.util.find_spec("gi") is None:
+        pytest.skip("GStreamer's Python bindings (gi) are not importable: docs/install.md")
+    argv = gst_launch_argv(pipeline_block())
+    assert "obbinfer" in argv and "obboverlay" in argv
+    env = cpu_env()
+    # what `eval "$(python -m obbmeta.gst --env)"` does: this interpreter's plugin folder prepended to GST_PLUGIN_PATH
+    plugin = subprocess.run([sys.executable, "-m", "obbmeta.gst", "--plugin-path"], capture_output=True, text=True,
+                            env=env, check=True, timeout=60).stdout.strip()
+    env["GST_PLUGIN_PATH"] = plugin + (":" + env["GST_PLUGIN_PATH"] if env.get("GST_PLUGIN_PATH") else "")
+    r = subprocess.run([tool, *argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    assert "ERROR" not in r.stdout + r.stderr, r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def test_set_up_block_is_the_two_commands_that_exist():
+    blocks = code_blocks(section(text(), "Set-up"), "bash")
+    assert [b.rstrip("\n").split("\n") for b in blocks] == [list(SETUP_COMMANDS)]
+    for cmd in SETUP_COMMANDS:
+        assert (ROOT / cmd.split()[1]).is_file(), cmd
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+
+
+# ------------------------------------------------------------------------------------------------ the links
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped (not - or _), spaces to hyphens."""
+    s = heading.strip().lower()
+    s = re.sub(r"[^\w\- ]", "", s)
+    return s.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    out: set[str] = set()
+    seen: dict[str, int] = {}
+    in_code = False
+    for line in text(path).splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        m = None if in_code else re.match(r"^#{1,6} (.+)$", line)
+        if m:
+            a = github_anchor(m.group(1))
+            n = seen.get(a, 0)
+            seen[a] = n + 1
+            out.add(a if n == 0 else f"{a}-{n}")
+    return out
+
+
+def relative_links(path: Path) -> list[str]:
+    md = re.sub(r"^```.*?^```", "", text(path), flags=re.M | re.S)     # links inside code blocks are not links
+    targets = re.findall(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)", md)
+    return [t for t in targets if not re.match(r"^[a-z][a-z0-9+.-]*:", t)]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/README.md", "docs/performance.md"])
+def test_every_relative_link_resolves(page):
+    path = ROOT / page
+    bad = []
+    for target in relative_links(path):
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            bad.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            bad.append(f"{target}: no heading with that anchor in {dest.relative_to(ROOT)}")
+    assert not bad, f"{page}: " + "; ".join(bad)
+
+
+@pytest.mark.parametrize("index", ["README.md", "docs/README.md"])
+def test_every_docs_page_is_in_the_index(index):
+    path = ROOT / index
+    linked = {(path.parent / t.partition("#")[0]).resolve() for t in relative_links(path)}
+    pages = sorted(DOCS.glob("*.md"))
+    assert pages
+    missing = [p.name for p in pages if p.resolve() not in linked and p.resolve() != path.resolve()]
+    assert not missing, f"{index} does not link docs/{', docs/'.join(missing)}"
+
+
+# ------------------------------------------------------------------------------------------------ the figures
+
+def load(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text())
+
+
+def link(name: str) -> str:
+    return f"[{name}](benchmarks/results/{name})"
+
+
+def ms(seconds: float) -> str:
+    """Seconds as milliseconds to 3 significant figures (whole milliseconds from 100 ms)."""
+    x = seconds * 1e3
+    return f"{x:.0f}" if x >= 100 else f"{x:#.3g}".rstrip(".")
+
+
+def thousands(n: int) -> str:
+    return f"{n:,}".replace(",", " ")
+
+
+def hardware(d: dict) -> str:
+    m = d["machine"]
+    return f"{m['gpu']}, {d['date']}" if m.get("gpu") else f"{m['cpu']} ({m['cores']} cores), {d['date']}"
+
+
+def stream_row(d: dict, run: str, **match) -> dict:
+    rows = [r for r in d["rows"] if r["run"].startswith(run) and all(r.get(k) == v for k, v in match.items())]
+    assert len(rows) == 1, (run, match, rows)
+    return rows[0]
+
+
+def performance_table() -> str:
+    """The README's table, made from benchmarks/results/*.json."""
+    lines = ["| measured | obbmeta | for comparison | hardware, date | JSON |", "|---|---|---|---|---|"]
+
+    streams = load("pipeline_streams.json")
+    for label, run, match in [
+        ("`obbinfer`, 16 × 1080p streams of `videotestsrc ! nvvideoconvert` (RGBA), batches of 16", "2026-12-01 #6",
+         dict(chain="obbinfer", format="RGBA", variant="graph", queue_depth=2)),
+        ("the same, NV12", "2026-12-01 #6", dict(chain="obbinfer", format="NV12", variant="graph", queue_depth=2)),
+        ("the same, 16 `nvv4l2decoder` streams (NV12)", "2026-12-01 #7",
+         dict(chain="obbinfer", variant="graph", queue_depth=2)),
+        ("the same (RGBA) with `obbtrack ! obboverlay` after it", "2026-12-01 #1",
+         dict(chain="obbinfer+track+overlay")),
+        ("the same (RGBA) with a secondary detector on every ship", "2026-12-01 #8",
+         dict(chain="obbinfer+secondary-detector")),
+    ]:
+        r = stream_row(streams, run, **match)
+        lines.append(f"| {label} | {r['fps']} fps | sources alone {r['baseline_fps']} fps (ratio {r['ratio']}) "
+                     f"| {hardware(streams)} | {link('pipeline_streams.json')} |")
+
+    gpu_nms = load("nms_cuda.json")
+    nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
+    sizes = (1000, 10000, 30000)
+    sized = " / ".join(ms(nms[n]["obbmeta_cuda"]["median_s"]) for n in sizes)
+    graph = " / ".join(ms(nms[n]["obbmeta_cuda_graph"]["median_s"]) for n in sizes)
+    mmcv = " / ".join(ms(nms[n]["mmcv_cuda"]["median_s"]) for n in sizes)
+    lines.append(f"| rotated NMS on the GPU, 1 000 / 10 000 / 30 000 clustered boxes | {sized} ms "
+                 f"(CUDA graph {graph} ms) | mmcv {gpu_nms['versions']['mmcv'].split()[1]} CUDA {mmcv} ms "
+                 f"| {hardware(gpu_nms)} "
+                 f"| {link('nms_cuda.json')} |")
+
+    dec = load("decode.json")
+    b16 = next(r for r in dec["rows"] if r["batch"] == 16)
+    lines.append(f"| fused YOLO-OBB decode + NMS, batch 16 ({thousands(b16['anchors'])} anchors, {b16['classes']} "
+                 f"classes) | {ms(b16['methods']['obbmeta_cuda']['median_s'])} ms (CUDA graph "
+                 f"{ms(b16['methods']['obbmeta_cuda_graph']['median_s'])} ms) "
+                 f"| Ultralytics {dec['versions']['ultralytics']} {ms(b16['methods']['ultralytics']['median_s'])} ms "
+                 f"| {hardware(dec)} | {link('decode.json')} |")
+
+    crop = load("crop.json")
+    c1k = next(r for r in crop["rows"] if r["n"] == 1000)
+    lines.append(f"| `ops.crop_rotated`, 1 000 upright 32×128 crops from 16 1080p frames "
+                 f"| {ms(c1k['methods']['obbmeta uint8']['median_s'])} ms "
+                 f"| a `cv2.warpAffine` loop {ms(c1k['methods']['cv2.warpAffine loop (host)']['median_s'])} ms "
+                 f"| {hardware(crop)} | {link('crop.json')} |")
+
+    cpu = load("nms_cpu.json")
+    c10k = next(r for r in cpu["rows"] if r["scene"] == "clustered" and r["n"] == 10000)
+    previous = c10k["methods"]["obbmeta_previous_quadratic"]["median_s"]
+    lines.append(f"| rotated NMS on one CPU core, 10 000 clustered boxes "
+                 f"| {ms(c10k['methods']['obbmeta']['median_s'])} ms "
+                 f"| obbmeta's previous (quadratic) NMS {ms(previous)} ms "
+                 f"| {hardware(cpu)} | {link('nms_cpu.json')} |")
+
+    cer = load("recognizer_cer.json")
+    res = cer["results"]
+    lines.append(f"| text recogniser's character error rate on {thousands(res['rotated']['lines'])} held-out "
+                 f"lines, upright rotated crops | {res['rotated']['cer'] * 100:.3g} % "
+                 f"| nvinfer-style axis-aligned crops {res['aabb']['cer'] * 100:.3g} % "
+                 f"| {hardware(cer)} | {link('recognizer_cer.json')} |")
+    return "\n".join(lines)
+
+
+def test_performance_table_quotes_the_committed_json():
+    expected = performance_table()
+    assert expected in section(text(), "Performance"), (
+        "README.md's performance table differs from benchmarks/results/*.json; the table as the JSON has it:\n\n"
+        + expected)
