@@ -32,7 +32,8 @@ def payload_of(fields: dict, field: bytes | None) -> bytes | None:
 def consume(client, stream: str, *, field: str | None = None, from_start: bool = False, count: int | None = None,
             idle_s: float = 5.0, out=sys.stdout, err=sys.stderr) -> int:
     """Print the frames of ``stream`` until ``count`` frames were printed or nothing arrived for ``idle_s``
-    seconds; returns the number of frames printed. Entries that hold no obbmeta message are reported on ``err``."""
+    seconds; returns the number of frames printed. An entry that holds no obbmeta message, or a malformed or hostile
+    one (every such payload is a :class:`~obbmeta.messages.MessageError`), is reported on ``err`` and skipped."""
     collector = messages.FrameCollector()
     last = "0-0" if from_start else "$"
     key = field.encode() if field else None
@@ -57,9 +58,11 @@ def consume(client, stream: str, *, field: str | None = None, from_start: bool =
                     err.write(f"entry {entry_id!r}: no payload field ({field or 'metadata / value'})\n")
                     continue
                 try:
-                    emit(collector.add(payload))
-                except messages.MessageError as exc:
+                    frames = collector.add(payload)
+                except messages.MessageError as exc:  # not obbmeta's, or malformed: report it, go on with the next
                     err.write(f"entry {entry_id!r}: {exc}\n")
+                    continue
+                emit(frames)
                 if count is not None and printed >= count:
                     return printed
     emit(collector.flush())

@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import hashlib
 import json
 import math
 import re
@@ -53,12 +54,18 @@ SIGNATURE_SIZES = (SIGNATURE_BOX + len(SIGNATURE_FIELDS), SIGNATURE_BOX + len(SI
 _EVENT_OBJECT_MEMBERS = {"id", "speed", "direction", "orientation", "bbox", "signature", "location", "coordinate",
                          "maskoutline", "pose", "embedding", "single_view_3d_tracking"}
 OBB_SOURCES = ("user_meta", "predicted", "rotation_angle", "aabb")
+# How deep a payload may nest arrays and objects (obbmeta's blob nests 7 deep, nvmsgconv's payloads less): deeper
+# is a MessageError, before anything recurses into it (the parser, repr in messages, json.dumps in the examples).
+MAX_DEPTH = 64
 
 
 class MessageError(ValueError):
-    """A payload that is not what obbmeta's writers and nvmsgconv publish; the text names the member (``path``)."""
+    """A payload that is not what obbmeta's writers and nvmsgconv publish; the text names the member (``path``). A
+    text of more than 1000 characters (a hostile member's value shown in it) is cut there, with its length."""
 
     def __init__(self, message: str, path: str = ""):
+        if len(message) > 1000:
+            message = f"{message[:1000]}... ({len(message)} characters)"
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
 
@@ -68,12 +75,14 @@ class ObjectRecord:
     """One object of a frame, as published.
 
     ``object_id``: the tracking id, None before a tracker. ``confidence``: None when the pipeline's value was NaN or
-    infinite. ``label_bytes``: ``obj_label`` exactly when the blob carried it (``label`` shows bytes that are not
-    UTF-8 as U+FFFD); on the event path the label as nvmsgconv wrote it. ``bbox``: ``rect_params`` left, top, width,
-    height (integers on the event path: nvmsgconv truncates them). ``xywhr``: cx, cy, w, h, angle in radians,
-    clockwise on screen. ``obb_source``: where obbmeta's reader found the box (None on the event path).
-    ``classifications``: the object's secondary results (component_id, classifier_type, labels with label_id,
-    class_id, prob, label), as the blob carries them; empty on the event path."""
+    infinite (the writers write null, or leave it out of the signature), also for a number no double holds
+    (``1e400``, a 400-digit integer). ``label_bytes``: ``obj_label`` exactly when the blob carried it (``label``
+    shows bytes that are not UTF-8 as U+FFFD); on the event path the label as nvmsgconv wrote it. ``bbox``:
+    ``rect_params`` left, top, width, height (integers on the event path: nvmsgconv truncates them). ``xywhr``: cx,
+    cy, w, h, angle in radians, clockwise on screen. ``obb_source``: where obbmeta's reader found the box (None on
+    the event path). ``classifications``: the object's secondary results (component_id, classifier_type, labels
+    with label_id, class_id, prob, label), as the blob carries them (a ``prob`` no finite double holds as None);
+    empty on the event path."""
     object_id: int | None
     class_id: int
     label: str
@@ -323,23 +332,66 @@ def _refuse_constant(name: str) -> None:
     raise MessageError(f"{name} is not JSON (obbmeta and nvmsgconv write no NaN or Infinity)")
 
 
+def _json_int(digits: str) -> int | float:
+    try:
+        return int(digits)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits()): beyond every integer
+        return float(digits)  # member's range and every double, read as -inf or inf
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # in a str, always a lone one (json.loads joins an escaped pair)
+
+
+def _check_depth(doc: Any, what: str) -> None:
+    """MessageError when ``doc`` nests arrays / objects deeper than :data:`MAX_DEPTH` (level by level, no
+    recursion)."""
+    level = [doc] if isinstance(doc, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        level = [v for c in level for v in (c.values() if isinstance(c, dict) else c) if isinstance(v, (dict, list))]
+    if level:
+        raise MessageError(f"{what} is nested deeper than {MAX_DEPTH} arrays / objects")
+
+
+def _decode(text: str, what: str) -> Any:
+    """``text`` parsed: json.JSONDecodeError when it is not JSON; MessageError for JSON obbmeta does not read (NaN or
+    Infinity, nested deeper than :data:`MAX_DEPTH`, a lone surrogate); an integer of more digits than Python converts
+    is read as -inf or inf. Nothing else escapes (no RecursionError, MemoryError or bare ValueError)."""
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_int=_json_int)
+    except RecursionError:
+        raise MessageError(f"{what} is nested deeper than {MAX_DEPTH} arrays / objects") from None
+    except MemoryError:
+        raise MessageError(f"{what} is too large to parse ({len(text)} characters)") from None
+    _check_depth(doc, what)
+    if "\\ud" in text or "\\uD" in text:  # a surrogate escape: the pairs are text, a lone one is not
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise MessageError(f"{what} holds a lone UTF-16 surrogate {exc.object[exc.start:exc.end]!r}, which is "
+                               "not Unicode text") from None
+    return doc
+
+
 def _load(text: str | bytes | bytearray | dict, what: str) -> Any:
     if isinstance(text, dict):
+        _check_depth(text, what)
         return text
     if isinstance(text, (bytes, bytearray)):
         # nvmsgconv copies an obj_label's bytes into its own members as they are, so a label that is not UTF-8 makes
         # its payload not UTF-8 either: read with those bytes as U+FFFD (obbmeta's blob is UTF-8 and keeps the
         # exact label in label_base64)
         text = bytes(text).decode("utf-8", "replace")
+    elif isinstance(text, str) and not text.isascii() and (lone := _SURROGATE.search(text)):  # surrogateescape
+        raise MessageError(f"{what} holds a lone UTF-16 surrogate {lone[0]!r}, which is not Unicode text")
     if not isinstance(text, str):
         raise TypeError(f"{what} must be str, bytes or a parsed dict, got {type(text).__name__}")
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        return _decode(text, what)
     except json.JSONDecodeError as exc:
         repaired = _json_glib_non_finite_as_null(text)
         if repaired is not None:
             try:
-                return json.loads(repaired, parse_constant=_refuse_constant)
+                return _decode(repaired, what)
             except json.JSONDecodeError:
                 pass
         raise MessageError(f"{what} is not JSON: {exc}") from None
@@ -352,6 +404,8 @@ def _json_glib_non_finite_as_null(text: str) -> str | None:
     """``text`` with json-glib's non-finite numbers (``nan``, ``-nan``, ``inf``, ``-inf``, also with the ``.0`` it
     appends to numbers without a point: what it writes for a NaN / inf double, e.g. nvmsgconv's object confidence,
     and not JSON) outside strings replaced by ``null``; None when there are none."""
+    if _NON_FINITE.search(text) is None:  # none anywhere: spare text that is not JSON the scan
+        return None
     out, k, changed, n = [], 0, False, len(text)
     while k < n:
         c = text[k]
@@ -379,26 +433,57 @@ def _label_bytes(text: str) -> bytes:
         raise MessageError(f"must be base64 text, got {text!r} ({exc})", "label_base64") from None
 
 
+def _float(value: int | float) -> float:
+    """A JSON number as a double: -inf or inf for an integer beyond the double range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _finite_or_none(value: int | float | None) -> float | None:
+    number = math.nan if value is None else _float(value)
+    return number if math.isfinite(number) else None
+
+
+def _finite(value: int | float, where: str) -> float:
+    number = _float(value)
+    if not math.isfinite(number):
+        raise MessageError(f"must be a finite number (one a double holds), got {number}", where)
+    return number
+
+
 def parse_blob(message: str | bytes | dict, *, sensor: str | None = None, timestamp: str | None = None
                ) -> FrameRecord:
     """One obbmeta message blob (schema ``obbmeta.obb-message/1``: text, bytes or the parsed dict) as a
-    :class:`FrameRecord`; MessageError naming the member when it does not follow the schema."""
+    :class:`FrameRecord`; MessageError naming the member when it does not follow the schema.
+
+    Numbers as the writer writes them: a box number (``bbox``, ``obb``, its corners) that is not a finite double
+    (``1e400``, a 400-digit integer) is a MessageError naming it, the writer refuses such a box; a ``confidence`` or
+    a classification's ``prob`` that is not one is None, as the writer writes a NaN or infinite one (null); an
+    integer member out of its range is a MessageError (an integer of more digits than Python converts, 4300, reads
+    as -inf or inf). ``NaN`` and ``Infinity`` are not JSON: a MessageError."""
     doc = _load(message, "the message")
     validate_message(doc)
     frame = doc["frame"]
     objects = []
-    for entry in doc["objects"]:
+    for n, entry in enumerate(doc["objects"]):
         obb, bbox = entry["obb"], entry["bbox"]
+        at = f"objects[{n}]"
+        _finite(obb["angle_deg"], f"{at}.obb.angle_deg")  # not kept (angle_rad is), checked all the same
         label = entry["label"]
         exact = _label_bytes(entry["label_base64"]) if "label_base64" in entry else None
         objects.append(ObjectRecord(
             object_id=None if entry["id"] is None else int(entry["id"]), class_id=int(entry["class_id"]),
             label=label, label_bytes=label.encode("utf-8") if exact is None else exact,
-            confidence=None if entry["confidence"] is None else float(entry["confidence"]),
-            bbox=tuple(float(bbox[k]) for k in ("left", "top", "width", "height")),
-            xywhr=tuple(float(obb[k]) for k in ("cx", "cy", "w", "h", "angle_rad")),
-            corners=tuple((float(x), float(y)) for x, y in obb["corners"]), obb_source=entry["obb_source"],
-            classifications=tuple(entry.get("classifications", ()))))
+            confidence=_finite_or_none(entry["confidence"]),
+            bbox=tuple(_finite(bbox[k], f"{at}.bbox.{k}") for k in ("left", "top", "width", "height")),
+            xywhr=tuple(_finite(obb[k], f"{at}.obb.{k}") for k in ("cx", "cy", "w", "h", "angle_rad")),
+            corners=tuple((_finite(x, f"{at}.obb.corners[{j}][0]"), _finite(y, f"{at}.obb.corners[{j}][1]"))
+                          for j, (x, y) in enumerate(obb["corners"])), obb_source=entry["obb_source"],
+            classifications=tuple({**c, "labels": [{**lab, "prob": _finite_or_none(lab["prob"])}
+                                                   for lab in c["labels"]]}
+                                  for c in entry.get("classifications", ()))))
     return FrameRecord(path="blob", source_id=int(frame["source_id"]), frame_num=int(frame["frame_num"]),
                        objects=tuple(objects), sensor=sensor, timestamp=timestamp, batch_id=int(frame["batch_id"]),
                        pts=int(frame["pts"]))
@@ -429,7 +514,10 @@ def parse_event(payload: str | bytes | dict) -> FrameRecord:
     if not (isinstance(sig, list) and len(sig) in SIGNATURE_SIZES and all(_is_number(v) for v in sig)):
         raise MessageError(f"must be obbmeta's event signature, {' or '.join(map(str, SIGNATURE_SIZES))} numbers, got "
                            f"{sig!r}", "object.signature")
-    sig = [float(v) for v in sig]
+    sig = [_float(v) for v in sig]
+    if not all(math.isfinite(v) for v in sig[:SIGNATURE_BOX]):
+        raise MessageError(f"must hold finite numbers (ones a double holds) for the box, got {sig[:SIGNATURE_BOX]}",
+                           "object.signature")
     cx, cy, w, h, angle_deg = sig[:5]
     corners = [(sig[5 + 2 * k], sig[6 + 2 * k]) for k in range(4)]
     angle = math.radians(angle_deg)
@@ -444,9 +532,9 @@ def parse_event(payload: str | bytes | dict) -> FrameRecord:
     class_id = _integral(named["class_id"], "class_id", -2**31, 2**31 - 1)
     count = _integral(named["object_count"], "object_count", 1, 2**31 - 1)
     index = _integral(named["object_index"], "object_index", 0, count - 1)
-    confidence = sig[SIGNATURE_SIZES[0]] if len(sig) == SIGNATURE_SIZES[1] else None
+    confidence = _finite_or_none(sig[SIGNATURE_SIZES[0]]) if len(sig) == SIGNATURE_SIZES[1] else None
     track = obj.get("id")
-    if not (isinstance(track, str) and track.isdigit() and int(track) <= UNTRACKED_OBJECT_ID):
+    if not (isinstance(track, str) and re.fullmatch("[0-9]{1,20}", track) and int(track) <= UNTRACKED_OBJECT_ID):
         raise MessageError(f"must be the tracking id as decimal text, got {track!r}", "object.id")
     labels = [k for k, v in obj.items() if k not in _EVENT_OBJECT_MEMBERS and v == {}]
     if len(labels) > 1:
@@ -456,7 +544,10 @@ def parse_event(payload: str | bytes | dict) -> FrameRecord:
     keys = ("topleftx", "toplefty", "bottomrightx", "bottomrighty")
     if not (isinstance(bbox, dict) and all(_is_number(bbox.get(k)) for k in keys)):
         raise MessageError(f"must hold the numbers {keys}, got {bbox!r}", "object.bbox")
-    left, top, right, bottom = (float(bbox[k]) for k in keys)
+    left, top, right, bottom = (_float(bbox[k]) for k in keys)
+    if not all(math.isfinite(v) for v in (left, top, right, bottom)):
+        raise MessageError(f"must hold finite numbers (ones a double holds), got {[left, top, right, bottom]}",
+                           "object.bbox")
     record = ObjectRecord(
         object_id=None if int(track) == UNTRACKED_OBJECT_ID else int(track), class_id=class_id, label=label,
         label_bytes=label.encode("utf-8"), confidence=confidence, bbox=(left, top, right - left, bottom - top),
@@ -485,14 +576,22 @@ def parse_payload(payload: str | bytes | dict) -> list[FrameRecord]:
     * a full-schema event payload (``msg2p-newapi=0``): one record holding its one object (:func:`parse_event`).
 
     MessageError for text that is not JSON, a blob that breaks the schema, and a payload with no obbmeta message at
-    all (nvmsgconv's minimal event schema, for one, carries no rotated box)."""
+    all (nvmsgconv's minimal event schema, for one, carries no rotated box); for a hostile one too (nested deeper
+    than :data:`MAX_DEPTH`, a lone surrogate, ``NaN``, a box number no double holds: :func:`parse_blob`), never
+    another exception (RecursionError, OverflowError, a bare ValueError) for text or bytes."""
     return [record for record, _ in _parse_payload(payload)]
 
 
+def _digest(sensor: str | None, text: str | bytes) -> bytes:
+    """16 bytes that tell a blob's (sensor, text) from every other's (blake2b)."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(repr(sensor).encode("utf-8", "surrogatepass") + b"\0" + data, digest_size=16).digest()
+
+
 def _parse_payload(payload: str | bytes | dict, repeats: "_Recent | None" = None) -> list:
-    """parse_payload's records, each with the (sensor, text) of its custom message (None for other payloads); with
-    ``repeats``, a custom message whose (sensor, text) is in it is skipped unparsed (a copy the full schema repeats,
-    which gives the very record parsed before)."""
+    """parse_payload's records, each with the :func:`_digest` of its blob's sensor and text (None for an event);
+    with ``repeats``, a blob whose digest is in it is skipped unparsed (a copy the full schema repeats, which gives
+    the very record parsed before)."""
     doc = _load(payload, "the payload")
     if not isinstance(doc, dict):
         raise MessageError(f"must be a JSON object, got {type(doc).__name__}", "payload")
@@ -501,27 +600,35 @@ def _parse_payload(payload: str | bytes | dict, repeats: "_Recent | None" = None
         if not isinstance(messages, list) or not all(isinstance(m, str) for m in messages):
             raise MessageError("must be an array of strings (nvmsgconv's custom messages)", "customMessage")
         sensor, ts = _sensor_of(doc), doc.get("@timestamp")
-        out, repeated = [], False
+        out, repeated, unread = [], False, ""
         for k, text in enumerate(messages):
-            if repeats is not None and (sensor, text) in repeats:
+            digest = _digest(sensor, text)
+            if repeats is not None and digest in repeats:
                 repeated = True
                 continue
             try:
-                inner = json.loads(text, parse_constant=_refuse_constant)
-            except (json.JSONDecodeError, MessageError):
-                continue  # another writer's custom message: not JSON is not obbmeta's
+                inner = _decode(text, "the message")
+            except (json.JSONDecodeError, MessageError) as exc:  # another writer's custom message: not JSON (that
+                # obbmeta reads) is not obbmeta's; the first one's reason goes with "holds no obbmeta message"
+                unread = unread or f"; [{k}] " + (f"the message is not JSON: {exc}"
+                                                  if isinstance(exc, json.JSONDecodeError) else str(exc))
+                continue
             if isinstance(inner, dict) and inner.get("schema") == SCHEMA:
                 try:
                     record = parse_blob(inner, sensor=sensor, timestamp=ts if isinstance(ts, str) else None)
                 except MessageError as exc:
                     raise MessageError(str(exc), f"customMessage[{k}]") from None
-                out.append((record, (sensor, text)))
+                out.append((record, digest))
         if out or repeated:
             return out
         raise MessageError(f"holds no obbmeta message (none of its {len(messages)} custom messages has schema "
-                           f"{SCHEMA!r})", "customMessage")
+                           f"{SCHEMA!r}{unread})", "customMessage")
     if doc.get("schema") == SCHEMA:
-        return [(parse_blob(doc), None)]
+        digest = _digest(None, bytes(payload) if isinstance(payload, (bytes, bytearray)) else
+                         payload if isinstance(payload, str) else repr(payload))
+        if repeats is not None and digest in repeats:
+            return []
+        return [(parse_blob(doc), digest)]
     if isinstance(doc.get("object"), dict) and "signature" in doc["object"]:
         return [(parse_event(doc), None)]
     raise MessageError("carries no obbmeta message: no customMessage (nvmsgconv msg2p-newapi=1 with obbmessage "
@@ -551,37 +658,32 @@ class _Recent:
 class FrameCollector:
     """Whole frames from a stream of payloads, in arrival order.
 
-    :meth:`add` returns the frames a payload completes: a blob's frame at once (the copies the full schema repeats in
-    every object's payload are recognised by sensor, source, frame number, pts and batch id among the last
-    ``remember`` frames, and dropped); an event frame once all ``object_count`` of its objects arrived (in the
-    frame's object order; a repeated object is dropped). More than ``pending`` unfinished event frames: the oldest is
-    returned with ``complete=False``. :meth:`flush` returns every unfinished frame (``complete=False``)."""
+    :meth:`add` returns the frames a payload completes: a blob's frame at once, and its exact repeats dropped (the
+    copies the full schema repeats in every object's payload, a broker's redelivery: the same sensor and the same
+    blob text, hence the same source, frame number, pts, batch id and objects, as one of the last ``remember`` blobs
+    delivered; a copy is dropped unparsed). A blob of the same frame with other content (a restarted pipeline, a
+    second ``obbmessage`` after a secondary stage) is not a repeat: it is delivered as a frame of its own, as blob
+    frames are never merged. The collector remembers those blobs as ``remember`` digests of 16 bytes (blake2b of
+    sensor and text; about 100 bytes each with Python's dict, 100 kB for the default 1024), never their text.
+    An event frame is returned once all ``object_count`` of its objects arrived (in the frame's object order; a
+    repeated object is dropped). More than ``pending`` unfinished event frames: the oldest is returned with
+    ``complete=False``. :meth:`flush` returns every unfinished frame (``complete=False``)."""
 
     def __init__(self, remember: int = 1024, pending: int = 256):
         int_in_range("remember", remember, 1)
         int_in_range("pending", pending, 1)
-        self._seen = _Recent(remember)
-        # The custom-message texts of the frames in _seen, added and dropped with their keys: a copy of one is
-        # skipped unparsed (it is the frame _add_blob would drop), so the full schema's N copies cost one parse.
-        self._texts = _Recent(remember)
+        self._seen = _Recent(remember)  # the digests of the last `remember` blobs delivered
         self._pending: OrderedDict = OrderedDict()
         self._limit = pending
 
     def add(self, payload: str | bytes | dict) -> list[FrameRecord]:
         out = []
-        for record, text in _parse_payload(payload, self._texts):
+        for record, digest in _parse_payload(payload, self._seen):
             if isinstance(record, _EventPart):
                 out.extend(self._add_event(record))
-            else:
-                new = self._add_blob(record)
-                if new and text is not None:
-                    self._texts.add(text)
-                out.extend(new)
+            elif self._seen.add(digest):  # False: the same blob twice in this payload
+                out.append(record)
         return out
-
-    def _add_blob(self, record: FrameRecord) -> list[FrameRecord]:
-        key = (record.sensor, record.source_id, record.frame_num, record.pts, record.batch_id)
-        return [record] if self._seen.add(key) else []
 
     def _add_event(self, part: _EventPart) -> list[FrameRecord]:
         key = (part.sensor, part.source_id, part.frame_num)

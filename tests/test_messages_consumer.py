@@ -489,3 +489,314 @@ def test_consume_mqtt_without_paho_says_what_to_install():
             f"runpy.run_path({str(ROOT / 'examples' / 'consume_mqtt.py')!r}, run_name='__main__')")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "needs paho-mqtt 2.x: pip install paho-mqtt" in run.stderr
+
+
+# ---------------------------------------------------------------- hostile payloads, numbers, the collector's repeats
+
+def blob_doc(frame_num: int = 7, cx: float = 100.0) -> dict:
+    """A valid obbmeta blob of one object (with a secondary result), written by hand: no DeepStream needed."""
+    from obbmeta import geometry
+
+    box = (cx, 50.0, 40.0, 20.0, 0.3)
+    return {"schema": messages.SCHEMA,
+            "frame": {"source_id": 3, "frame_num": frame_num, "batch_id": 0, "pts": 1000 * frame_num + 5},
+            "objects": [{"id": 5, "class_id": 1, "label": "ship", "confidence": 0.5,
+                         "bbox": {"left": cx - 23.0, "top": 34.0, "width": 45.0, "height": 32.0},
+                         "obb": {"cx": cx, "cy": 50.0, "w": 40.0, "h": 20.0, "angle_deg": math.degrees(0.3),
+                                 "angle_rad": 0.3, "corners": geometry.corners(box)[0].tolist()},
+                         "obb_source": "user_meta",
+                         "classifications": [{"component_id": 2, "classifier_type": "color", "labels": [
+                             {"label_id": 0, "class_id": 1, "prob": 0.75, "label": "red"}]}]}]}
+
+
+def envelope(*texts: str, sensor: str = "cam-0") -> str:
+    """nvmsgconv's minimal newapi envelope around custom message texts."""
+    return json.dumps({"version": "4.0", "id": "7", "@timestamp": "2026-12-01T10:00:00.000Z", "sensorId": sensor,
+                       "objects": [], "customMessage": list(texts)})
+
+
+def event_doc() -> dict:
+    """A full-schema event payload of obbmeta's event signature (one object of a one-object frame)."""
+    from obbmeta import geometry
+
+    box = (100.0, 50.0, 40.0, 20.0, 0.3)
+    sig = [*box[:4], math.degrees(box[4]), *geometry.corners(box)[0].ravel().tolist(), 3, 41, 1, 0, 1, 0.9]
+    return {"@timestamp": "2026-01-02T03:04:05.678Z", "sensor": {"id": "cam-0"},
+            "object": {"id": "12", "ship": {}, "bbox": {"topleftx": 77, "toplefty": 34, "bottomrightx": 123,
+                                                        "bottomrighty": 66}, "signature": sig}}
+
+
+def with_literal(doc: dict, where: tuple, literal: str) -> str:
+    """``doc`` as JSON text with the member at ``where`` written as ``literal`` (any JSON text, or not JSON)."""
+    doc = json.loads(json.dumps(doc))
+    parent = doc
+    for k in where[:-1]:
+        parent = parent[k]
+    parent[where[-1]] = "@@literal@@"
+    return json.dumps(doc).replace('"@@literal@@"', literal)
+
+
+def outcome(payload):
+    """parse_payload's records, or its MessageError; any other exception fails the test."""
+    try:
+        return messages.parse_payload(payload)
+    except messages.MessageError as exc:
+        return exc
+
+
+NESTED_PLACES = [None, ("frame", "source_id"), ("objects", 0, "obb", "cx"), ("extra",),
+                 ("objects", 0, "classifications", 0, "labels", 0, "note")]
+
+
+@given(depth=st.one_of(st.integers(1, 200_000), st.sampled_from([63, 64, 65, 900, 990, 1000, 100_000])),
+       opener=st.sampled_from(["[", '{"a":']), closed=st.booleans(), where=st.sampled_from(NESTED_PLACES),
+       wrapped=st.booleans(), event=st.booleans())
+def test_deeply_nested_json_is_a_message_error_never_a_recursion_error(depth, opener, closed, where, wrapped,
+                                                                        event):
+    nested = opener * depth + ("0" + ("]" if opener == "[" else "}") * depth if closed else "")
+    if where is None:
+        text = nested
+    elif event:
+        text = with_literal(event_doc(), ("object", "bbox", "topleftx") if where[0] == "frame" else ("extra",),
+                            nested)
+    else:
+        text = with_literal(blob_doc(), where, nested)
+    got = outcome(envelope(text) if wrapped else text)
+    if depth > 64:
+        assert isinstance(got, messages.MessageError)
+        if closed:
+            assert "nested deeper than 64 arrays / objects" in str(got)
+    for payload in (text.encode("utf-8"), envelope(text)):  # the collector, on bytes too
+        try:
+            messages.FrameCollector().add(payload)
+        except messages.MessageError:
+            pass
+
+
+def test_nesting_up_to_max_depth_is_read_and_deeper_is_refused_naming_it():
+    deepest = messages.MAX_DEPTH
+    assert deepest == 64
+    ok = with_literal(blob_doc(), ("extra",), "[" * (deepest - 1) + "]" * (deepest - 1))  # the blob is a level
+    assert messages.parse_payload(ok)[0].frame_num == 7
+    deep = with_literal(blob_doc(), ("extra",), "[" * deepest + "]" * deepest)
+    with pytest.raises(messages.MessageError, match=r"^the payload is nested deeper than 64 arrays / objects"):
+        messages.parse_payload(deep)
+    with pytest.raises(messages.MessageError, match=r"^customMessage: holds no obbmeta message .*\[0\] the message "
+                                                    r"is nested deeper than 64"):
+        messages.parse_payload(envelope(deep))
+    with pytest.raises(messages.MessageError, match="nested deeper than 64"):
+        messages.parse_payload(json.loads(deep))  # a parsed dict too
+
+
+def test_a_lone_surrogate_escape_is_refused_and_a_pair_is_read():
+    pair = with_literal(blob_doc(), ("objects", 0, "label"), '"ship \\ud83d\\udea2"')
+    assert messages.parse_payload(pair)[0].labels == ["ship \U0001f6a2"]
+    lone = with_literal(blob_doc(), ("objects", 0, "label"), '"ship \\ud83d"')
+    with pytest.raises(messages.MessageError, match=r"^the payload holds a lone UTF-16 surrogate '\\ud83d'"):
+        messages.parse_payload(lone)
+    with pytest.raises(messages.MessageError, match=r"\[0\] the message holds a lone UTF-16 surrogate"):
+        messages.parse_payload(envelope(lone))
+    with pytest.raises(messages.MessageError, match="the payload holds a lone UTF-16 surrogate"):
+        messages.parse_payload(envelope(json.dumps(blob_doc()), sensor="cam-\udc00"))
+    raw = json.dumps(blob_doc(), ensure_ascii=False).replace("ship", "ship\udc80")  # a str decoded surrogateescape
+    with pytest.raises(messages.MessageError, match=r"^the payload holds a lone UTF-16 surrogate '\\udc80'"):
+        messages.parse_payload(raw)
+
+
+INTEGER_MEMBERS = {("frame", "source_id"): (0, 2**32 - 1), ("frame", "frame_num"): (-2**31, 2**31 - 1),
+                   ("frame", "batch_id"): (0, 2**32 - 1), ("frame", "pts"): (0, 2**64 - 1),
+                   ("objects", 0, "id"): (0, 2**64 - 2), ("objects", 0, "class_id"): (-2**31, 2**31 - 1),
+                   ("objects", 0, "classifications", 0, "component_id"): (None, None),
+                   ("objects", 0, "classifications", 0, "labels", 0, "class_id"): (0, None)}
+FLOAT_MEMBERS = ([("objects", 0, "bbox", k) for k in ("left", "top", "width", "height")]
+                 + [("objects", 0, "obb", k) for k in ("cx", "cy", "w", "h", "angle_deg", "angle_rad")]
+                 + [("objects", 0, "obb", "corners", i, j) for i in range(4) for j in range(2)])
+NULLABLE_MEMBERS = [("objects", 0, "confidence"), ("objects", 0, "classifications", 0, "labels", 0, "prob")]
+SIGN = st.sampled_from(["", "-"])
+HUGE_INTS = st.tuples(SIGN, st.one_of(st.text("0123456789", min_size=15, max_size=6000).map("1".__add__),
+                                      st.integers(4290, 4310).map(lambda n: "9" * n))).map("".join)
+HUGE_EXPONENTS = st.tuples(SIGN, st.sampled_from(["1", "2.5", "9.75", "0.5"]), st.sampled_from(["e", "E", "e+", "E-"]),
+                           st.integers(300, 100_000).map(str)).map("".join)
+CONSTANTS = st.sampled_from(["NaN", "Infinity", "-Infinity"])
+LITERALS = st.one_of(HUGE_INTS, HUGE_EXPONENTS, CONSTANTS)
+
+
+def number_of(literal: str) -> float | int:
+    """What a JSON number literal is to obbmeta: an int when it has no fraction or exponent and Python converts its
+    digits (sys.get_int_max_str_digits()), else the nearest double (inf beyond the range)."""
+    if literal.lstrip("-").isdigit() and len(literal.lstrip("-")) <= sys.get_int_max_str_digits():
+        return int(literal)
+    return float(literal)
+
+
+def is_finite_double(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+@given(where=st.sampled_from(sorted(INTEGER_MEMBERS, key=str) + FLOAT_MEMBERS + NULLABLE_MEMBERS),
+       literal=LITERALS, wrapped=st.booleans())
+def test_huge_and_non_finite_numbers_give_the_documented_result_in_every_member_of_a_blob(where, literal,
+                                                                                            wrapped):
+    text = with_literal(blob_doc(), where, literal)
+    got = outcome(envelope(text) if wrapped else text)
+    if literal in ("NaN", "Infinity", "-Infinity"):  # not JSON (obbmeta and nvmsgconv write none)
+        assert isinstance(got, messages.MessageError) and f"{literal} is not JSON" in str(got)
+        return
+    value, member = number_of(literal), messages._path(where)
+    if where in INTEGER_MEMBERS:
+        low, high = INTEGER_MEMBERS[where]
+        # an integer keeps its digits (up to Python's limit; beyond it, inf); a float with no fraction is one too
+        valid = ((isinstance(value, int) or math.isfinite(value) and value.is_integer())
+                 and (low is None or low <= value) and (high is None or value <= high))
+    else:
+        valid = where in NULLABLE_MEMBERS or is_finite_double(value)
+    if not valid:
+        assert isinstance(got, messages.MessageError) and member in str(got), (member, str(got)[:300])
+        return
+    assert not isinstance(got, Exception), str(got)[:300]
+    obj = got[0].objects[0]
+    if where == ("objects", 0, "confidence"):
+        assert obj.confidence == (float(value) if is_finite_double(value) else None)
+    elif where[-1] == "prob":
+        assert obj.classifications[0]["labels"][0]["prob"] == (float(value) if is_finite_double(value) else None)
+    elif where[:2] == ("objects", 0) and where[2] in ("bbox", "obb") and where[-1] != "angle_deg":
+        assert float(value) in obj.bbox + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
+    elif where[0] == "frame":
+        assert getattr(got[0], where[1]) == value
+    json.dumps(got[0].to_dict(), allow_nan=False)  # what the consumer examples print: JSON
+
+
+@given(position=st.integers(0, 18), bbox=st.sampled_from([None, "topleftx", "bottomrighty"]), literal=LITERALS)
+def test_huge_and_non_finite_numbers_in_an_event_signature_give_the_documented_result(position, bbox, literal):
+    where = ("object", "bbox", bbox) if bbox else ("object", "signature", position)
+    got = outcome(with_literal(event_doc(), where, literal))
+    if literal in ("NaN", "Infinity", "-Infinity"):
+        assert isinstance(got, messages.MessageError) and f"{literal} is not JSON" in str(got)
+        return
+    value = number_of(literal)
+    if where[1] == "signature" and position == 18:  # the confidence: None when it is not a finite double
+        assert got[0].confidences == [float(value) if is_finite_double(value) else None]
+    elif not is_finite_double(value):
+        assert isinstance(got, messages.MessageError) and f"object.{where[1]}" in str(got), str(got)[:300]
+    elif isinstance(got, messages.MessageError):
+        assert f"object.{where[1]}" in str(got)
+    if not isinstance(got, Exception):
+        json.dumps(got[0].to_dict(), allow_nan=False)
+
+
+@given(st.one_of(st.text(), st.sampled_from(["\u00b2", "\u0661\u0662", "1" * 5000, "18446744073709551616", "007"])))
+def test_an_event_tracking_id_must_be_decimal_digits_within_64_bits(track):
+    doc = event_doc()
+    doc["object"]["id"] = track
+    got = outcome(doc)
+    if track.isascii() and track.isdigit() and len(track) <= 20 and int(track) <= messages.UNTRACKED_OBJECT_ID:
+        assert got[0].object_ids == [None if int(track) == messages.UNTRACKED_OBJECT_ID else int(track)]
+    else:
+        assert isinstance(got, messages.MessageError) and "object.id: must be the tracking id" in str(got)
+
+
+def test_a_1e400_confidence_is_none_and_a_1e400_centre_is_refused_naming_it():
+    doc = with_literal(blob_doc(), ("objects", 0, "confidence"), "1e400")
+    assert messages.parse_payload(doc)[0].confidences == [None]
+    with pytest.raises(messages.MessageError, match=r"^objects\[0\]\.obb\.cx: must be a finite number"):
+        messages.parse_payload(with_literal(blob_doc(), ("objects", 0, "obb", "cx"), "1e400"))
+    with pytest.raises(messages.MessageError, match=r"^objects\[0\]\.obb\.cx: must be a finite number"):
+        messages.parse_payload(with_literal(blob_doc(), ("objects", 0, "obb", "cx"), "1" * 400))
+    with pytest.raises(messages.MessageError, match=r"^frame\.source_id: "):
+        messages.parse_payload(with_literal(blob_doc(), ("frame", "source_id"), "1" * 5000))
+
+
+def test_a_message_error_stays_short_when_a_member_is_huge():
+    for where in (("frame", "source_id"), ("objects", 0, "obb_source"), ("objects", 0, "label_base64")):
+        with pytest.raises(messages.MessageError, match=r"\.\.\. \(\d+ characters\)$") as caught:
+            messages.parse_payload(envelope(with_literal(blob_doc(), where, json.dumps("A" * 1_000_001))))
+        assert str(caught.value).startswith(f"customMessage[0]: {messages._path(where)}: ")
+        assert len(str(caught.value)) < 1100
+
+
+def blob_text(frame_num: int, variant: int) -> str:
+    """The blob of frame ``frame_num`` (same sensor, source, pts and batch id), its object where ``variant`` says."""
+    return json.dumps(blob_doc(frame_num, cx=100.0 + 50 * variant), separators=(",", ":"))
+
+
+def test_a_restarted_pipelines_frame_with_the_same_identity_and_other_objects_is_delivered():
+    first, restarted = blob_text(7, 0), blob_text(7, 1)  # same (sensor, source, frame_num, pts, batch_id)
+    collector = messages.FrameCollector()
+    got = [r for text in (first, first, restarted, restarted, first) for r in collector.add(envelope(text))]
+    assert [r.objects[0].xywhr[0] for r in got] == [100.0, 150.0]  # each exact repeat dropped, the restart kept
+    # a second obbmessage after a secondary stage: two blobs of one frame in one payload, both delivered
+    doc = blob_doc(8)
+    plain = json.dumps({**doc, "objects": [{k: v for k, v in o.items() if k != "classifications"}
+                                           for o in doc["objects"]]})
+    both = messages.FrameCollector().add(envelope(plain, json.dumps(doc)))
+    assert [len(r.objects[0].classifications) for r in both] == [0, 1]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["cam-0", "cam-1"]), st.integers(0, 3), st.integers(0, 2)),
+                max_size=30))
+def test_the_collector_drops_exact_repeats_only(stream):
+    collector = messages.FrameCollector()
+    got = [r for sensor, f, v in stream for r in collector.add(envelope(blob_text(f, v), sensor=sensor))]
+    want = [messages.parse_payload(envelope(blob_text(f, v), sensor=sensor))[0] for sensor, f, v in
+            dict.fromkeys(stream)]
+    assert got == want
+    # a blob published on its own (no envelope) too: as text and bytes (the same blob), or as parsed dicts
+    for forms in ((str, str.encode), (json.loads,)):
+        collector = messages.FrameCollector()
+        got = [r for _, f, v in stream for form in forms for r in collector.add(form(blob_text(f, v)))]
+        assert got == [messages.parse_payload(blob_text(f, v))[0] for f, v in dict.fromkeys(fv[1:] for fv in stream)]
+
+
+def test_the_collector_keeps_a_bounded_number_of_digests_and_no_payload_text():
+    collector = messages.FrameCollector(remember=16)
+    for k in range(10_000):
+        assert len(collector.add(envelope(blob_text(k, 0)))) == 1
+        assert len(collector._seen.keys) <= 16
+    assert all(isinstance(d, bytes) and len(d) == 16 for d in collector._seen.keys)
+    import tracemalloc
+
+    big = "x" * 1_000_000
+    collector = messages.FrameCollector()
+    collector.add(envelope(json.dumps({**blob_doc(10**6), "extra": big})))  # warm the caches up
+    tracemalloc.start()
+    try:
+        for k in range(20):
+            assert len(collector.add(envelope(json.dumps({**blob_doc(k), "extra": big})))) == 1
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 1_000_000, held  # 20 payloads of 1 MB went through; 20 digests of 16 bytes stay
+
+
+class FakeRedis:
+    """XREAD replies of one batch of entries, then nothing (idle)."""
+
+    def __init__(self, entries):
+        self.replies = [[(b"s", entries)]]
+
+    def xread(self, streams, count, block):
+        return self.replies.pop(0) if self.replies else []
+
+
+def test_consume_redis_reports_hostile_entries_and_goes_on_with_the_next():
+    import io
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    import consume_redis
+
+    good = envelope(json.dumps(blob_doc())).encode()
+    hostile = [b"[" * 100_000, envelope("[" * 100_000), with_literal(blob_doc(), ("extra",), "[" * 990 + "]" * 990),
+               with_literal(blob_doc(), ("objects", 0, "obb", "cx"), "1e400"),
+               with_literal(blob_doc(), ("frame", "source_id"), "1" * 5000),
+               with_literal(blob_doc(), ("frame", "pts"), "1" * 400), with_literal(blob_doc(), ("frame", "pts"), "NaN"),
+               with_literal(blob_doc(), ("objects", 0, "label"), '"\\udc00"'),
+               with_literal(event_doc(), ("object", "id"), '"\u00b2"'), b"\xff{"]
+    entries = [(f"{k}-0".encode(), {b"metadata": p}) for k, p in enumerate(hostile + [good])]
+    out, err = io.StringIO(), io.StringIO()
+    assert consume_redis.consume(FakeRedis(entries), "s", from_start=True, idle_s=0.01, out=out, err=err) == 1
+    assert json.loads(out.getvalue())["frame_num"] == 7
+    lines = err.getvalue().splitlines()
+    assert [line.split(": ")[0] for line in lines] == [f"entry {f'{k}-0'.encode()!r}" for k in range(len(hostile))]
