@@ -337,6 +337,10 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             "buffers": count, "repeats": repeats}
 
 
+def _model_format(spec: str) -> str:
+    return {".onnx": "onnx", ".pt": "torchscript", ".ts": "torchscript"}.get(Path(spec).suffix, "factory")
+
+
 def forward_alone(device: str) -> list:
     """The bundled model's forward at 640, eager and replayed from a CUDA graph, batch 1 and 16 (CUDA events)."""
     from obbmeta.models import load_demo_model
@@ -406,6 +410,7 @@ def cpu_under_load(frames: int) -> dict:
 
 
 def main() -> None:
+    global MODEL
     ap = arguments(__doc__.split("\n\n")[0], quick=True)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=["cpu", "cuda"])
     ap.add_argument("--streams", default="1,4,16")
@@ -417,12 +422,14 @@ def main() -> None:
     ap.add_argument("--sources", default="appsrc",
                     help="comma-separated: appsrc (ready-made batches, nothing else on the GPU), upload "
                          "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers, NV12)")
+    ap.add_argument("--model", default=MODEL, help="obbinfer's model (a factory, a TorchScript or an ONNX file)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each row (median), baseline interleaved")
     ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder rows")
     ap.add_argument("--chains", default="obbinfer+track+overlay",
                     help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
                          + ", ".join(CHAINS))
     args = ap.parse_args()
+    MODEL = args.model
     obbmeta.gst.register()
     count, repeats = (10, 1) if args.quick else (40, args.repeats)
     streams = [int(s) for s in args.streams.split(",")]
@@ -466,7 +473,8 @@ def main() -> None:
                                      else []):
                     if (chosen and v not in chosen) or (not chosen and fmt != "RGBA" and v != "graph"):
                         continue  # NV12 sources: the fastest variant only, unless chosen
-                    r = {"source": "appsrc", **measure(s, mode, v, fmt, args.device, count, repeats)}
+                    r = {"source": "appsrc", "model_format": _model_format(MODEL),
+                         **measure(s, mode, v, fmt, args.device, count, repeats)}
                     print(r, flush=True)
                     rows.append(r)
                     save()
