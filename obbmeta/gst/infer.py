@@ -111,6 +111,8 @@ def frames_device_problem(frames_device: Any, model_device: Any) -> str | None:
     the setting that fixes it (a CPU model takes any frames; frames in host memory go to any device)."""
     import torch
 
+    if str(model_device) == "auto":  # a Detector of device "auto" runs where the frames are
+        return None
     f, m = torch.device(frames_device), torch.device(str(model_device))
     if f.type != "cuda" or m.type != "cuda":
         return None

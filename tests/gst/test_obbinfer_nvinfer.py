@@ -243,10 +243,10 @@ def test_switching_the_model_twice_while_playing_infers_every_frame_once_with_th
         seen = [f.push() for _ in range(5)]
         for model in ("obb_toy_models:const_b", "no_such_module_xyz:f", "obb_toy_models:const_c"):
             infer.set_property("model", model)
-            before = len(updates)
+            before, t0 = len(updates), time.monotonic()
             while len(updates) == before:  # frames keep flowing while the new model loads
                 seen.append(f.push())
-                assert len(seen) < 3000, "the new model never took over"
+                assert time.monotonic() - t0 < 60, "the new model never took over"  # by time: a loaded machine
             seen += [f.push() for _ in range(3)]
         swaps = [s.get_value("batch") for s in f.swaps()]
         assert [s.get_value("model") for s in f.swaps()] == ["obb_toy_models:const_b", "obb_toy_models:const_c"]
@@ -468,9 +468,10 @@ def test_setting_the_same_path_after_the_file_was_replaced_loads_the_new_weights
         os.replace(tmp_path / "next.ts", path)
         infer.set_property("model", str(path))
         seen = []
+        t0 = time.monotonic()
         while not updates:
             seen.append(f.push())
-            assert len(seen) < 3000, "the new file never took over"
+            assert time.monotonic() - t0 < 60, "the new file never took over"
         assert updates == [0] and [o[1] for o in f.push()] == [1]
     finally:
         f.close()
@@ -516,7 +517,8 @@ def test_models_swapped_out_are_freed_when_no_element_holds_them(tmp_path):
 
 @pytest.mark.parametrize("frames,model,refused", [
     ("cuda:1", "cuda:0", True), ("cuda:1", "cuda", True), ("cuda:0", "cuda", False), ("cuda:1", "cuda:1", False),
-    ("cpu", "cuda:1", False), ("cuda:1", "cpu", False), ("cuda", "cuda:0", False), ("cuda:3", "cuda:2", True)])
+    ("cpu", "cuda:1", False), ("cuda:1", "cpu", False), ("cuda", "cuda:0", False), ("cuda:3", "cuda:2", True),
+    ("cuda:1", "auto", False)])
 def test_frames_on_one_gpu_and_the_model_on_another_are_refused_with_the_fix(frames, model, refused):
     # fake devices: the rule needs no GPU (the two-GPU run itself is tests/gpu on a machine with two)
     from obbmeta.gst.infer import frames_device_problem
