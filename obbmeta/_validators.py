@@ -47,6 +47,19 @@ def number_in_range(name: str, value: Any, low: float, high: float, form: Option
     return float(value)
 
 
+def finite_number(name: str, value: Any, *, positive: bool = False) -> float:
+    """``value`` as a float when it is a finite number (Python or NumPy scalar, not a bool; with ``positive``: also
+    > 0), else "{name} must be a [positive ]finite number, got {value!r}": TypeError when it is no number,
+    ValueError when it is one out of range (NaN, +-inf, and with ``positive`` <= 0)."""
+    form = "a positive finite number" if positive else "a finite number"
+    if not is_number(value, numpy_numbers=True):
+        raise TypeError(f"{name} must be {form}, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or (positive and not v > 0.0):
+        raise ValueError(f"{name} must be {form}, got {value!r}")
+    return v
+
+
 def size_pair(name: str, value: Any, low: int, high: int, *, order: str = "wh", strings: bool = False,
               form: Optional[str] = None, kind_error: type = TypeError) -> tuple[int, int]:
     """A size of two int sides in [low, high], in the caller's ``order`` ("wh": (width, height); "hw": (height,
@@ -79,10 +92,13 @@ def size_pair(name: str, value: Any, low: int, high: int, *, order: str = "wh", 
 
 
 def frame_size(name: str, value: Any, high: float = math.inf, high_text: Optional[str] = None) -> tuple[float, float]:
-    """A (width, height) pair of finite numbers in (0, high] (Python or NumPy, not bools) as two floats; TypeError
-    when it is not a pair of numbers, ValueError "{name} must be two positive finite numbers, at most {high_text}"
-    when a side is out of range (``high_text`` says why the bound is there; default: the number)."""
-    ok = (not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and len(value) == 2
+    """A (width, height) pair of finite numbers in (0, high] (Python or NumPy, not bools; in a sequence such as a
+    tuple or a list, or a NumPy array) as two floats; TypeError when it is not a pair of numbers (a mapping or a set
+    is not), ValueError "{name} must be two positive finite numbers, at most {high_text}" when a side is out of
+    range (``high_text`` says why the bound is there; default: the number)."""
+    # A sequence or an array: a dict {0: w, 1: h} or a set of two numbers is no pair (value[0] would be a KeyError
+    # or a TypeError, or read a mapping by its keys).
+    ok = (isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, (str, bytes)) and len(value) == 2
           and all(is_number(v, numpy_numbers=True) for v in value))
     if not ok:
         raise TypeError(f"{name} must be a (width, height) pair of numbers, got {value!r}")

@@ -28,6 +28,8 @@ function                               result
 ``to_mmrotate1_oc``                    angle in [-pi/2, 0)              (mmrotate 1.x ``oc`` preset)
 ``ultralytics_regularize``             Ultralytics >= 8.3.80 ``regularize_rboxes``: angle in [0, pi/2), w may be < h
 ``ultralytics_regularize_legacy``      Ultralytics <= 8.3.79 ``regularize_rboxes``: w >= h, angle in [0, pi)
+``from_hbb``                           axis-aligned [x1, y1, x2, y2] -> xywhr as mmrotate 0.x ``hbb2obb``
+                                       (``le90``: a square keeps angle 0)
 ``to_deepstream9`` / ``from_…``        (left, top, width, height) of the un-rotated box + degrees
 ``to_detectron2`` / ``from_…``         (cx, cy, w, h, degrees counter-clockwise)
 ``to_opencv`` / ``from_opencv``        (cx, cy, w, h, degrees) with OpenCV >= 4.5.1's range (0, 90]
@@ -39,7 +41,7 @@ import math
 
 import torch
 
-from ._validators import box_tensor
+from ._validators import box_tensor, finite_number
 
 __all__ = [
     "normalize_angle",
@@ -51,6 +53,8 @@ __all__ = [
     "ultralytics_regularize_legacy",
     "to_deepstream9",
     "from_deepstream9",
+    "from_hbb",
+    "HBB_VERSIONS",
     "to_detectron2",
     "from_detectron2",
     "to_opencv",
@@ -66,10 +70,18 @@ _check = box_tensor
 
 
 def normalize_angle(angle: torch.Tensor, start: float, period: float = PI) -> torch.Tensor:
-    """Wrap angles into [start, start + period)."""
+    """Wrap angles into [start, start + period), a whole number of periods away (up to rounding in the tensor's
+    dtype, in which the bounds are compared).
+
+    ``start`` is any finite number and ``period`` any positive finite number (Python or NumPy scalars); anything
+    else raises TypeError (not a number) or ValueError (NaN, inf; a period <= 0). NaN and +-inf angles give NaN.
+    """
+    start = finite_number("start", start)
+    period = finite_number("period", period, positive=True)
     wrapped = torch.remainder(angle - start, period) + start
-    # remainder can round up to exactly `period` for tiny negative inputs; fold that back to `start`.
-    return torch.where(wrapped >= start + period, wrapped - period, wrapped)
+    # remainder can round up to exactly `period` for tiny negative inputs; fold that back to `start`. Folding rounds
+    # too and can land a hair below `start` (start 1e-30, angle 0): that is `start` itself, up to that rounding.
+    return torch.where(wrapped >= start + period, wrapped - period, wrapped).clamp(min=start)
 
 
 def _quarter_turns(xywhr: torch.Tensor, start: float) -> torch.Tensor:
@@ -145,6 +157,43 @@ def from_deepstream9(rect: torch.Tensor) -> torch.Tensor:
     """Inverse of :func:`to_deepstream9`: [left, top, width, height, degrees] -> xywhr."""
     left, top, w, h, deg = _check("rect", rect).unbind(-1)
     return torch.stack((left + 0.5 * w, top + 0.5 * h, w, h, torch.deg2rad(deg)), dim=-1)
+
+
+HBB_VERSIONS = ("le90", "le135", "oc")
+
+
+def from_hbb(hbb: torch.Tensor, version: str = "le90") -> torch.Tensor:
+    """Axis-aligned boxes (N, 4) [x1, y1, x2, y2] -> (N, 5) xywhr named as mmrotate 0.x ``hbb2obb(hbboxes, version)``
+    names them:
+
+    * ``"le90"``: (w, h, 0) when w >= h, else (h, w, -pi/2); ``"le135"``: the same with +pi/2;
+    * ``"oc"``: (h, w, pi/2), mmrotate 0.x's (0, pi/2] range.
+
+    An axis-aligned square is (s, s, 0) in ``le90`` and ``le135``, as in mmrotate 0.x ``hbb2obb`` and 1.x
+    ``hbox2rbox``. (:func:`to_le90` of an angle-0 square gives -pi/2 instead: it follows ``regularize_boxes``,
+    which turns every square by a quarter.) Any float dtype and device; a box with x2 < x1, y2 < y1 or NaN raises
+    ValueError naming it (one host read of the comparison).
+    """
+    if not isinstance(hbb, torch.Tensor):
+        raise TypeError(f"hbb must be a torch.Tensor of shape (N, 4) [x1, y1, x2, y2], got {type(hbb).__name__}")
+    if hbb.dim() != 2 or hbb.shape[1] != 4:
+        raise ValueError(f"hbb must have shape (N, 4) [x1, y1, x2, y2], got {tuple(hbb.shape)}")
+    if not hbb.is_floating_point():
+        raise TypeError(f"hbb must be a floating-point tensor (float16/32/64), got {hbb.dtype}")
+    if version not in HBB_VERSIONS:
+        raise ValueError(f"version must be one of {', '.join(map(repr, HBB_VERSIONS))}, got {version!r}")
+    x1, y1, x2, y2 = hbb.unbind(-1)
+    bad = torch.nonzero(~((x2 >= x1) & (y2 >= y1))).flatten()  # NaN fails both comparisons
+    if bad.numel():
+        i = int(bad[0])
+        raise ValueError(f"hbb[{i}] = {hbb[i].tolist()} must have x1 <= x2 and y1 <= y2 (finite corners)")
+    x, y, w, h = (x1 + x2) * 0.5, (y1 + y2) * 0.5, x2 - x1, y2 - y1
+    zero = torch.zeros_like(x)
+    if version == "oc":
+        return torch.stack((x, y, h, w, zero + HALF_PI), dim=-1)
+    turn = HALF_PI if version == "le135" else -HALF_PI
+    keep = (w >= h)[:, None]
+    return torch.where(keep, torch.stack((x, y, w, h, zero), dim=-1), torch.stack((x, y, h, w, zero + turn), dim=-1))
 
 
 def to_detectron2(xywhr: torch.Tensor) -> torch.Tensor:

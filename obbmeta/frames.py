@@ -261,6 +261,7 @@ def _frame(p: Any, index: int, mem_type: int, gpu_id: int, where: str) -> FrameS
     try:
         fmt = pixels.from_nvbuf(int(p.colorFormat))
         pixels.check_size(int(p.width), int(p.height), "surface")
+        fmt.shapes(int(p.width), int(p.height))  # an odd-width UYVP frame has no planes (whole pixel pairs)
     except ValueError as exc:
         raise SurfaceLayoutError(f"{where}: {exc}") from None
     if p.layout != LAYOUT_PITCH:

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from ._native import NativeLibrary
+from ._validators import finite_number
 
 CORNER_SIGNS = ((-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5))
 """(sx, sy) per corner, in obbmeta's order: the corner is ``c + R(angle) (sx w, sy h)``."""
@@ -74,14 +75,22 @@ def meets_frame(xywhr, width: float, height: float) -> np.ndarray:
 
 
 def wrap_angle(angle, period: float = math.pi):
-    """``angle`` (a float or an array) mapped into [-period/2, period/2); float64.
+    """``angle`` (a float or an array) mapped into [-period/2, period/2), a whole number of periods away; float64.
 
-    ``np.mod`` can round a value just below ``-period/2`` up to exactly ``+period/2``: that edge is folded back, so
-    the result never reaches the open end.
+    ``period`` is any positive finite number (a Python or NumPy scalar; pi: a rectangle, 2*pi: a heading); anything
+    else raises (TypeError: not a number; ValueError: 0, negative, NaN or inf). The result is the input's remainder
+    modulo ``period``, moved down by one period when it is at least period/2: ``np.mod`` is exact for angles >= 0 and
+    rounds once (by at most half an ulp of ``period``) for angles < 0, where it adds the period; it can round a value
+    just below a multiple of the period up to exactly ``period``, which wraps to 0. Whether the remainder is at least
+    period/2 is decided exactly, so the result never reaches the open end, also for subnormal periods, and no step
+    overflows for periods up to the largest float. NaN and +-inf angles give NaN.
     """
-    half = 0.5 * period
-    wrapped = np.mod(np.asarray(angle, dtype=np.float64) + half, period) - half
-    return np.where(wrapped >= half, wrapped - period, wrapped)[()]
+    period = finite_number("period", period, positive=True)
+    with np.errstate(invalid="ignore"):  # inf angles: NaN, as documented
+        r = np.mod(np.asarray(angle, dtype=np.float64), period)  # [0, period]
+    # r >= period / 2, decided without rounding: period - r is exact there (Sterbenz), and where it rounds it stays
+    # above period / 2 > r. r - period is exact where it is taken.
+    return np.where(r >= period - r, r - period, r)[()]
 
 
 # ---------------------------------------------------------------- the C geometry core

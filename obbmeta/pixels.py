@@ -87,18 +87,33 @@ class Plane:
 
     ``channels`` is what the elements of a row hold in memory order: ``"Y"``, ``"UV"`` (interleaved chroma),
     ``"U"``, ``"RGBA"``, ``"UYVY"`` (the four bytes of a pixel pair of packed 4:2:2; the tensor holds each pixel's
-    two bytes), ... ``sub_x`` / ``sub_y``: frame pixels per element across / down (2 for 4:2:0 chroma)."""
+    two bytes), ... ``sub_x`` / ``sub_y``: frame pixels per element across / down (2 for 4:2:0 chroma).
+    ``pairs``: the format's name when each element is a pixel pair that cannot be split (UYVP's five bytes): a frame
+    of odd width has no such plane, and ``shape`` / ``row_bytes`` refuse it as the other packed 4:2:2 formats are
+    refused (``frame must have an even width``) instead of sizing a plane for a pixel that is not there."""
     channels: str
     sub_x: int = 1
     sub_y: int = 1
     comps: int = 1
     depth: int = 1
+    pairs: str = ""
 
     def shape(self, width: int, height: int) -> tuple[int, int, int]:
+        self._check_width(width)
         return -(-height // self.sub_y), -(-width // self.sub_x), self.comps
 
     def row_bytes(self, width: int) -> int:
+        self._check_width(width)
         return -(-width // self.sub_x) * self.comps * self.depth
+
+    def _check_width(self, width: int) -> None:
+        if self.pairs and width % 2:
+            raise odd_width_error(self.pairs, width)
+
+
+def odd_width_error(format_name: str, width: int) -> ValueError:
+    """The one message for a frame of odd width in a packed 4:2:2 format (two pixels share their chroma)."""
+    return ValueError(f"frame must have an even width (format {format_name} is packed 4:2:2), got {width}")
 
 
 @dataclass(frozen=True)
@@ -192,7 +207,7 @@ def _build() -> dict[str, PixelFormat]:
         "NV12_10LE": ("P010_10LE", (y16, Plane("UV", 2, 2, 2, depth=2)), "planes", 10, True),
         # U Y0 V Y1, 10 bits each, most significant bit first in five bytes: GStreamer's UYVP, and how NVIDIA's
         # nvvideotestsrc packs UYVP surfaces (patterns.cu, DeepStream 9.1).
-        "UYVP": ("UYVP", (Plane("UYVY", 2, 1, 5),), "uyvp", 10),
+        "UYVP": ("UYVP", (Plane("UYVY", 2, 1, 5, pairs="UYVP"),), "uyvp", 10),
     }
     variants = (("", "BT.601", False), ("_ER", "BT.601", True), ("_709", "BT.709", False),
                 ("_709_ER", "BT.709", True), ("_2020", "BT.2020", False), ("_2020_ER", "BT.2020", True))
@@ -357,7 +372,7 @@ def _check_frame(frame: Any, fmt: PixelFormat, torch: Any) -> tuple[tuple, tuple
     first = fmt.planes[0]
     height, width = out[0].shape[0], out[0].shape[1] * first.sub_x
     if fmt.packing == "yuv422" and width % 2:
-        raise ValueError(f"frame must have an even width ({what} is packed 4:2:2), got {width}")
+        raise odd_width_error(fmt.name, width)
     check_size(width, height, "frame")
     for k in range(1, n):
         spec = fmt.planes[k]

@@ -164,3 +164,74 @@ def test_regularizers_at_range_edges_keep_the_rectangle(name, a):
     out = convert(t([0.0, 0.0, 1.0, 2.0, a]))[0].tolist()
     assert same_rectangle([0.0, 0.0, 1.0, 2.0, a], out)
     assert in_range(out[2], out[3], out[4]), out
+
+
+@given(st.floats(-1e6, 1e6), st.floats(-10.0, 10.0), st.floats(1e-3, 10.0))
+def test_normalize_angle_lands_in_start_plus_one_period_by_whole_periods(a, start, period):
+    w = float(cv.normalize_angle(torch.tensor([a], dtype=torch.float64), start, period)[0])
+    assert start <= w < start + period
+    turns = (a - w) / period
+    assert abs(turns - round(turns)) <= 1e-15 * max(1.0, abs(a), abs(start)) / period + 1e-15
+
+
+@pytest.mark.parametrize("start, period, error, match", [
+    (0.0, 0.0, ValueError, "period must be a positive finite number"),
+    (0.0, -math.pi, ValueError, "period must be a positive finite number"),
+    (0.0, math.nan, ValueError, "period must be a positive finite number"),
+    (0.0, math.inf, ValueError, "period must be a positive finite number"),
+    (0.0, "pi", TypeError, "period must be a positive finite number"),
+    (math.inf, math.pi, ValueError, "start must be a finite number"),
+    (math.nan, math.pi, ValueError, "start must be a finite number"),
+    (None, math.pi, TypeError, "start must be a finite number"),
+    (True, math.pi, TypeError, "start must be a finite number"),
+])
+def test_normalize_angle_refuses_a_bad_start_or_period_by_name(start, period, error, match):
+    with pytest.raises(error, match=match):
+        cv.normalize_angle(torch.tensor([1.0]), start, period)
+
+
+def mmrotate0_hbb2obb(hbb, version):
+    """mmrotate 0.x ``hbb2obb(hbboxes, version)`` (mmrotate/core/bbox/transforms.py), one (x1, y1, x2, y2) row:
+    ``oc`` writes (h, w, pi/2); ``le135`` / ``le90`` keep (w, h, 0) when w >= h, else (h, w, +pi/2 / -pi/2)."""
+    x1, y1, x2, y2 = hbb
+    x, y, w, h = (x1 + x2) * 0.5, (y1 + y2) * 0.5, x2 - x1, y2 - y1
+    if version == "oc":
+        return [x, y, h, w, HALF_PI]
+    return [x, y, w, h, 0.0] if w >= h else [x, y, h, w, HALF_PI if version == "le135" else -HALF_PI]
+
+
+hbb = st.tuples(coord, coord, side, side).map(lambda r: (r[0], r[1], r[0] + r[2], r[1] + r[3]))
+
+
+@pytest.mark.parametrize("version", ["le90", "le135", "oc"])
+@given(b=hbb)
+def test_from_hbb_is_mmrotates_hbb2obb(version, b):
+    got = cv.from_hbb(torch.tensor([b], dtype=torch.float64), version)[0].tolist()
+    assert got == mmrotate0_hbb2obb(b, version)
+    assert same_rectangle(got, [(b[0] + b[2]) / 2, (b[1] + b[3]) / 2, b[2] - b[0], b[3] - b[1], 0.0])
+
+
+@pytest.mark.parametrize("version, angle", [("le90", 0.0), ("le135", 0.0), ("oc", HALF_PI)])
+def test_an_axis_aligned_square_hbb_keeps_angle_zero_as_in_mmrotate(version, angle):
+    # mmrotate 0.x hbb2obb (w >= h keeps the box) and 1.x hbox2rbox: angle 0, not to_le90's quarter turn to -pi/2
+    got = cv.from_hbb(torch.tensor([[10.0, 20.0, 50.0, 60.0]]), version)[0].tolist()
+    assert got == [30.0, 40.0, 40.0, 40.0, pytest.approx(angle)]
+    assert cv.to_le90(t([30.0, 40.0, 40.0, 40.0, 0.0]))[0, 4].item() == -HALF_PI  # regularize_boxes' square rule
+
+
+@pytest.mark.parametrize("hbb, version, error, match", [
+    (torch.zeros(2, 5), "le90", ValueError, r"hbb must have shape \(N, 4\) \[x1, y1, x2, y2\]"),
+    (torch.zeros(4), "le90", ValueError, r"hbb must have shape \(N, 4\)"),
+    (torch.zeros(1, 4, dtype=torch.int64), "le90", TypeError, "hbb must be a floating-point tensor"),
+    ([[0.0, 0.0, 1.0, 1.0]], "le90", TypeError, "hbb must be a torch.Tensor"),
+    (torch.tensor([[5.0, 0.0, 1.0, 1.0]]), "le90", ValueError, r"hbb\[0\] = \[5.0, 0.0, 1.0, 1.0\] must have x1 <= x2"),
+    (torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, float("nan"), 1.0, 1.0]]), "le90", ValueError, r"hbb\[1\]"),
+    (torch.zeros(1, 4), "le45", ValueError, "version must be one of 'le90', 'le135', 'oc', got 'le45'"),
+])
+def test_from_hbb_refuses_bad_boxes_and_versions_by_name(hbb, version, error, match):
+    with pytest.raises(error, match=match):
+        cv.from_hbb(hbb, version)
+
+
+def test_from_hbb_of_no_boxes_is_empty():
+    assert cv.from_hbb(torch.zeros(0, 4)).shape == (0, 5)

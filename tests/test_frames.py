@@ -391,3 +391,13 @@ def test_cuda_surfaces_are_read_from_a_thread_without_a_cuda_context():
     t.start()
     t.join()
     assert out and not isinstance(out[0], Exception), out
+
+
+@pytest.mark.parametrize("fmt", ["UYVP", "UYVP_709_ER"])
+def test_an_odd_width_uyvp_surface_is_refused_as_packed_422_not_read_one_pixel_wider(fmt):
+    # Three five-byte pixel pairs hold 6 pixels: a 5-wide surface must not become a 6-wide frame.
+    s = HostSurface([np.zeros((4, 3, 5), np.uint8)], fmt)
+    s.params[0].width = s.params[0].planeParams.width[0] = 5
+    with pytest.raises(frames.SurfaceLayoutError,
+                       match=r"surfaceList\[0\]: frame must have an even width \(format UYVP is packed 4:2:2\), got 5"):
+        frames.read_surface(s.address, s.size)

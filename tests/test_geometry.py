@@ -1,5 +1,6 @@
 """obbmeta.geometry against shapely (exact polygons), and against the C writer's own skip rule and the torch ops."""
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -86,6 +87,43 @@ def test_wrap_angle_lands_in_the_half_open_range_by_whole_periods(a, period):
 def test_wrap_angle_never_reaches_the_open_end_just_below_the_closed_one(period):
     below = np.nextafter(-period / 2, -np.inf) - np.arange(8) * 1e-17
     assert (geometry.wrap_angle(below, period) < period / 2).all()
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+positive_period = st.floats(min_value=0.0, exclude_min=True, allow_infinity=False)
+
+
+@given(finite, positive_period)
+def test_wrap_angle_holds_its_contract_for_every_finite_angle_and_positive_period(a, period):
+    # [-period/2, period/2) compared exactly (doubling a float is exact, halving a subnormal is not), and a - w a
+    # whole number of periods up to one rounding of the period (NumPy's mod adds the period once for a < 0).
+    w = float(geometry.wrap_angle(a, period))
+    assert -period <= 2.0 * w < period
+    turns = (Fraction(a) - Fraction(w)) / Fraction(period)
+    assert abs(turns - round(turns)) <= Fraction(1, 2**52)
+
+
+@pytest.mark.parametrize("a, period, expected", [(1.0, math.pi, 1.0), (4.0, math.pi, 4.0 - math.pi),
+                                                 (-1e-20, math.pi, 0.0), (0.0, 5e-324, 0.0),
+                                                 (3.0, 1e308, 3.0), (-1e308, 1.5e308, 5e307)])
+def test_wrap_angle_values_at_the_edges(a, period, expected):
+    assert float(geometry.wrap_angle(a, period)) == expected
+
+
+@pytest.mark.parametrize("period", [-math.pi, 0.0, -0.0, math.nan, math.inf, -math.inf, np.float64(-1.0)])
+def test_wrap_angle_refuses_a_period_that_is_not_positive_and_finite(period):
+    with pytest.raises(ValueError, match="period must be a positive finite number"):
+        geometry.wrap_angle(1.0, period)
+
+
+@pytest.mark.parametrize("period", [True, "pi", None, [math.pi], np.array([math.pi, 1.0])])
+def test_wrap_angle_refuses_a_period_that_is_not_a_number(period):
+    with pytest.raises(TypeError, match="period must be a positive finite number"):
+        geometry.wrap_angle(1.0, period)
+
+
+def test_wrap_angle_of_a_non_finite_angle_is_nan():
+    assert np.isnan(geometry.wrap_angle(np.array([np.nan, np.inf, -np.inf]))).all()
 
 
 @pytest.mark.parametrize("bad", [np.zeros((3, 4)), np.ones((2, 5, 1)), [1.0, 2.0]])

@@ -55,3 +55,19 @@ def test_squares_match_mmrotate_value_for_value(pattern, ours):
     x[:, 3] = x[:, 2]  # w == h: mmrotate swaps and adds pi/2
     theirs = bbox.RotatedBoxes(x.clone()).regularize_boxes(pattern)
     torch.testing.assert_close(ours(x), theirs, atol=1e-9, rtol=0)
+
+
+def test_an_axis_aligned_square_hbox_is_angle_zero_as_mmrotate_makes_it():
+    # mmrotate 1.x hbox2rbox (and 0.x hbb2obb with le90 / le135) keep an axis-aligned square at angle 0, w == h.
+    square = torch.tensor([[10.0, 20.0, 50.0, 60.0]], dtype=torch.float64)
+    torch.testing.assert_close(conventions.from_hbb(square, "le90"), bbox.hbox2rbox(square), atol=0, rtol=0)
+    torch.testing.assert_close(conventions.from_hbb(square, "le135"), bbox.hbox2rbox(square), atol=0, rtol=0)
+
+
+def test_hboxes_in_le90_match_mmrotate_hbox2rbox_then_le90_for_rectangles():
+    rng = np.random.default_rng(4)
+    xy = rng.uniform(0, 500, (200, 2))
+    wh = rng.uniform(2, 100, (200, 2))
+    hbb = torch.tensor(np.c_[xy, xy + wh])
+    theirs = bbox.RotatedBoxes(bbox.hbox2rbox(hbb)).regularize_boxes("le90")  # w != h here: the rectangle rule
+    torch.testing.assert_close(conventions.from_hbb(hbb, "le90"), theirs, atol=1e-9, rtol=0)

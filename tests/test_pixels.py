@@ -249,3 +249,22 @@ def test_docs_list_every_colour_format_and_every_refusal():
         assert f"| {value} | `{fmt.name}` | {fmt.caps} |" in text, fmt.name
     for name in pixels.UNREAD:
         assert f"{pixels.NVBUF_COLOR_FORMATS.index(name)} `{name}`" in text, name
+
+
+PACKED_422 = [f for f in sorted(FORMATS) if FORMATS[f].packing in ("yuv422", "uyvp")]
+EVEN_WIDTH = r"frame must have an even width \(format {} is packed 4:2:2\), got 5"
+
+
+@pytest.mark.parametrize("name", PACKED_422)
+def test_every_packed_422_format_refuses_an_odd_width_with_one_message(name):
+    fmt = FORMATS[name]
+    if fmt.packing == "yuv422":  # a tensor of 5 two-byte pixels: refused where it is read
+        with pytest.raises(ValueError, match=EVEN_WIDTH.format(name)):
+            to_rgb(torch.zeros(4, 5, 2, dtype=torch.uint8), name)
+        return
+    # UYVP's tensor holds whole five-byte pixel pairs, so a 5-wide frame has no tensor form: its planes' shape and
+    # row size (what a buffer's plane is checked against) are refused with the same words, not sized for 3 pairs.
+    for size in (lambda: fmt.shapes(5, 4), lambda: fmt.planes[0].shape(5, 4), lambda: fmt.planes[0].row_bytes(5)):
+        with pytest.raises(ValueError, match=EVEN_WIDTH.format("UYVP")):
+            size()
+    assert fmt.shapes(6, 4) == ((4, 3, 5),) and fmt.planes[0].row_bytes(6) == 15

@@ -100,6 +100,17 @@ def test_frame_size_takes_numbers_and_refuses_bools_and_non_pairs():
             v.frame_size("fs", bad, 10, "10 (why)")
 
 
+@pytest.mark.parametrize("bad", [{1: 2, 3: 4}, {0: 640, 1: 480}, {640, 480}, iter((640, 480)), b"ab"])
+def test_frame_size_refuses_mappings_sets_and_other_non_sequences_by_name(bad):
+    # a dict of two items is no (width, height) pair, even one keyed 0 and 1: not a KeyError, not a silent read
+    with pytest.raises(TypeError, match=r"fs must be a \(width, height\) pair of numbers, got"):
+        v.frame_size("fs", bad)
+
+
+def test_frame_size_takes_tuples_lists_and_numpy_arrays():
+    assert v.frame_size("fs", [640, 480]) == v.frame_size("fs", np.array([640.0, 480.0])) == (640.0, 480.0)
+
+
 def test_size_pair_takes_a_numpy_integer_pair():
     assert v.size_pair("s", np.array([640, 384]), 1, 1000) == (640, 384)
     with pytest.raises(TypeError, match="s must be"):  # float sides are not a size

@@ -7,9 +7,9 @@
 
 The rules (ranking, matching, difficult ground truths, the two AP metrics) are in :mod:`obbmeta.eval.dota`.
 """
-from .dota import MATCHINGS, METRICS, average_precision, evaluate
+from .dota import MATCHINGS, MAX_NUM_CLASSES, METRICS, average_precision, evaluate
 from .result import IOU_THRESHOLDS_50_95, ClassEval, EvalResult
 from .text import character_error_rate, edit_distance
 
 __all__ = ["evaluate", "EvalResult", "ClassEval", "average_precision", "IOU_THRESHOLDS_50_95", "METRICS",
-           "MATCHINGS", "character_error_rate", "edit_distance"]
+           "MATCHINGS", "MAX_NUM_CLASSES", "character_error_rate", "edit_distance"]

@@ -41,6 +41,10 @@ _VOC07_RECALLS = np.arange(11) / 10.0
 _FP, _TP, _IGNORED = 0, 1, 2
 # Above this many detection x ground-truth pairs in one image, IoU is computed per class instead of all at once.
 _MAX_PAIRS = 1 << 20
+#: The most classes ``evaluate(num_classes=...)`` (or ``len(class_names)``) may ask for: the result holds one
+#: ClassEval per class in range(num_classes), so a count like 10**9 is refused rather than attempted. Labels
+#: themselves are not bounded: without num_classes the classes scored are the labels present, whatever their value.
+MAX_NUM_CLASSES = 1 << 16
 
 
 def average_precision(recall, precision, metric: str = "area") -> float:
@@ -95,8 +99,10 @@ def evaluate(
             numbers and mmrotate's DOTA metric use ``"voc07"``.
         difficult: None, or one boolean array-like per image with one flag per ground truth: difficult ground
             truths are not counted in recall and detections matched to them are ignored.
-        num_classes: classes are 0..num_classes-1 (labels outside raise ValueError). Default: ``len(class_names)``
-            when given, else the labels present in the ground truths and detections.
+        num_classes: classes are 0..num_classes-1 (labels outside raise ValueError), at most
+            :data:`MAX_NUM_CLASSES` (65536; the result holds one entry per class). Default: ``len(class_names)``
+            when given (the same bound), else the labels present in the ground truths and detections: then any
+            int64 label >= 0 is a class id, and the work and memory follow the classes present, not their values.
         class_names: names for the report, a sequence indexed by class id or a mapping id -> name.
         matching: ``"voc"`` (default, DOTA devkit / mmrotate) or ``"coco"`` (best still-unmatched ground truth).
 
@@ -122,7 +128,9 @@ def evaluate(
         num_classes = len(class_names)
         limit = f"len(class_names)={num_classes}"
     if num_classes is not None:
-        int_in_range("num_classes", num_classes, 1, form="a positive int", numpy_ints=True)
+        what = "len(class_names)" if limit.startswith("len") else "num_classes"
+        form = "a positive int <= 65536 (MAX_NUM_CLASSES: the result holds one entry per class)"
+        num_classes = int_in_range(what, num_classes, 1, MAX_NUM_CLASSES, form=form, numpy_ints=True)
 
     det_arrays = [_host_arrays(f"detections[{i}]", b, scores=True) for i, b in enumerate(dets)]
     gt_arrays = [_host_arrays(f"ground_truths[{i}]", b, scores=False) for i, b in enumerate(gts)]
@@ -171,16 +179,26 @@ def evaluate(
     else:
         class_ids = sorted(set(labels.tolist()) | set(gt_labels.tolist()))
     ranked_labels, ranked_scores = labels[order], scores[order]
-    size = max(class_ids, default=-1) + 1
-    num_gt = np.bincount(gt_labels[~gt_difficult], minlength=size)
-    num_difficult = np.bincount(gt_labels[gt_difficult], minlength=size)
+    # Counted over the labels present (not np.bincount, whose length is the largest label: 2**40 asks for 8 TiB).
+    num_gt = _counts(gt_labels[~gt_difficult])
+    num_difficult = _counts(gt_labels[gt_difficult])
     classes = {}
     for c in class_ids:
-        lo, hi = np.searchsorted(ranked_labels, [c, c + 1])
-        classes[c] = _class_eval(c, names.get(c), int(num_gt[c]), int(num_difficult[c]),
+        lo, hi = np.searchsorted(ranked_labels, [c, c + 1]) if c < _INT64_MAX else (
+            np.searchsorted(ranked_labels, c), len(ranked_labels))  # c + 1 would not fit in int64
+        classes[c] = _class_eval(c, names.get(c), num_gt.get(c, 0), num_difficult.get(c, 0),
                                  ranked_outcome[lo:hi], ranked_scores[lo:hi], thresholds, metric)
     return EvalResult(iou_thresholds=thresholds, metric=metric, matching=matching, classes=classes,
                       num_classes=num_classes, class_names=names)
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _counts(labels) -> dict:
+    """Class id -> how many times it occurs in ``labels``, for the ids present only."""
+    ids, counts = np.unique(labels, return_counts=True)
+    return dict(zip(ids.tolist(), counts.tolist()))
 
 
 def _iou_blocks(d_xywhr, d_labels, g_xywhr, g_labels):

@@ -46,6 +46,8 @@ DEFAULT_BORDER_WIDTH = 3
 MAX_BORDER_WIDTH = 32
 # nvdsosd draws what it collects in chunks of this many rects / texts / lines (gst-nvdsosd's MAX_OSD_ELEMS).
 NVDSOSD_CHUNK = 1024
+# WriteParams.osd_limit is an int64 (kernels/nvds_meta.h).
+MAX_OSD_LIMIT = 2**63 - 1
 
 
 # Bits of the payload's flags (obbmeta_obb_v1.flags, kernels/nvds_meta.h).
@@ -183,8 +185,10 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
     flag("detector_bbox", detector_bbox)
     int_in_range("border_width", border_width, 0, MAX_BORDER_WIDTH,
                  f"an int in 0..{MAX_BORDER_WIDTH} (pixels; nvdsosd refuses wider borders and stops the pipeline)")
+    # The C field is int64: a larger value would wrap (2**64 + 1 to 1) or turn negative.
     limit = -1 if osd_limit is None else int_in_range(
-        "osd_limit", osd_limit, 0, form="None or an int >= 0 (objects per frame that keep what nvdsosd draws)")
+        "osd_limit", osd_limit, 0, MAX_OSD_LIMIT,
+        form="None or an int in 0..2**63-1 (objects per frame that keep what nvdsosd draws)")
     core = batch._core
     if rotation_angle and not core.layout.has_rotation_angle:
         raise _core.writer_error(_core.WriterError.LAYOUT, "writer", "rotation_angle", layout=core.layout)
@@ -286,7 +290,8 @@ def attach_obbs(batch: Any, frame: Any, boxes: Any = None, class_names: Sequence
         osd_limit: None, or the number of objects of the frame (the first written: decoders give boxes by
             descending score) that keep their border and label; the others are written without what nvdsosd draws
             (border 0 px and transparent, no display text) and are otherwise complete objects (box, OBB payload,
-            label). Bounds what nvdsosd draws per frame (docs/osd.md).
+            label). Bounds what nvdsosd draws per frame (docs/osd.md). An int in 0..2**63-1 (the C field is int64;
+            a larger value raises ValueError rather than wrap).
         mark_infer_done: set the frame's ``bInferDone`` (nvtracker reads it as "detection ran on this frame");
             False leaves it as it is, for objects a tracker writes on a frame without detection.
         detector_bbox: write the tight box into ``detector_bbox_info``; False writes zeros there, as nvtracker

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validators import is_int
 from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from .batch import FrameMeta
@@ -49,6 +50,30 @@ def _column(value: Any, name: str, n: int, kinds: str, dtype: Any, form: str) ->
     return np.ascontiguousarray(v, dtype=dtype)
 
 
+UINT64_MAX = 2**64 - 1
+_OBJECT_IDS_FORM = "integer track ids in 0..2**64-1 (uint64; UNTRACKED_OBJECT_ID = 2**64-1 marks an untracked object)"
+
+
+def _object_ids(value: Any, n: int) -> np.ndarray:
+    """(n,) uint64 track ids. The range is checked before the conversion, which would wrap -1 to 2**64-1
+    (UNTRACKED_OBJECT_ID); a list is read as Python ints, since NumPy turns [0, 2**64-1] into float64."""
+    name = "object_ids"
+    if not isinstance(value, np.ndarray) and not (hasattr(value, "detach") and hasattr(value, "cpu")):
+        items = np.asarray(value, dtype=object)
+        flat = items.ravel().tolist()
+        if not all(is_int(v, numpy_ints=True) for v in flat):
+            bad = next(v for v in flat if not is_int(v, numpy_ints=True))
+            raise TypeError(f"{name} must be {_OBJECT_IDS_FORM}, got {bad!r}")
+        out_of_range = [int(v) for v in flat if not 0 <= v <= UINT64_MAX]
+        if out_of_range:
+            raise ValueError(f"{name} must be {_OBJECT_IDS_FORM}, got {out_of_range[0]}")
+        value = np.array([int(v) for v in flat], dtype=np.uint64).reshape(items.shape)
+    ids = _column(value, name, n, "iu", None, _OBJECT_IDS_FORM)  # dtype None: kept, checked below
+    if ids.dtype.kind == "i" and ids.size and ids.min() < 0:
+        raise ValueError(f"{name} must be {_OBJECT_IDS_FORM}, got {int(ids.min())}")
+    return np.ascontiguousarray(ids, dtype=np.uint64)
+
+
 def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, obb_flags: Any = OBB_TRACKED,
                    object_ids: Any = None, rect: bool = False, confidence: Any = None,
                    tracker_confidence: Any = None, rotation_angle: Any = None,
@@ -65,7 +90,8 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
         obb_flags: ``OBB_PREDICTED`` (no detector OBB of the object on this frame: read back with source
             ``"predicted"``) or ``OBB_TRACKED`` (a detector OBB moved or smoothed along the track), one value or
             (N,). Only these two bits are taken; the rect bits are kept true of rect_params.
-        object_ids: (N,) uint64 track ids written to ``object_id``; None leaves them.
+        object_ids: (N,) track ids in 0..2**64-1 written to ``object_id`` (uint64), or one value; None leaves them.
+            Negative ids and ids above 2**64-1 raise ValueError (they would wrap, -1 to UNTRACKED_OBJECT_ID).
         rect: True: ``rect_params`` = the tight AABB of ``xywhr`` clipped to the frame (DS 9: ``rotation_angle``
             0) and ``tracker_bbox_info`` = the same box unclipped, as nvtracker writes its own box.
         confidence, tracker_confidence: (N,) float32 or one value; None leaves them.
@@ -103,7 +129,7 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
         params.xywhr, params.obb_flags = address_of(x), address_of(fl)
         flags |= _core.UPDATE_OBB
     if object_ids is not None:
-        ids = _column(object_ids, "object_ids", n, "iu", np.uint64, "integer track ids")
+        ids = _object_ids(object_ids, n)
         keep.append(ids)
         params.object_ids = address_of(ids)
         flags |= _core.UPDATE_OBJECT_ID

@@ -247,7 +247,11 @@ def _size(size, height, max_width) -> Tuple[int, Optional[int], bool]:
 def _channel_list(channels) -> list:
     if isinstance(channels, (str, bytes)) or not isinstance(channels, Sequence):
         raise TypeError(f"channels must be a sequence of channel indices such as (0, 1, 2), got {channels!r}")
-    return [int(c) if is_int(c, numpy_ints=True) else c for c in channels]
+    for i, c in enumerate(channels):
+        # bools would pass the op's int[] schema as 0 / 1, and floats fail in the dispatcher: refused here by name.
+        if not is_int(c, numpy_ints=True):
+            raise TypeError(f"channels[{i}] must be an int channel index (not a bool or a float), got {c!r}")
+    return [int(c) for c in channels]
 
 
 def _fill(fill, n: int) -> list:

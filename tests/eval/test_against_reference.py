@@ -49,3 +49,24 @@ def test_large_images_scored_class_by_class_match_the_shapely_reference(scene, t
     # Past dota._MAX_PAIRS detection x ground-truth pairs an image's IoU is computed per class; 0 forces that path.
     with mock.patch.object(dota, "_MAX_PAIRS", 0):
         check(scene, thresholds, metric, matching)
+
+
+
+@given(scenes(), st.lists(st.integers(0, 2**63 - 1), min_size=3, max_size=3, unique=True), MATCHINGS)
+def test_any_int64_class_ids_score_as_small_ones(scene, ids, matching):
+    # Classes are scored over the labels present: relabelling 0, 1, 2 as any three distinct int64 ids (2**40,
+    # 2**63 - 1, ...) changes no class's result, and nothing is allocated by the size of an id.
+    detections, ground_truths = scene
+    small = evaluate(*to_boxes(detections, ground_truths)[:2], difficult=to_boxes(detections, ground_truths)[2],
+                     matching=matching)
+    relabelled = ([[(box, score, ids[label]) for box, score, label in image] for image in detections],
+                  [[(box, ids[label], hard) for box, label, hard in image] for image in ground_truths])
+    dets, gts, difficult = to_boxes(*relabelled)
+    big = evaluate(dets, gts, difficult=difficult, matching=matching)
+    assert sorted(big.classes) == sorted(ids[c] for c in small.classes)
+    for c, e in small.classes.items():
+        f = big.classes[ids[c]]
+        assert (f.num_gt, f.num_difficult, f.num_det, f.num_tp, f.num_fp) == \
+            (e.num_gt, e.num_difficult, e.num_det, e.num_tp, e.num_fp)
+        np.testing.assert_array_equal(f.ap, e.ap)
+    assert (math.isnan(big.map) and math.isnan(small.map)) or big.map == small.map

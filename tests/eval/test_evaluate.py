@@ -348,3 +348,29 @@ def test_a_class_outside_num_classes_says_what_was_evaluated():
         res.classes[3]
     with pytest.raises(KeyError, match=r"range\(num_classes=3\)"):
         res.ap_at(0.5)[5]
+
+
+def test_a_class_count_beyond_the_bound_is_refused_before_allocating():
+    # evaluate() returns one ClassEval per class in range(num_classes): a billion of them is refused, not attempted
+    from obbmeta.eval.dota import MAX_NUM_CLASSES
+    assert MAX_NUM_CLASSES == 65536
+    assert list(evaluate([dets(A, scores=[0.9])], [gts(A)], num_classes=MAX_NUM_CLASSES).classes)[-1] == 65535
+    for n in (MAX_NUM_CLASSES + 1, 10**9, 2**63):
+        with pytest.raises(ValueError, match=r"num_classes must be a positive int <= 65536"):
+            evaluate([dets(A, scores=[0.9])], [gts(A)], num_classes=n)
+    with pytest.raises(ValueError, match=r"len\(class_names\) must be a positive int <= 65536"):
+        evaluate([dets(A, scores=[0.9])], [gts(A)], class_names=["x"] * (MAX_NUM_CLASSES + 1))
+
+
+def test_huge_label_values_are_scored_over_the_classes_present():
+    # Without num_classes the classes are the labels present: 2**40 or 2**63 - 1 is one class id, nothing is sized by it
+    big = [2**40, 2**63 - 1]
+    res = evaluate([dets(A, B, scores=[0.9, 0.8], labels=big)], [gts(A, C, labels=big)])
+    assert sorted(res.classes) == big
+    assert res.ap[2**40] == 1.0 and res.ap[2**63 - 1] == 0.0 and res.num_gt[2**63 - 1] == 1
+    assert res.map == 0.5
+
+
+def test_a_label_at_or_beyond_num_classes_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"ground_truths\[0\].labels must be < num_classes=3, got 1099511627776"):
+        evaluate([dets(A, scores=[0.9])], [gts(A, labels=[2**40])], num_classes=3)

@@ -192,3 +192,14 @@ def test_caps_of_an_implausible_size_are_refused_at_negotiation():
     outcome = run(p, timeout_s=30)
     assert outcome.stopped and outcome.error and "caps width must be an int in 1..16384 pixels, got 60000" in \
         outcome.error
+
+
+@pytest.mark.parametrize("fmt, name", [("UYVY", "UYVY"), ("YUY2", "YUYV"), ("UYVP", "UYVP")])
+@pytest.mark.parametrize("width", [1, 5])
+def test_odd_width_packed_422_system_frames_are_refused_with_one_message(fmt, name, width):
+    # UYVP too: not "the buffer holds 4 bytes" (width 1), nor a 6-wide frame read out of a 5-wide one (width 5).
+    p = Gst.parse_launch(f"videotestsrc num-buffers=1 ! video/x-raw,format={fmt},width={width},height=4 ! "
+                         "obbinfer model=obb_toy_models:toy input-size=64 ! fakesink")
+    outcome = run(p, timeout_s=30)
+    assert outcome.stopped and not outcome.eos
+    assert f"frame must have an even width (format {name} is packed 4:2:2), got {width}" in outcome.error

@@ -189,8 +189,10 @@ def test_a_nan_score_raises(make_batch):
     (dict(xywhr=np.ones((1, 5), np.float32), component_id=-1), ValueError, "component_id must be an int"),
     (dict(xywhr=np.ones((1, 5), np.float32), border_width=33), ValueError,
      r"border_width must be an int in 0\.\.32 \(pixels; nvdsosd refuses wider borders"),
-    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=-1), ValueError, "osd_limit must be None or an int >= 0"),
-    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=2.0), ValueError, "osd_limit must be None or an int >= 0"),
+    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=-1), ValueError,
+     r"osd_limit must be None or an int in 0\.\.2\*\*63-1"),
+    (dict(xywhr=np.ones((1, 5), np.float32), osd_limit=2.0), ValueError,
+     r"osd_limit must be None or an int in 0\.\.2\*\*63-1"),
     (dict(), TypeError, "no boxes given"),
 ])
 def test_bad_arguments_name_the_argument_and_the_expected_form(make_batch, kwargs, error, message):
@@ -470,4 +472,21 @@ def test_osd_limit_does_not_change_what_is_written_besides_what_nvdsosd_draws(ma
     batch = make_batch()
     assert nvds.attach_obbs(batch, batch.frames[0], xywhr=dets[0][0], osd_limit=0).written > 0
     assert all(raw.u32(o + raw.OBJ["border_width"]) == 0 and not raw.ptr(o + raw.OBJ["display_text"])
+               for o in raw.objects_of(batch.frames[0].address))
+
+
+@pytest.mark.parametrize("limit", [2**63, 2**64 + 1, 2**100])
+def test_an_osd_limit_beyond_int64_is_refused_by_name_not_wrapped(make_batch, limit):
+    # The C field is int64: 2**64 + 1 would wrap to 1 (keeping one object drawn), 2**63 to a negative number.
+    batch = make_batch()
+    with pytest.raises(ValueError, match=r"osd_limit must be None or an int in 0\.\.2\*\*63-1"):
+        nvds.attach_obbs(batch, batch.frames[0], xywhr=np.ones((2, 5), np.float32), osd_limit=limit)
+    assert raw.objects_of(batch.frames[0].address) == []
+
+
+def test_the_largest_osd_limit_keeps_every_object_drawn(make_batch):
+    batch = make_batch()
+    rows = np.array([[100, 100, 40, 10, 0.2], [300, 300, 40, 10, 0.4], [500, 500, 40, 10, 0.6]], np.float32)
+    assert nvds.attach_obbs(batch, batch.frames[0], xywhr=rows, osd_limit=2**63 - 1).written == 3
+    assert all(raw.u32(o + raw.OBJ["border_width"]) > 0 and raw.ptr(o + raw.OBJ["display_text"])
                for o in raw.objects_of(batch.frames[0].address))

@@ -184,3 +184,31 @@ def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
     assert a["address"].tolist() == [info.address]
     assert a["detector_bbox"][0] == pytest.approx(info.detector_bbox)
     assert a["flags"].tolist() == [obb.flags] and a["tracker_bbox"].tolist() == [[0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("ids", [[-1], [-1, -2], np.array([-2], np.int64), [2**64], [2**64 + 5, 3], [2**63, -1]])
+def test_object_ids_outside_uint64_are_refused_by_name_not_wrapped(make_batch, ids):
+    # -1 would become UNTRACKED_OBJECT_ID and -2 2**64 - 2; 2**64 does not fit the uint64 field.
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3]] * len(ids))
+    with pytest.raises(ValueError, match=r"object_ids must be integer track ids in 0\.\.2\*\*64-1"):
+        nvds.update_objects(batch, frame, objs, object_ids=ids)
+    assert (nvds.read_obbs_arrays(frame)["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+
+
+@pytest.mark.parametrize("ids", [[True], [1.0], np.array([2.0])])
+def test_object_ids_that_are_not_integers_are_refused(make_batch, ids):
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3]])
+    with pytest.raises(TypeError, match="object_ids must be integer track ids"):
+        nvds.update_objects(batch, frame, objs, object_ids=ids)
+
+
+def test_object_ids_at_both_ends_of_uint64_are_written(make_batch):
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]])
+    nvds.update_objects(batch, frame, objs, object_ids=[0, 2**64 - 1])
+    assert [raw.u64(int(o) + raw.OBJ["object_id"]) for o in objs] == [0, 2**64 - 1]
