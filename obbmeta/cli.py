@@ -36,23 +36,26 @@ def _line(name: str, ok: bool | None, why: str) -> str:
 
 
 def gstreamer_report() -> tuple[list[str], list[str]]:
-    """The GStreamer half of ``obbmeta doctor``: lines, and problems (a setup that is there but broken).
+    """The GStreamer half of ``obbmeta doctor``: lines, and problems (a setup that is missing or broken).
 
-    Without ``gi`` or with no obbmeta folder on ``GST_PLUGIN_PATH`` the library and ``obbmeta.gst.register()``
-    still work, so those are reported, not counted as problems; an obbmeta folder on the path whose elements do not
-    load is a problem. Run before torch is imported (``Gst.init`` after torch aborted on some GStreamer builds)."""
+    No ``gi`` (or one without gst-python's overrides) is a problem: obbmeta's elements and ``obbmeta demo`` need it,
+    though the library, obbmeta.nvds and obbmeta.osd work without it. So are elements that neither GStreamer's
+    registry nor ``obbmeta.gst.register()`` gives, and an obbmeta folder on the path whose elements do not load. No
+    obbmeta folder on ``GST_PLUGIN_PATH`` is reported, not counted: ``register()`` (the demo, a Python program) works
+    without it. Run before torch is imported (``Gst.init`` after torch aborted on some GStreamer builds)."""
     import os
 
     from . import gst
 
     lines, problems = ["GStreamer (obbmeta.gst):"], []
     try:
+        Gst = gst.init()  # its ImportError says how to install the bindings (docs/install.md)
         import gi
-
-        Gst = gst.init()
     except ImportError as exc:
-        lines.append(_line("gi", None, f"{exc}"))
-        lines.append("  (the library, obbmeta.nvds and obbmeta.osd work without it; the elements need it)")
+        lines.append(_line("gi", False, f"{exc}"))
+        lines.append("  (the library, obbmeta.nvds and obbmeta.osd work without it; the elements and the demo need it)")
+        problems.append("GStreamer's Python bindings (gi) cannot be imported, so obbmeta's elements and obbmeta demo "
+                        "cannot run: install them as the gi line above says (docs/install.md)")
         return lines, problems
     lines.append(_line("gi", True, f"PyGObject {gi.__version__} with gst-python's overrides "
                                    f"({os.path.dirname(gi.__file__)})"))
@@ -86,14 +89,31 @@ def gstreamer_report() -> tuple[list[str], list[str]]:
         if not ok:
             problems.append(f"{ours[0]} was made for another Python version: rerun python -m obbmeta.gst "
                             "--plugin-path with this environment's interpreter")
+    in_registry = {name: Gst.ElementFactory.find(name) for name in gst.ELEMENTS}
+    unregistered = None  # why obbmeta.gst.register() (what the demo does) cannot give the elements the registry lacks
+    if not all(in_registry.values()):
+        try:
+            gst.register()
+        except Exception as exc:  # noqa: BLE001 - reported
+            unregistered = f"obbmeta.gst.register() failed: {type(exc).__name__}: {exc}"
+    env_hint = 'eval "$(python -m obbmeta.gst --env)"'
+    uncreatable: dict = {}  # element -> why neither the registry nor register() gives it
     for name in gst.ELEMENTS:
-        factory = Gst.ElementFactory.find(name)
+        factory = in_registry[name]
+        here = unregistered or (None if Gst.ElementFactory.find(name) else  # what the demo gets, without the path
+                                f"obbmeta.gst.register() did not register {name}")
         if factory is not None:
             plugin = factory.get_plugin()
             lines.append(_line(name, True, f"in GStreamer's registry (plugin {factory.get_plugin_name()}"
                                            + (f", {plugin.get_filename()})" if plugin else ")")))
+        elif not ours and here is not None:
+            lines.append(_line(name, False, "cannot be created: not in GStreamer's registry (no obbmeta folder on the "
+                                            f"plugin path) and {here}"))
+            uncreatable[name] = here
         elif not ours:
-            lines.append(_line(name, None, "not in GStreamer's registry (no obbmeta folder on the plugin path)"))
+            lines.append(_line(name, None, "not in GStreamer's registry (no obbmeta folder on the plugin path; for "
+                                           f"gst-launch-1.0: {env_hint}); obbmeta.gst.register() creates it in this "
+                                           "Python, as obbmeta demo does"))
         elif loader is None:
             lines.append(_line(name, False, "not in GStreamer's registry: the python plugin loader is missing"))
             problems.append(f"{name} cannot load: install gstreamer1.0-python3-plugin-loader")
@@ -101,6 +121,10 @@ def gstreamer_report() -> tuple[list[str], list[str]]:
             lines.append(_line(name, False, f"not in GStreamer's registry: {ours[0]}/python/gst{name}.py did not "
                                             f"load in the plugin loader's Python (gst-inspect-1.0 {name} prints why)"))
             problems.append(f"the {name} element is on the plugin path but does not load")
+    if uncreatable:
+        problems.append(f"{', '.join(uncreatable)} cannot be created, so obbmeta demo cannot run: "
+                        f"{'; '.join(dict.fromkeys(uncreatable.values()))} (a broken install? pip install -e . in a "
+                        f"checkout, pip install . otherwise); for gst-launch-1.0 also {env_hint} (docs/install.md)")
     lines.append("NVIDIA's DeepStream elements (optional; come with a DeepStream install):")
     for name in NVIDIA_ELEMENTS:
         factory = Gst.ElementFactory.find(name)
@@ -157,6 +181,19 @@ def _doctor() -> int:
     except ImportError as exc:
         print(f"DeepStream metadata layer: unavailable — {exc}")
         problems.append("the DeepStream metadata layer (obbmeta.nvds) is unavailable")
+    # The message writer's own rule (custom_msg_blob_type), so doctor refuses exactly what attach_message would.
+    variable = nvds_messages.META_TYPE_ENV
+    try:
+        blob_type = nvds_messages.custom_msg_blob_type()
+    except ValueError as exc:
+        print(_line("message blob meta type", False, str(exc)))
+        problems.append(f"{exc}: the message writer (attach_message, obbmessage) refuses it; fix or unset ${variable}")
+    else:
+        import os
+
+        source = f"from ${variable}" if os.environ.get(variable) is not None else \
+            f"NVDS_CUSTOM_MSG_BLOB; ${variable} is not set"
+        print(_line("message blob meta type", True, f"{blob_type} ({source})"))
     print("\n".join(gst_lines))
     if problems:
         print(f"\n{len(problems)} problem(s):")

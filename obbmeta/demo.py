@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .scenes import SCENES
+from .scenes import SCALES, SCENES
 
 PNG_FRAMES = 3
 GENERATED_FPS = 10
 MAX_INPUT_SIZE = 4096
+MAX_DET = 300  # obbinfer's default max-det
 
 
 class DemoError(Exception):
@@ -228,13 +229,13 @@ def container_stage(device: str, conf: float) -> str:
 def pipeline_description(model: str, class_names: Sequence[str], output: Path, *, width: int, height: int,
                          fps: tuple[int, int], conf: float, device: str, input_size: int,
                          output_format: str = "yolo-obb", read_text: bool = False,
-                         containers: bool = False) -> str:
+                         containers: bool = False, max_det: int = MAX_DET) -> str:
     """The demo's whole pipeline as one gst-launch description (every stage is added here)."""
     return (f"appsrc name=src format=time "
             f"caps=video/x-raw,format=RGB,width={width},height={height},framerate={fps[0]}/{fps[1]} "
             f"! obbinfer name=infer model={gst_quote(model)} input-size={input_size} unique-id=1 "
-            f"class-names={gst_quote(','.join(class_names))} conf={conf!r} iou=0.5 device={gst_quote(device)} "
-            f"output-format={gst_quote(output_format)} "
+            f"class-names={gst_quote(','.join(class_names))} conf={conf!r} iou=0.5 max-det={max_det} "
+            f"device={gst_quote(device)} output-format={gst_quote(output_format)} "
             + (reader_stage(device) if read_text else "") + (container_stage(device, conf) if containers else "") +
             "! obboverlay mode=draw thickness=2 ! tee name=t "
             "t. ! queue ! videoconvert ! vp8enc deadline=1 target-bitrate=2000000 ! webmmux "
@@ -279,11 +280,12 @@ def _rgb_copy(buf: Any, width: int, height: int) -> Any:
 def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Sequence[str], width: int, height: int,
                  total: int | None = None, fps: tuple[int, int] = (GENERATED_FPS, 1), conf: float = 0.25,
                  device: str = "auto", input_size: int = 256, output_format: str = "yolo-obb",
-                 read_text: bool = False, containers: bool = False) -> dict:
+                 read_text: bool = False, containers: bool = False, max_det: int = MAX_DET) -> dict:
     """Run the pipeline over ``frames`` ((H, W, 3) uint8 RGB arrays of ``width`` x ``height``, pushed as they are
     made) with ``model`` (obbinfer's ``model`` property) and its ``class_names``; ``total`` (the expected count)
     sizes the progress line and spreads the PNG frames. Returns what was read back: ``{"objects": [per-frame rows],
-    "pngs": [(index, image)], "seconds": wall time, "frames": n}``. A pipeline error raises :class:`DemoError`."""
+    "pngs": [(index, image)], "seconds": wall time, "frames": n, "capped": frames whose primary objects reached
+    max_det, "warnings": the elements' warnings, each once}``. A pipeline error raises :class:`DemoError`."""
 
     import obbmeta.gst
 
@@ -296,9 +298,10 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     p = Gst.parse_launch(pipeline_description(model, class_names, output, width=width, height=height, fps=fps,
                                               conf=conf, device=device, input_size=input_size,
                                               output_format=output_format, read_text=read_text,
-                                              containers=containers))
+                                              containers=containers, max_det=max_det))
     png_at = png_indices(total)
     rows: list = []
+    capped = [0]  # frames where the primary wrote max_det objects (obbinfer drops the rest)
     pngs: list = []
     last: list = []  # the latest (index, buffer), saved too when the run ends before the last planned PNG
     errors: list = []
@@ -312,6 +315,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
                 k = len(rows)
                 boxes, objects = nvds.read_boxes(frame)  # one read: the boxes to score, the rows to write
                 infos = [objects.info(i) for i in range(len(objects))]
+                capped[0] += 0 < max_det <= sum(i.component_id == 1 for i in infos)
                 row = {"frame": k, "pts": buf.pts, "boxes": boxes,
                        "objects": [obj_row(infos[i], objects.obb(i)) for i in range(len(objects))]}
                 if containers:  # who wrote each object, and each child's parent (its index in this frame's list)
@@ -349,6 +353,19 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     if containers:
         p.get_by_name("containers").get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, on_children)
     bus = p.get_bus()
+    warnings: dict = {}  # each element's warning once (a count in it aside: obbinfer repeats the max-det one)
+
+    def pop(timeout: int, types: Any) -> Any:
+        """The next message of ``types`` within ``timeout``, keeping the warnings on the way (popping a filter
+        drops the messages that do not match it)."""
+        while True:
+            m = bus.timed_pop_filtered(timeout, types | Gst.MessageType.WARNING)
+            if m is None or m.type != Gst.MessageType.WARNING:
+                return m
+            err, _ = m.parse_warning()
+            warnings.setdefault((m.src.get_name(), re.sub(r"\d+", "#", err.message)),
+                                f"{m.src.get_name()}: {err.message}")
+
     t0 = time.perf_counter()
     p.set_state(Gst.State.PLAYING)
     src = p.get_by_name("src")
@@ -361,8 +378,8 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             # Our own back-pressure, not appsrc block=true: a blocked push would hang once an error stops the
             # pipeline, and the error must be seen.
             while msg is None and src.get_property("current-level-bytes") >= queued:
-                msg = bus.timed_pop_filtered(20 * Gst.MSECOND, Gst.MessageType.ERROR)
-            msg = msg or bus.pop_filtered(Gst.MessageType.ERROR)
+                msg = pop(20 * Gst.MSECOND, Gst.MessageType.ERROR)
+            msg = msg or pop(0, Gst.MessageType.ERROR)
             if msg is not None:
                 break
             buf = Gst.Buffer.new_wrapped(_padded_rows(image))
@@ -371,7 +388,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             src.emit("push-buffer", buf)
         if msg is None:
             src.emit("end-of-stream")
-            msg = bus.timed_pop_filtered(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            msg = pop(Gst.CLOCK_TIME_NONE, Gst.MessageType.EOS | Gst.MessageType.ERROR)
     finally:
         seconds = time.perf_counter() - t0
         p.set_state(Gst.State.NULL)
@@ -385,7 +402,8 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
         raise errors[0]
     if last and last[0][0] not in {k for k, _ in pngs}:
         pngs.append((last[0][0], _rgb_copy(last[0][1], width, height)))
-    return {"objects": rows, "pngs": pngs, "seconds": seconds, "frames": len(rows)}
+    return {"objects": rows, "pngs": pngs, "seconds": seconds, "frames": len(rows), "capped": capped[0],
+            "warnings": list(warnings.values())}
 
 
 def obj_row(info: Any, obb: Any) -> dict:
@@ -586,6 +604,8 @@ def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> 
     """The demo's options (``obbmeta demo`` and examples/*_video.py)."""
     if scene is None:
         ap.add_argument("--scene", choices=SCENES, default="aerial", help="generated scene and bundled model")
+    else:
+        ap.set_defaults(scene=scene)  # check_arguments checks --scale against this scene's range
     ap.add_argument("--input", help="a video file instead of a generated one (no ground truth: no mAP)")
     ap.add_argument("--frames", type=int, default=30,
                     help="frames to generate, or at most this many read from --input (default 30)")
@@ -593,13 +613,18 @@ def add_arguments(ap: argparse.ArgumentParser, scene: str | None = "aerial") -> 
                     help="side of the generated frames in pixels (default 256; document and harbour scenes 512, "
                          "where text and containers are large enough)")
     ap.add_argument("--scale", type=float, default=None,
-                    help="size of the generated scene's content (default: size / 256, the scale the bundled models "
-                         "were trained at once the frame is fitted to a 256 input)")
+                    help="size of the generated scene's content, in the scene's range ("
+                         + ", ".join(f"{s} {lo:g}..{hi:g}" for s, (lo, hi) in SCALES.items()) + "; default: size / "
+                         "256 brought into that range, the scale the bundled models were trained at once the frame "
+                         "is fitted to a 256 input)")
     ap.add_argument("--read-text", action=argparse.BooleanOptionalAction, default=None,
                     help="document scenes: a second obbinfer (process-mode=2) reads each text line with the bundled "
                          "recogniser; default on for --scene document")
     ap.add_argument("--seed", type=int, default=0, help="which held-out scene (default 0)")
     ap.add_argument("--conf", type=_unit_interval, default=0.25, help="score threshold in [0, 1] (default 0.25)")
+    ap.add_argument("--max-det", type=int, default=MAX_DET,
+                    help=f"boxes kept per frame, obbinfer's max-det (0: no limit; default {MAX_DET}); the summary "
+                         "says how many frames reached it")
     ap.add_argument("--device", type=_device, default="auto",
                     help="where the model runs: auto, cpu, cuda or cuda:N (default auto)")
     ap.add_argument("--input-size", type=int, default=None,
@@ -614,8 +639,13 @@ def check_arguments(ap: argparse.ArgumentParser, args: argparse.Namespace) -> No
         ap.error("--frames must be in 1..100000")
     if args.size is not None and not 64 <= args.size <= 4096:
         ap.error("--size must be in 64..4096")
-    if args.scale is not None and not 0.25 <= args.scale <= 16:
-        ap.error("--scale must be in 0.25..16")
+    lo, hi = SCALES[args.scene]
+    if args.scale is not None and not lo <= args.scale <= hi:  # also refuses nan
+        ap.error(f"--scale must be in {lo:g}..{hi:g} for the {args.scene} scene, got {args.scale:g}")
+    if args.seed < 0:
+        ap.error("--seed must be >= 0")
+    if not 0 <= args.max_det <= 1_000_000:
+        ap.error("--max-det must be in 0..1000000")
     if args.input_size is not None and (args.input_size % 32 or not 32 <= args.input_size <= MAX_INPUT_SIZE):
         ap.error(f"--input-size must be a multiple of 32 in 32..{MAX_INPUT_SIZE}")
 
@@ -672,7 +702,8 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
     except OSError as exc:
         raise DemoError(f"--output {args.output}: cannot be created: {exc.strerror or exc}") from None
     size = args.size or (512 if scene in ("document", "harbour") else 256)
-    scale = args.scale or size / 256
+    lo, hi = SCALES[scene]
+    scale = args.scale or min(max(size / 256, lo), hi)
     read_text = scene == "document" if args.read_text is None else args.read_text
     source = VideoFile(args.input, args.frames) if args.input else \
         Generated(scene, args.frames, size, args.seed, scale=scale, keep_images=containers)
@@ -681,7 +712,7 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
     result = run_pipeline(source, output, model=model, class_names=class_names, width=source.width,
                           height=source.height, total=source.total, fps=source.fps, conf=args.conf,
                           device=args.device, input_size=input_size, output_format=output_format,
-                          read_text=read_text, containers=containers)
+                          read_text=read_text, containers=containers, max_det=args.max_det)
     n = result["frames"]
     if n == 0:
         raise DemoError(f"--input {args.input}: no frame came through the pipeline" if args.input else
@@ -689,7 +720,8 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
     summary = {"scene": scene, "input": args.input or f"generated held-out {scene} video, seed {args.seed}",
                "model": model, "input_size": input_size, "device": args.device, "frames": n,
                "seconds": round(result["seconds"], 3), "fps": round(n / result["seconds"], 2),
-               "objects": sum(len(r["objects"]) for r in result["objects"]), "map50": None, "map50_95": None,
+               "objects": sum(len(r["objects"]) for r in result["objects"]), "max_det": args.max_det,
+               "frames_at_max_det": result["capped"], "map50": None, "map50_95": None,
                "ap50": None, "outputs": ["annotated.webm", "detections.jsonl", "summary.json"]
                + [f"frame_{k:04d}.png" for k, _ in sorted(result["pngs"], key=lambda p: p[0])]}
     if isinstance(source, Generated) and class_names == list(scenes.class_names(scene)):
@@ -711,6 +743,8 @@ def run(args: argparse.Namespace, *, scene: str, model: str | None = None, class
 
 
 def _report(result: dict, summary: dict, output: Path) -> None:
+    for text in result["warnings"]:
+        print(f"warning: {text}", file=sys.stderr)
     first = next((r for r in result["objects"] if r["objects"]), None)
     if first:
         print(f"frame {first['frame']}, read back from the NvDsBatchMeta (rect_params = the AABB nvtracker tracks; "
@@ -727,6 +761,10 @@ def _report(result: dict, summary: dict, output: Path) -> None:
           f"({summary['fps']} fps), {summary['objects']} objects read back"
           + (f"; mAP50 {summary['map50']:.3f} (mAP50:95 {summary['map50_95']:.3f}) against the generator's truth"
              if summary["map50"] is not None else ""))
+    if summary["frames_at_max_det"]:
+        print(f"{summary['frames_at_max_det']} of {summary['frames']} frames hit max-det={summary['max_det']}: "
+              "boxes beyond it were not written (raise --max-det or --conf, or the model is seeing footage it was "
+              "not trained for)")
     if summary.get("cer") is not None:
         read = [o for r in result["objects"] for o in r["objects"] if o.get("text")]
         print(f"text read on {len(read)} objects; character error rate {100 * summary['cer']:.2f} % over "

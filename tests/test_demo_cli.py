@@ -294,9 +294,9 @@ def test_doctor_says_why_elements_on_the_plugin_path_do_not_load(tmp_path):
 
 def test_doctor_without_gi_says_so_and_the_library_part_still_counts():
     doctor = obbmeta_cli("doctor", prelude="import sys; sys.modules['gi'] = None")
-    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    assert doctor_lines(doctor.stdout)["gi"] == "missing" and "Traceback" not in doctor.stderr
-    assert "the elements need it" in doctor.stdout
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr  # the elements and the demo need gi
+    assert doctor_lines(doctor.stdout)["gi"] == "FAILED" and "Traceback" not in doctor.stderr
+    assert "the elements and the demo need it" in doctor.stdout and "C geometry core: loaded" in doctor.stdout
 
 
 def test_cli_version():

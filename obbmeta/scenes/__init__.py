@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from .common import SceneFrame
 
 SCENES = ("aerial", "document", "harbour")
+SCALES = {"aerial": (0.25, 4.0), "document": (0.5, 4.0), "harbour": (0.25, 4.0)}
+"""The ``scale`` each scene's generator takes, (lowest, highest) (known without importing a generator)."""
 HELDOUT_SEED = 1_000_000_000
 """Scene seeds from here up are held out: the demo models never trained on them, evaluation and the demo use them."""
 # scene (also its module's name) -> (scene class, frame function, video function) in that module
@@ -66,4 +68,4 @@ def __getattr__(name):  # SceneFrame (and the torch it needs) on first use: SCEN
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["SceneFrame", "SCENES", "HELDOUT_SEED", "class_names", "scene_class", "frame", "video"]
+__all__ = ["SceneFrame", "SCENES", "SCALES", "HELDOUT_SEED", "class_names", "scene_class", "frame", "video"]

@@ -21,7 +21,7 @@ from typing import Iterator, List, Tuple
 import numpy as np
 
 from .._validators import number_in_range
-from . import raster
+from . import SCALES, raster
 from .common import SceneFrame, check_frames, check_seed, check_size, make_boxes
 
 CLASS_NAMES: Tuple[str, ...] = ("vehicle", "ship", "plane", "storage_tank")
@@ -88,7 +88,7 @@ class AerialScene:
     def __init__(self, seed: int, size=256, scale: float = 1.0):
         self.seed = check_seed(seed)
         self.width, self.height = check_size("size", size)
-        self.scale = number_in_range("scale", scale, 0.25, 4.0)
+        self.scale = number_in_range("scale", scale, *SCALES["aerial"])
         self.rng = np.random.default_rng([self.seed, 0xAE])
         self.objects: List[_Object] = []
         self._footprints: List[Tuple[float, float, float]] = []  # (x, y, radius) of zones, to keep them apart

@@ -24,7 +24,7 @@ from typing import Iterator, List, Tuple
 import numpy as np
 
 from .._validators import number_in_range
-from . import raster
+from . import SCALES, raster
 from .common import SceneFrame, check_frames, check_seed, check_size, make_boxes
 
 CLASS_NAMES: Tuple[str, ...] = ("text_line", "title")
@@ -98,7 +98,7 @@ class DocumentScene:
         Image, ImageDraw, _, _ = _pil()
         self.seed = check_seed(seed)
         self.width, self.height = check_size("size", size)
-        self.scale = number_in_range("scale", scale, 0.5, 4.0)
+        self.scale = number_in_range("scale", scale, *SCALES["document"])
         rng = self.rng = np.random.default_rng([self.seed, 0xD0C])
         short = min(self.width, self.height)
         self.page_w = int(short * rng.uniform(0.75, 1.25))
