@@ -12,6 +12,7 @@ for the next buffer (nvinfer's last flow return), so upstream sees EOS / FLUSHIN
 from __future__ import annotations
 
 import collections
+import ctypes
 import threading
 import time
 from typing import Any, Callable
@@ -22,6 +23,7 @@ from ._gi import Gst
 #: GST_BASE_TRANSFORM_FLOW_DROPPED: what transform_ip returns for a buffer this queue will push itself.
 QUEUED = Gst.FlowReturn.CUSTOM_SUCCESS
 STOP_TIMEOUT_S = 10.0  # how long stop() waits for a push blocked downstream before it gives up on the thread
+HANDOVER_WAIT_S = 0.02  # the longest the output thread waits for the streaming thread to let go of a buffer
 
 
 class OutputQueue:
@@ -58,7 +60,9 @@ class OutputQueue:
                 self.cond.wait()
             refused = Gst.FlowReturn.FLUSHING if self.flushing or self.closed else self.flow
             if refused == Gst.FlowReturn.OK:
-                self.items.append((buf, finish, t_in))
+                # holders beside this call's two (base transform's and this wrapper's): an upstream tee's, say
+                others = max(_refcount(hash(buf)) - 2, 0)
+                self.items.append((buf, finish, t_in, others))
                 self.cond.notify_all()
                 return QUEUED
         if finish is not None:
@@ -104,7 +108,7 @@ class OutputQueue:
                     self.cond.wait()
                 if not self.items:
                     return
-                buf, finish, t_in = self.items.popleft()
+                buf, finish, t_in, others = self.items.popleft()
                 self.busy = True
                 self.cond.notify_all()
             flow = Gst.FlowReturn.OK
@@ -120,6 +124,10 @@ class OutputQueue:
                     # buffer and copy it (its batch meta too, which loses the objects' parent pointers)
                     ptr = gst_library().gst_mini_object_ref(hash(buf))  # hash: the GstBuffer* (a boxed value's pointer)
                     buf = None
+                    # the streaming thread may not have left transform_ip yet: wait (briefly) for its references
+                    deadline = time.perf_counter() + HANDOVER_WAIT_S
+                    while _refcount(ptr) > 1 + others and time.perf_counter() < deadline:
+                        time.sleep(20e-6)
                     flow = Gst.FlowReturn(gst_library().gst_pad_push(hash(self.element.srcpad), ptr))  # GIL released
                     self.pushed += 1
                     self.latencies.append(time.perf_counter() - t_in)
@@ -135,6 +143,11 @@ class OutputQueue:
                     self.flow = flow
                 self.cond.notify_all()
 
+
+
+def _refcount(ptr: int) -> int:
+    """GstMiniObject.refcount (a gint after the GType) of the buffer at ``ptr``."""
+    return ctypes.c_int.from_address(ptr + ctypes.sizeof(ctypes.c_size_t)).value
 
 
 def is_serialized(event_or_query_type: Any, flags_of: Callable[[Any], Any], serialized: Any) -> bool:

@@ -591,7 +591,7 @@ def test_input_tensor_meta_runs_the_model_on_the_preprocess_tensor_and_maps_boxe
     roi, clipped to the ROI."""
     keep = []
     rois_px = [((10.0, 20.0, 80.0, 60.0), 64 / 80, 64 / 60, 0.0, 0.0), ((90.0, 30.0, 64.0, 64.0), 1.0, 1.0, 0.0, 0.0)]
-    tensor = torch.rand(2, 3, 64, 64)
+    tensor = torch.rand(2, 3, 64, 64, generator=torch.Generator().manual_seed(11))
     from obbmeta.nvds import _core
 
     def attach(buf):
@@ -654,5 +654,8 @@ def test_input_tensor_meta_runs_the_model_on_the_preprocess_tensor_and_maps_boxe
             x2, y2 = min(a[2], left + w, W), min(a[3], top + h, H)
             want.append((15, tuple(round(v, 3) for v in box), (round(x1, 2), round(y1, 2), round(x2 - x1, 2),
                                                                 round(y2 - y1, 2))))
-    assert sorted(got) == sorted(want) and len(want) > 2
+    # the writer's rect is float32, the reference float64: equal within a rounding step, not digit for digit
+    assert len(got) == len(want) > 2
+    for g, w in zip(sorted(got), sorted(want)):
+        assert g[0] == w[0] and np.allclose(g[1], w[1], atol=2e-3) and np.allclose(g[2], w[2], atol=2e-2), (g, w)
     assert math.isfinite(sum(v for g in got for v in g[1]))
