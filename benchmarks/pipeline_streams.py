@@ -108,7 +108,8 @@ def run_pipelines(specs: list, warmup: int) -> float:
     pipeline's ``warmup``-th buffer out to the last buffer out of all of them (the model loads at start, before)."""
     for p, *_ in specs:
         if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
-            raise RuntimeError("a pipeline did not start")
+            msg = p.get_bus().pop_filtered(Gst.MessageType.ERROR)
+            raise RuntimeError(f"a pipeline did not start: {msg.parse_error()[0].message if msg else 'no error posted'}")
 
     def feed(src, bufs):
         for b in bufs:
@@ -342,10 +343,11 @@ def _model_format(spec: str) -> str:
 
 
 def forward_alone(device: str) -> list:
-    """The bundled model's forward at 640, eager and replayed from a CUDA graph, batch 1 and 16 (CUDA events)."""
-    from obbmeta.models import load_demo_model
+    """The model's forward (``--model``, as obbinfer loads it) at 640, eager and replayed from a CUDA graph, batch 1
+    and 16 (CUDA events)."""
+    from obbmeta.infer.models import load_model
 
-    model = load_demo_model("aerial", device)
+    model = load_model(MODEL, device)
     rows = []
     for batch in (1, 16):
         x = torch.rand(batch, 3, 640, 640, device=device)
@@ -378,7 +380,7 @@ def forward_alone(device: str) -> list:
                 end.record()
                 end.synchronize()
                 times.append(start.elapsed_time(end))
-            rows.append({"batch": batch, "eager_ms": round(eager, 3), "graph_ms": round(statistics.median(times), 3)})
+            rows.append({"model_format": _model_format(MODEL), "batch": batch, "eager_ms": round(eager, 3), "graph_ms": round(statistics.median(times), 3)})
     return rows
 
 

@@ -207,3 +207,68 @@ def test_a_static_onnx_export_fed_another_size_names_its_dims(tmp_path):
     with pytest.raises(ModelInputError, match=r"exported for input \(1, 3, 64, 64\) but obbinfer fed \(1, 3, 96, 96\)"
                                               r": set input-size=64x64"):
         det([torch.zeros(60, 80, 3, dtype=torch.uint8)], "RGB")
+
+
+def test_a_planned_call_reads_every_number_from_a_host_copy(tmp_path, monkeypatch):
+    """Axes, slice bounds, resize scales: read as Python numbers from host copies, never from a tensor on the
+    model's device (on CUDA that read is a synchronisation, and an error inside a CUDA graph capture)."""
+    from obbmeta.infer import onnx as runner
+    from obbmeta.models import aerial_detector
+
+    mod = OnnxModule(onnx.load(export(aerial_detector().eval(), tmp_path / "a.onnx", 128)))
+    x = torch.rand(1, 3, 128, 128)
+    with torch.inference_mode():
+        mod(x)  # the plan for this shape
+        reads = []
+        host = runner._Args._host
+        monkeypatch.setattr(runner._Args, "_host", lambda self, i: reads.append(
+            (self.node.op, f"host:{self.node.inputs[i]}" in self.env)) or host(self, i))
+        mod(x)
+    assert reads and all(found for _, found in reads), [op for op, found in reads if not found]
+
+
+def test_silu_is_fused_only_where_nothing_else_reads_the_sigmoid():
+    x = helper.make_tensor_value_info("x", F, X.shape)
+    outs = [helper.make_tensor_value_info(n, F, None) for n in ("y", "s2")]
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y0"]),
+             helper.make_node("Sigmoid", ["y0"], ["s2"]), helper.make_node("Mul", ["s2", "y0"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], outs), ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    mod = OnnxModule(model)
+    assert [n.op for n in mod.nodes] == ["Silu", "Sigmoid", "Mul"]  # s2 is a graph output: that pair stays
+    theirs, ours = both(model, {"x": X})
+    for a, b in zip(theirs, ours):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (tests/gpu/streams.sh runs it)")
+def test_an_exported_detector_is_captured_in_a_cuda_graph_without_a_sync(tmp_path):
+    from obbmeta.models import aerial_detector
+
+    m = aerial_detector().eval()
+    mod = OnnxModule(onnx.load(export(m, tmp_path / "a.onnx", 256))).cuda()
+    x = torch.rand(4, 3, 256, 256, device="cuda")
+    with torch.inference_mode():
+        eager = mod(x)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            mod(x)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            with torch.cuda.graph(g):
+                out = mod(x)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        g.replay()
+        torch.testing.assert_close(out, eager, rtol=1e-4, atol=1e-3)
+        # against the PyTorch module in full fp32 (TF32 convolutions, CUDA's default, differ between the two graphs
+        # by more than the CPU tolerance: the export folds each batch norm into its convolution's weights)
+        tf32 = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            torch.testing.assert_close(mod(x), m.cuda()(x), rtol=1e-4, atol=2e-3)
+        finally:
+            torch.backends.cudnn.allow_tf32 = tf32

@@ -94,7 +94,7 @@ class OnnxModule(torch.nn.Module):
                 self._add_const(n.output[0], _constant(attrs), f"n{k}")
                 continue
             nodes.append(_Node(n.op_type, tuple(n.input), tuple(n.output), attrs, n.name or f"{n.op_type}_{k}"))
-        self.nodes = tuple(nodes)
+        self.nodes = _fuse_silu(nodes, self.output_names)
         self._plans: dict[tuple, Any] = {}
 
     def _add_const(self, name: str, value: torch.Tensor, k: Any) -> None:
@@ -134,6 +134,9 @@ class OnnxModule(torch.nn.Module):
                 shaped = frozenset(host - set(self._const))
                 values = {n: env[n].to(x.device) for n in shaped}
                 values.update({f"host:{n}": env[n] for n in shaped})
+                # the constants an operator reads as numbers (axes, slice bounds, scales) from their host copies: a
+                # call never reads a device tensor into Python (a synchronisation, and an error in a CUDA graph)
+                values.update({f"host:{n}": env[n] for n in self._const if env[n].numel() <= _HOST_CONST_MAX})
                 plan = _Plan(values, shaped, True)
             if len(self._plans) > 16:
                 self._plans.clear()
@@ -154,7 +157,7 @@ class OnnxModule(torch.nn.Module):
     def _run(self, node: _Node, env: dict) -> None:
         args = _Args(node, env)
         try:
-            result = OPS[node.op](args, node.attrs, self.opset)
+            result = (OPS.get(node.op) or _FUSED[node.op])(args, node.attrs, self.opset)
         except OnnxError:
             raise
         except Exception as exc:  # noqa: BLE001 - say which node of the graph failed
@@ -164,6 +167,33 @@ class OnnxModule(torch.nn.Module):
         for name, value in zip(node.outputs, result):
             if name:
                 env[name] = value
+
+
+_HOST_CONST_MAX = 4096  # constants up to this many elements keep a host copy (shapes, axes, scales; not weights)
+
+
+def _fuse_silu(nodes: list[_Node], outputs: tuple[str, ...]) -> tuple[_Node, ...]:
+    """``Mul(x, Sigmoid(x))`` (how PyTorch exports SiLU, once per convolution in a YOLO) as one ``Silu`` node when
+    nothing else reads the sigmoid: one kernel and one pass over the activation instead of two. Same values
+    (``torch.nn.functional.silu`` is ``x * sigmoid(x)``), checked against onnxruntime on whole exported models."""
+    readers: dict[str, int] = {}
+    for n in nodes:
+        for i in n.inputs:
+            readers[i] = readers.get(i, 0) + 1
+    made = {o: n for n in nodes for o in n.outputs}
+    fused: set[str] = set()
+    out: list[_Node] = []
+    for n in nodes:
+        if n.op == "Mul" and len(n.inputs) == 2:
+            for s, x in (n.inputs, n.inputs[::-1]):
+                sig = made.get(s)
+                if (sig is not None and sig.op == "Sigmoid" and sig.inputs == (x,) and readers.get(s) == 1
+                        and s not in outputs):
+                    fused.add(s)
+                    n = _Node("Silu", (x,), n.outputs, {}, n.name)
+                    break
+        out.append(n)
+    return tuple(n for n in out if not (n.op == "Sigmoid" and n.outputs[0] in fused))
 
 
 @dataclass(frozen=True)
@@ -798,6 +828,10 @@ def _scatter_nd(a, attrs, opset):
 
 
 # ---------------------------------------------------------------- loading
+
+# fused patterns of the graph rewrite (not ONNX operators: a file naming one is refused at load like any other)
+_FUSED: dict[str, Callable[[_Args, dict, int], Any]] = {"Silu": lambda a, attrs, opset: F.silu(a.t(0))}
+
 
 class OnnxRuntimeModel:
     """An ONNX file run by onnxruntime on the CPU (faster there than PyTorch's eager ops), called with and returning
