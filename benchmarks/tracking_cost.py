@@ -1,18 +1,20 @@
-"""Per-frame cost of obbmeta.track for 100 objects on one CPU core.
+"""Per-frame cost of obbmeta.track for 100 and 500 objects on one CPU core.
 
-Scene: 100 cars (40-50 x 18-21 px) parked in 5 rows of 20 at 45 degrees, detections jittered every frame (position
-1.5 px, size 4 %, angle 2 degrees), the camera panning 1 px/frame; the trackers run 30 frames before timing (steady
-state: 100 confirmed tracks). Timed per frame, median over ``FRAMES`` frames, each case repeated:
+Scenes: 100 cars (40-50 x 18-21 px) parked in 5 rows of 20 at 45 degrees; 500 cars (the density of the aerial
+scenes of pipeline_streams.py, 350-570 objects per 1080p frame) on a 25 x 20 grid over the frame, each at 45
+degrees. Detections jittered every frame (position 1.5 px, size 4 %, angle 2 degrees), the camera panning 1
+px/frame; the trackers run 30 frames before timing (steady state: every car a confirmed track). Timed per frame,
+median over ``FRAMES`` frames, each case repeated:
 
 * ``OrientedTracker.step`` (NumPy arrays in and out), rotated association (the default) and AABB association;
 * ``OrientedTracker.update`` (``OrientedBoxes`` in and out, CPU tensors);
 * ``OrientedTracker.update_frame`` on a real NvDsBatchMeta (read the frame, track, write object_id / rect_params /
   tracker_bbox_info / OBB payloads in one C call); the frame is written by ``attach_obbs`` outside the timer;
 * ``FollowTracker.update_frame`` after ``NvTrackerStandIn`` (stand-in outside the timer; 100 tracked objects);
-* anchor, same run: ``nvds.attach_obbs`` of the same 100 boxes into a fresh frame (the cost of writing a frame's
+* anchor, same run: ``nvds.attach_obbs`` of the same boxes into a fresh frame (the cost of writing a frame's
   detections, benchmarks/meta_write.py).
 
-The process is pinned to one core. Usage: python benchmarks/tracking_cost.py [--quick]
+The process is pinned to one core. Usage: python benchmarks/tracking_cost.py [--quick] [--objects 100,500]
 -> benchmarks/results/tracking_cost.json
 """
 from __future__ import annotations
@@ -38,21 +40,28 @@ W, H = 1920, 1080
 N = 100
 
 
-def scene(frames: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def scene(frames: int, seed: int = 0, n: int = N) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """100: five dense rows of 20 at 45 degrees; any other n: a (n / 20) x 20 grid over the frame."""
     rng = np.random.default_rng(seed)
     a = math.radians(45.0)
     u, v = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
-    base = np.array([W / 2, H / 2]) - 2 * 95 * u - 9.5 * 26 * v
-    gt = np.array([[*(base + r * 95 * u + k * 26 * v), rng.uniform(40, 50), rng.uniform(18, 21), a]
-                   for r in range(5) for k in range(20)])
+    if n == 100:
+        base = np.array([W / 2, H / 2]) - 2 * 95 * u - 9.5 * 26 * v
+        centres = [base + r * 95 * u + k * 26 * v for r in range(5) for k in range(20)]
+    else:
+        cols = n // 20
+        centres = [np.array([(c + 0.5) * (W - 60) / cols, (r + 0.5) * (H - 40) / 20]) for r in range(20)
+                   for c in range(cols)]
+    gt = np.array([[*xy, rng.uniform(40, 50), rng.uniform(18, 21), a] for xy in centres])
+    k = len(gt)
     out = []
     for f in range(frames):
         d = gt.copy()
         d[:, 0] += f * 1.0
-        d[:, :2] += rng.normal(0, 1.5, (N, 2))
-        d[:, 2:4] *= 1 + rng.normal(0, 0.04, (N, 2))
-        d[:, 4] += rng.normal(0, math.radians(2.0), N)
-        out.append((d.astype(np.float32), rng.uniform(0.6, 0.95, N).astype(np.float32), np.zeros(N, np.int64)))
+        d[:, :2] += rng.normal(0, 1.5, (k, 2))
+        d[:, 2:4] *= 1 + rng.normal(0, 0.04, (k, 2))
+        d[:, 4] += rng.normal(0, math.radians(2.0), k)
+        out.append((d.astype(np.float32), rng.uniform(0.6, 0.95, k).astype(np.float32), np.zeros(k, np.int64)))
     return out
 
 
@@ -133,6 +142,7 @@ def summary(times: list[float]) -> dict:
 
 def main() -> None:
     parser = arguments(__doc__, quick=True)
+    parser.add_argument("--objects", default="100,500", help="comma-separated objects per frame")
     args = parser.parse_args()
     try:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
@@ -140,26 +150,33 @@ def main() -> None:
         pass
     torch.set_num_threads(1)
     warmup, timed_frames, repeats = 30, (50 if args.quick else 300), (1 if args.quick else 3)
-    frames = scene(warmup + timed_frames)
+    by_objects = []
+    for n in (int(x) for x in args.objects.split(",")):
+        by_objects.append(measure(n, warmup, timed_frames, repeats))
+    payload = {"warmup_frames": warmup, "timed_frames": timed_frames, "repeats": repeats, "pinned_to_one_core": True,
+               "by_objects": by_objects}
+    if not args.quick:
+        print(write_json("tracking_cost", payload))
+
+
+def measure(n: int, warmup: int, timed_frames: int, repeats: int) -> dict:
+    frames = scene(warmup + timed_frames, n=n)
     cases = {"step_rotated": lambda: case_step(frames, warmup, "rotated"),
              "step_aabb": lambda: case_step(frames, warmup, "aabb"),
              "update_orientedboxes": lambda: case_update(frames, warmup),
              "update_frame_nvds": lambda: case_update_frame(frames, warmup),
              "follow_update_frame_nvds": lambda: case_follow(frames, warmup)[0],
-             "anchor_attach_obbs_100": lambda: case_anchor(frames, warmup)}
+             "anchor_attach_obbs": lambda: case_anchor(frames, warmup)}
     results = {}
     for name, fn in cases.items():
         runs = [summary(fn()) for _ in range(repeats)]
         results[name] = {"median_ms": statistics.median(r["median_ms"] for r in runs), "runs": runs}
-        print(f"{name:28} {results[name]['median_ms']:.3f} ms/frame", flush=True)
-    anchor = results["anchor_attach_obbs_100"]["median_ms"]
+        print(f"{n:4} objects  {name:28} {results[name]['median_ms']:.3f} ms/frame", flush=True)
+    anchor = results["anchor_attach_obbs"]["median_ms"]
     for r in results.values():
         r["x_anchor"] = round(r["median_ms"] / anchor, 2)
     _, tracked = case_follow(frames[:warmup + 5], warmup)
-    payload = {"objects_per_frame": N, "tracked_objects_after_standin": tracked, "warmup_frames": warmup,
-               "timed_frames": timed_frames, "repeats": repeats, "pinned_to_one_core": True, "cases": results}
-    if not args.quick:
-        print(write_json("tracking_cost", payload))
+    return {"objects_per_frame": n, "tracked_objects_after_standin": tracked, "cases": results}
 
 
 if __name__ == "__main__":

@@ -106,11 +106,13 @@ STATUS_CONSTANTS = {"OBB_STATUS_BOXES": STATUS_BOXES, "OBB_STATUS_SCORES": STATU
 
 _p, _i64 = ctypes.c_void_p, ctypes.c_int64
 GEOMETRY = NativeLibrary(
-    "_geometry", "C geometry core", abi=3, abi_function="obbmeta_geometry_abi_version",
+    "_geometry", "C geometry core", abi=4, abi_function="obbmeta_geometry_abi_version",
     functions={
         "obbmeta_iou_matrix": (None, [_p, _i64, _p, _i64, _p, ctypes.c_int]),
         "obbmeta_iou_aligned": (None, [_p, _p, _i64, _p, ctypes.c_int]),
         "obbmeta_nms": (_i64, [_p, _p, ctypes.c_int, _p, _i64, ctypes.c_double, _p]),
+        "obbmeta_aabb_overlap_pairs": (_i64, [_p, _i64, _p, _i64, _p, _p, _i64]),
+        "obbmeta_greedy_match": (_i64, [_p, _p, _p, _i64, ctypes.c_double, _p, _p, _p, _p]),
     },
     constants=STATUS_CONSTANTS, table_function="obbmeta_geometry_abi_table")
 
@@ -149,3 +151,32 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False) -> np.ndarray:
     if n and m:
         lib.obbmeta_iou_matrix(a.ctypes.data, n, b.ctypes.data, m, out.ctypes.data, 0)  # 0: float32 boxes
     return out
+
+
+def aabb_overlap_pairs(aabbs1, aabbs2) -> tuple[np.ndarray, np.ndarray]:
+    """The (i, j) index pairs of axis-aligned boxes ``aabbs1[i]`` and ``aabbs2[j]`` ((N, 4) and (M, 4) array-likes
+    [x1, y1, x2, y2]) whose overlap has positive width and height, row-major (what ``numpy.nonzero`` gives on the
+    dense (N, M) overlap mask), as two int64 arrays. A sweep in C (kernels/geometry_cpu.c): its cost grows with
+    the pairs that overlap in x, not with N x M (a tracker's frame of 500 x 500 boxes in tens of microseconds)."""
+    arrays = []
+    for name, b in (("aabbs1", aabbs1), ("aabbs2", aabbs2)):
+        a = np.ascontiguousarray(b, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != 4:
+            raise ValueError(f"{name} must have shape (N, 4) [x1, y1, x2, y2], got {a.shape}")
+        if not np.isfinite(a).all():
+            raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+        arrays.append(a)
+    a, b = arrays
+    n, m = a.shape[0], b.shape[0]
+    capacity = 4 * (n + m) + 16
+    while True:
+        ti, di = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
+        if not n or not m:
+            return ti[:0], di[:0]
+        count = geometry_library().obbmeta_aabb_overlap_pairs(a.ctypes.data, n, b.ctypes.data, m, ti.ctypes.data,
+                                                              di.ctypes.data, capacity)
+        if count < 0:
+            raise MemoryError("aabb_overlap_pairs: out of memory")
+        if count <= capacity:
+            return ti[:count], di[:count]
+        capacity = count

@@ -130,3 +130,28 @@ def test_wrap_angle_of_a_non_finite_angle_is_nan():
 def test_a_wrong_shape_is_refused_by_name(bad):
     with pytest.raises(ValueError, match=r"xywhr must be \(N, 5\)"):
         geometry.corners(bad)
+
+
+aabb_strategy = st.tuples(st.integers(-20, 60), st.integers(-20, 60), st.integers(0, 30), st.integers(0, 30)).map(
+    lambda t: (t[0] / 2, t[1] / 2, (t[0] + t[2]) / 2, (t[1] + t[3]) / 2))  # half-pixel grid: many shared edges
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(aabb_strategy, max_size=25), st.lists(aabb_strategy, max_size=25))
+def test_aabb_overlap_pairs_are_the_pairs_whose_shapely_intersection_has_area(a, b):
+    want = [(i, j) for i, p in enumerate(a) for j, q in enumerate(b)
+            if p[2] > p[0] and p[3] > p[1] and q[2] > q[0] and q[3] > q[1]
+            and shapely_box(*p).intersection(shapely_box(*q)).area > 0]  # touching edges and corners do not count
+    ti, di = geometry.aabb_overlap_pairs(np.array(a, float).reshape(-1, 4), np.array(b, float).reshape(-1, 4))
+    assert ti.dtype == di.dtype == np.int64
+    assert list(zip(ti.tolist(), di.tolist())) == want  # row-major, as numpy.nonzero of the dense mask
+
+
+def test_aabb_overlap_pairs_grows_past_its_first_guess_and_refuses_bad_input():
+    same = np.tile([[0.0, 0.0, 10.0, 10.0]], (60, 1))  # 3 600 pairs > the first capacity (4 * 120 + 16)
+    ti, di = geometry.aabb_overlap_pairs(same, same)
+    assert len(ti) == 3600 and (ti == np.repeat(np.arange(60), 60)).all() and (di == np.tile(np.arange(60), 60)).all()
+    with pytest.raises(ValueError, match=r"aabbs2 must have shape \(N, 4\)"):
+        geometry.aabb_overlap_pairs(same, np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="aabbs1 contains NaN or inf"):
+        geometry.aabb_overlap_pairs(np.array([[0, 0, np.inf, 1.0]]), same)

@@ -42,7 +42,8 @@ def test_a_stale_abi_is_refused_with_the_library_the_versions_and_the_fix():
     stale = dataclasses.replace(geometry.GEOMETRY, abi=99)
     with pytest.raises(_native.StaleLibraryError,
                        match=r"compiled C geometry core \(.*_geometry.*\) does not match this obbmeta: this Python "
-                             r"code needs ABI 99, the library reports ABI 3 \(obbmeta_geometry_abi_version\); "
+                             rf"code needs ABI 99, the library reports ABI {geometry.GEOMETRY.abi} "
+                             r"\(obbmeta_geometry_abi_version\); "
                              + REBUILD):
         stale.load()
     assert stale.status()[0] == "stale"
@@ -170,10 +171,11 @@ def test_stale_cuda_kernels_are_not_used_and_say_so_once(cuda_spec):
 def test_doctor_reports_a_stale_library_as_stale_and_fails(monkeypatch, capsys):
     from obbmeta import cli
 
+    built = geometry.GEOMETRY.abi
     monkeypatch.setattr(geometry, "GEOMETRY", dataclasses.replace(geometry.GEOMETRY, abi=99))
     assert cli._doctor() == 1
     out = capsys.readouterr().out
-    assert "C geometry core: STALE — " in out and "needs ABI 99, the library reports ABI 3" in out
+    assert "C geometry core: STALE — " in out and f"needs ABI 99, the library reports ABI {built}" in out
     assert "the C geometry core (obbmeta._geometry) is stale (rebuild: pip install -e ." in out
     assert "C crop core: loaded" in out and "C draw core: loaded" in out
 

@@ -11,14 +11,16 @@ For thin objects at 45 degrees side by side (parking rows, moored ships, skewed 
 overlap heavily while the rotated boxes do not: that is where the two measures disagree.
 
 Only pairs whose AABBs overlap (and, when asked, of one class) are scored: the rest have IoU 0 under both measures,
-and skipping them keeps a frame of 100 x 100 boxes to a few hundred exact IoUs.
+and skipping them keeps a frame of 100 x 100 boxes to a few hundred exact IoUs. The pairs come from a sweep in C
+(:func:`obbmeta.geometry.aabb_overlap_pairs`), not a dense (tracks x detections) mask: a frame of 500 aerial
+vehicles costs what its overlapping pairs cost.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._deprecation import renamed
-from ..geometry import aabb, box_iou_rotated_host
+from ..geometry import aabb, aabb_overlap_pairs, box_iou_rotated_host, geometry_library
 
 ASSOCIATIONS = ("rotated", "aabb")
 
@@ -51,16 +53,16 @@ def candidate_ious(tracks: np.ndarray, detections: np.ndarray, method: str, trac
         return empty
     tracks, detections = buffered(tracks, buffer), buffered(detections, buffer)
     ta, da = aabb(tracks), aabb(detections)
-    iw = np.minimum(ta[:, None, 2], da[None, :, 2]) - np.maximum(ta[:, None, 0], da[None, :, 0])
-    ih = np.minimum(ta[:, None, 3], da[None, :, 3]) - np.maximum(ta[:, None, 1], da[None, :, 1])
-    meets = (iw > 0) & (ih > 0)
+    ti, di = aabb_overlap_pairs(ta, da)
     if track_labels is not None and detection_labels is not None:
-        meets &= track_labels[:, None] == detection_labels[None, :]
-    ti, di = np.nonzero(meets)
+        same = np.asarray(track_labels)[ti] == np.asarray(detection_labels)[di]
+        ti, di = ti[same], di[same]
     if not ti.size:
         return empty
     if method == "aabb":
-        inter = iw[ti, di] * ih[ti, di]
+        iw = np.minimum(ta[ti, 2], da[di, 2]) - np.maximum(ta[ti, 0], da[di, 0])
+        ih = np.minimum(ta[ti, 3], da[di, 3]) - np.maximum(ta[ti, 1], da[di, 1])
+        inter = iw * ih
         area_t = (ta[ti, 2] - ta[ti, 0]) * (ta[ti, 3] - ta[ti, 1])
         area_d = (da[di, 2] - da[di, 0]) * (da[di, 3] - da[di, 1])
         iou = inter / np.maximum(area_t + area_d - inter, 1e-12)
@@ -75,33 +77,40 @@ def greedy_match(ti: np.ndarray, di: np.ndarray, iou: np.ndarray, threshold: flo
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Greedy one-to-one matching by descending IoU (ties: lower track, then lower detection index first), pairs
     with IoU >= ``threshold`` only, among free tracks / detections (boolean masks, updated in place when given).
-    Returns matched (track, detection) indices.
-    """
-    ok = iou >= threshold
-    if track_free is not None:
-        ok &= track_free[ti]
-    if detection_free is not None:
-        ok &= detection_free[di]
-    ti, di, iou = ti[ok], di[ok], iou[ok]
-    if not ti.size:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    order = np.lexsort((di, ti, -iou))
-    used_t: set[int] = set()
-    used_d: set[int] = set()
-    mt, md = [], []
-    for t, d in zip(ti[order].tolist(), di[order].tolist()):
-        if t in used_t or d in used_d:
+    Returns matched (track, detection) indices, in the order taken. One C call (kernels/geometry_cpu.c)."""
+    ti = np.ascontiguousarray(ti, dtype=np.int64)
+    di = np.ascontiguousarray(di, dtype=np.int64)
+    iou = np.ascontiguousarray(iou, dtype=np.float64)
+    if not (ti.shape == di.shape == iou.shape) or ti.ndim != 1:
+        raise ValueError(f"ti, di and iou must be 1-D of one length, got {ti.shape}, {di.shape} and {iou.shape}")
+    if np.isnan(iou).any():
+        raise ValueError("iou contains NaN")
+    n_t = int(ti.max()) + 1 if ti.size else 0
+    n_d = int(di.max()) + 1 if di.size else 0
+    if ti.size and (ti.min() < 0 or di.min() < 0):
+        raise ValueError("ti and di must be non-negative indices")
+    masks = []
+    for name, given, n in (("track_free", track_free, n_t), ("detection_free", detection_free, n_d)):
+        if given is None:
+            masks.append((None, np.ones(n, np.bool_)))
             continue
-        used_t.add(t)
-        used_d.add(d)
-        mt.append(t)
-        md.append(d)
-    mt_a, md_a = np.asarray(mt, np.int64), np.asarray(md, np.int64)
-    if track_free is not None:
-        track_free[mt_a] = False
-    if detection_free is not None:
-        detection_free[md_a] = False
-    return mt_a, md_a
+        if not isinstance(given, np.ndarray) or given.dtype != np.bool_ or given.ndim != 1 or len(given) < n:
+            raise ValueError(f"{name} must be a 1-D boolean array covering every index in the pairs "
+                             f"(at least {n}), got {getattr(given, 'dtype', type(given).__name__)} "
+                             f"{getattr(given, 'shape', '')}")
+        work = given if given.flags.c_contiguous else np.ascontiguousarray(given)
+        masks.append((given, work))
+    (t_given, t_free), (d_given, d_free) = masks
+    mt, md = np.empty(ti.size, np.int64), np.empty(ti.size, np.int64)
+    count = geometry_library().obbmeta_greedy_match(ti.ctypes.data, di.ctypes.data, iou.ctypes.data, ti.size,
+                                                    float(threshold), t_free.ctypes.data, d_free.ctypes.data,
+                                                    mt.ctypes.data, md.ctypes.data) if ti.size else 0
+    if count < 0:
+        raise MemoryError("greedy_match: out of memory")
+    for given, work in ((t_given, t_free), (d_given, d_free)):
+        if given is not None and work is not given:
+            given[:] = work
+    return mt[:count], md[:count]
 
 
 __getattr__ = renamed(__name__, {"aabb_of": ("obbmeta.geometry.aabb", lambda: aabb)})

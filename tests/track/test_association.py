@@ -3,6 +3,8 @@ greedy_match takes the best pair first."""
 import numpy as np
 import pytest
 import reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shapely.geometry import box as shapely_box
 
 from obbmeta.geometry import aabb
@@ -51,3 +53,43 @@ def test_greedy_takes_the_best_pair_first_and_respects_the_threshold():
     assert sorted(zip(mt.tolist(), md.tolist())) == [(0, 1), (1, 0)]
     mt, md = greedy_match(ti, di, iou, 0.2, detection_free=np.array([True, False]))
     assert list(zip(mt.tolist(), md.tolist())) == [(1, 0)]
+
+
+def _greedy_reference(pairs, threshold, track_free, det_free):
+    """The rule as written in the docstring, in plain Python."""
+    taken = []
+    for score, t, d in sorted((-s, t, d) for t, d, s in pairs):
+        if -score >= threshold and track_free[t] and det_free[d]:
+            track_free[t] = det_free[d] = False
+            taken.append((t, d))
+    return taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), st.sampled_from([0.0, 0.1, 0.3, 0.3, 0.5, 0.9, 1.0])),
+                max_size=40, unique_by=lambda p: p[:2]),
+       st.floats(0, 1), st.lists(st.booleans(), min_size=8, max_size=8), st.lists(st.booleans(), min_size=8,
+                                                                                  max_size=8))
+def test_greedy_match_takes_pairs_in_the_documented_order(pairs, threshold, tf, df):
+    ti = np.array([p[0] for p in pairs], np.int64)
+    di = np.array([p[1] for p in pairs], np.int64)
+    iou = np.array([p[2] for p in pairs], np.float64)
+    want_tf, want_df = list(tf), list(df)
+    want = _greedy_reference(pairs, threshold, want_tf, want_df)
+    track_free, det_free = np.array(tf), np.array(df)
+    mt, md = greedy_match(ti, di, iou, threshold, track_free, det_free)
+    assert list(zip(mt.tolist(), md.tolist())) == want
+    assert track_free.tolist() == want_tf and det_free.tolist() == want_df  # the masks updated in place
+
+
+def test_greedy_match_refuses_what_it_cannot_index():
+    ti, di, iou = np.array([0, 3]), np.array([0, 1]), np.array([0.5, 0.6])
+    with pytest.raises(ValueError, match=r"track_free must be a 1-D boolean array covering every index in the pairs "
+                                         r"\(at least 4\)"):
+        greedy_match(ti, di, iou, 0.2, track_free=np.ones(2, bool))
+    with pytest.raises(ValueError, match="iou contains NaN"):
+        greedy_match(ti, di, np.array([0.5, np.nan]), 0.2)
+    with pytest.raises(ValueError, match="must be 1-D of one length"):
+        greedy_match(ti, di[:1], iou, 0.2)
+    with pytest.raises(ValueError, match="non-negative"):
+        greedy_match(np.array([-1, 0]), di, iou, 0.2)
