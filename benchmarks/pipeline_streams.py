@@ -109,7 +109,8 @@ def run_pipelines(specs: list, warmup: int) -> float:
     for p, *_ in specs:
         if p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             msg = p.get_bus().pop_filtered(Gst.MessageType.ERROR)
-            raise RuntimeError(f"a pipeline did not start: {msg.parse_error()[0].message if msg else 'no error posted'}")
+            why = msg.parse_error()[0].message if msg else "no error posted"
+            raise RuntimeError(f"a pipeline did not start: {why}")
 
     def feed(src, bufs):
         for b in bufs:
@@ -370,8 +371,16 @@ def forward_alone(device: str) -> list:
                     model(x)
             torch.cuda.current_stream().wait_stream(s)
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                model(x)
+            try:
+                with torch.cuda.graph(g, capture_error_mode="thread_local"):
+                    model(x)
+            except Exception as exc:  # noqa: BLE001 - e.g. a traced model that reads numbers from the GPU
+                from obbmeta.infer.graphs import _end_failed_capture
+
+                _end_failed_capture(torch.device(device))
+                rows.append({"model_format": _model_format(MODEL), "batch": batch, "eager_ms": round(eager, 3),
+                             "graph_ms": None, "graph_error": str(exc).strip().splitlines()[0][:200]})
+                continue
             times = []
             for _ in range(50):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -380,7 +389,8 @@ def forward_alone(device: str) -> list:
                 end.record()
                 end.synchronize()
                 times.append(start.elapsed_time(end))
-            rows.append({"model_format": _model_format(MODEL), "batch": batch, "eager_ms": round(eager, 3), "graph_ms": round(statistics.median(times), 3)})
+            rows.append({"model_format": _model_format(MODEL), "batch": batch, "eager_ms": round(eager, 3),
+                         "graph_ms": round(statistics.median(times), 3)})
     return rows
 
 

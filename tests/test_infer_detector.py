@@ -427,6 +427,26 @@ def test_cuda_profile_phases_sees_only_this_threads_calls(cuda_graph):
     assert len(phases) == 1  # outside the block nothing is recorded
 
 
+def _reads_a_number(head):
+    """A model that reads a number from the GPU in its forward (what a traced shape computation does)."""
+    return lambda x: head.expand(x.shape[0], -1, -1) * float(x.new_ones(()).item())
+
+
+@needs_cuda
+def test_cuda_graph_of_a_model_that_syncs_warns_once_runs_eagerly_and_leaves_cuda_rng_working(caplog):
+    head = raw_head(seed=3).cuda()
+    det = Detector(_reads_a_number(head), input_size=256, device="cuda", cuda_graph=True, share_model=False)
+    ref = Detector(fixed(head), input_size=256, device="cuda", share_model=False)
+    g = [gray()[0].cuda()]
+    with caplog.at_level("WARNING", logger="obbmeta"):
+        got = rows(det(g, on_host=True))
+        again = rows(det(g, on_host=True))
+    assert close(got, rows([d.to("cpu") for d in ref(g)])) and again == got
+    said = [r.getMessage() for r in caplog.records if "could not be captured" in r.getMessage()]
+    assert len(said) == 1 and "synchronises with the host" in said[0] and "may fail" not in said[0]
+    torch.rand(4, device="cuda")  # torch's CUDA generator left capturing would raise here
+
+
 def test_profile_phases_nests_and_restores_per_thread():
     from obbmeta import infer
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from typing import Any
 
 import torch
@@ -65,13 +66,47 @@ class Graphs:
                     runner = GraphRunner(d, bucket, device, params)
                 except Exception as exc:  # noqa: BLE001 - e.g. a model that syncs or allocates on the host
                     self._failed.add(key)
-                    log.warning("the model and decode could not be captured in a CUDA graph for input %s (%s: %s); "
-                                "running eagerly", bucket, type(exc).__name__, exc)
+                    repaired = _end_failed_capture(device)
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    why = (" - the model synchronises with the host in its forward (a .item() or .tolist(), or "
+                           "shape arithmetic that torch.jit.trace recorded as tensor reads), which a CUDA graph "
+                           "cannot hold" if _is_capture_error(exc) else "")
+                    log.warning("the model and decode could not be captured in a CUDA graph for input %s (%s: %s%s); "
+                                "running eagerly%s", bucket, type(exc).__name__, first, why,
+                                "" if repaired else " (CUDA random number generation in this process may fail "
+                                "after this)")
                     return None
                 if len(self._runners) >= self.MAX:
                     self._runners.pop(next(iter(self._runners)))
                 self._runners[key] = runner
             return runner
+
+
+_CAPTURE_ERRORS = ("capture", "Capture")
+
+
+def _is_capture_error(exc: BaseException) -> bool:
+    """An error of the capture itself (an operation a capturing stream refuses, or one that invalidated it)."""
+    return any(word in str(exc) for word in _CAPTURE_ERRORS)
+
+
+def _end_failed_capture(device: torch.device) -> bool:
+    """After a capture that failed, one empty capture that succeeds: torch marks the CUDA random generators as
+    capturing when a capture begins and unmarks them only when one ends without error, so after a failed capture
+    every later ``torch.rand(..., device='cuda')`` in the process raises "Offset increment outside graph capture"
+    (seen on the H200 with a traced model that calls .item()). Returns whether that worked."""
+    try:
+        side = torch.cuda.Stream(device)
+        with torch.cuda.device(device), torch.cuda.stream(side):
+            graph = torch.cuda.CUDAGraph()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "the CUDA graph is empty"
+                with torch.cuda.graph(graph, stream=side, capture_error_mode="thread_local"):
+                    pass
+        torch.empty(1, device=device).uniform_()  # the generator works again
+        return True
+    except Exception:  # noqa: BLE001 - nothing more to do: the warning says so
+        return False
 
 
 __all__ = ["GraphRunner", "Graphs"]

@@ -3,13 +3,14 @@
 # shared/tools/gpu-gstreamer: carry .gpu-gst, and .whl with a cp312 shapely wheel): the CUDA submit / graph paths
 # against eager and the output-thread tests on real NVMM buffers, then benchmarks/pipeline_streams.py with sources
 # that load the GPU (upload: videotestsrc ! nvvideoconvert, decoder: nvv4l2decoder) and 16 separate pipelines.
-#   bash tests/gpu/streams.sh [tests] [upload] [decoder] [separate] [models]    (default: all five)
+#   bash tests/gpu/streams.sh [tests] [upload] [decoder] [separate] [models] [chains]    (default: all six)
+# chains: upload sources, obbinfer alone and with obbtrack + obboverlay after it (with and without queues).
 # models: the same weights as a factory, a TorchScript trace and an ONNX export (benchmarks/model_files.py), 16
 # batched streams, eager and graph: the rows name the model format.
-# Logs and the benchmarks' JSON go to $OUT (or ./gpu-out).
+# Logs and the benchmarks' JSON go to $OUT (or ./gpu-out). TESTS=... replaces the test files of the tests step.
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
-STEPS="${*:-tests upload decoder separate models}"
+STEPS="${*:-tests upload decoder separate models chains}"
 source .gpu-gst/activate.sh
 [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH="/tmp/site:${PYTHONPATH:-}"
 export PYTHONUNBUFFERED=1 OBBMETA_CUDA_ARCHS="${OBBMETA_CUDA_ARCHS:-90}" PYTHONPATH="$PWD:$PWD/tests/gst:$PWD/tests:${PYTHONPATH:-}"
@@ -19,8 +20,8 @@ status=0
 if [[ " $STEPS " == *" tests "* ]]; then
   # GStreamer first (see tests/gpu/nvmm.sh)
   python3 -c "import obbmeta.gst._gi, sys, pytest; sys.exit(pytest.main(sys.argv[1:]))" -q -p no:cacheprovider \
-    -p no:jaxtyping -p no:benchmark -p no:cov -p no:xdist -rfE tests/test_infer_detector.py tests/test_onnx.py \
-    tests/gst/test_output_thread.py tests/gst/test_batches.py tests/gst/test_nvvideoconvert.py > "$OUT/pytest_streams.log" 2>&1
+    -p no:jaxtyping -p no:benchmark -p no:cov -p no:xdist -rfE ${TESTS:-tests/test_infer_detector.py tests/test_onnx.py \
+    tests/gst/test_output_thread.py tests/gst/test_batches.py tests/gst/test_nvvideoconvert.py} > "$OUT/pytest_streams.log" 2>&1
   rc=$?; echo "pytest exit: $rc" | tee -a "$OUT/pytest_streams.log" "$OUT/streams.log"
   grep -v "should be floating" "$OUT/pytest_streams.log" | grep -E "passed|failed|FAILED|ERROR" | tail -15 | tee -a "$OUT/streams.log"
   [ $rc -eq 0 ] || status=1
@@ -39,8 +40,10 @@ if [[ " $STEPS " == *" models "* ]]; then
   python3 benchmarks/model_files.py /tmp/obbmeta-models 2>&1 | grep -v -i warning | tail -2
   for m in obbmeta.models:aerial_detector /tmp/obbmeta-models/aerial.ts /tmp/obbmeta-models/aerial.onnx; do
     f=$(python3 -c "import sys; print({'.ts': 'torchscript', '.onnx': 'onnx'}.get(sys.argv[1][sys.argv[1].rfind('.'):], 'factory'))" "$m")
-    bench pipeline_streams_model_$f --sources appsrc --streams 16 --formats RGBA --modes batched --variants eager,graph \
+    bench pipeline_streams_model_$f --sources appsrc --streams 16 --formats RGBA --modes batched --variants ${MODEL_VARIANTS:-eager,graph} \
       --model "$m" --repeats 3
   done
 fi
+[[ " $STEPS " == *" chains "* ]] && bench pipeline_streams_chains --sources upload --streams 16 --formats RGBA \
+  --variants graph --depths 2 --chains obbinfer+track+overlay,obbinfer+queue+track+queue+overlay
 exit $status
