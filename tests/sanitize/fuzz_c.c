@@ -26,6 +26,10 @@ void obbmeta_iou_matrix(const void *a, int64_t n, const void *b, int64_t m, void
 void obbmeta_iou_aligned(const void *a, const void *b, int64_t n, void *out, int is_double);
 int64_t obbmeta_nms(const void *boxes, const void *scores, int is_double, const int64_t *labels, int64_t n,
                     double iou_threshold, int64_t *keep);
+int64_t obbmeta_aabb_overlap_pairs(const double *a, int64_t n, const double *b, int64_t m, int64_t *ti, int64_t *di,
+                                   int64_t capacity);
+int64_t obbmeta_greedy_match(const int64_t *ti, const int64_t *di, const double *iou, int64_t k, double threshold,
+                             uint8_t *track_free, uint8_t *det_free, int64_t *mt, int64_t *md);
 int obbmeta_draw_abi_version(void);
 void obbmeta_draw_outlines(uint8_t *image, int height, int width, int channels, int64_t row_stride,
                            const float *boxes, int64_t n, const uint8_t *colors, double thickness);
@@ -141,6 +145,57 @@ static void fuzz_geometry(void)
     CHECK(kept >= (n > 0) && kept <= n, "nms kept %lld of %lld", (long long)kept, (long long)n);
     for (int64_t i = 0; i < kept; ++i) CHECK(keep[i] >= 0 && keep[i] < n, "keep index out of range");
     free(a), free(b), free(out), free(scores), free(labels), free(keep);
+}
+
+/* ---------------------------------------------------------------- the tracker's pairs and matching */
+static double finite_coordinate(void)
+{
+    const double v = chance(30) ? (double)rand_int(-3, 3) : hostile(-50.0, 50.0); /* ties and huge values */
+    return isfinite(v) ? v : 1e300; /* finite: the caller's contract */
+}
+
+static int overlaps(const double *p, const double *q)
+{
+    return fmin(p[2], q[2]) - fmax(p[0], q[0]) > 0 && fmin(p[3], q[3]) - fmax(p[1], q[1]) > 0;
+}
+
+static void fuzz_pairs_and_matching(void)
+{
+    const int64_t n = rand_int(0, 40), m = rand_int(0, 40);
+    double *a = malloc((size_t)(n ? n : 1) * 4 * 8), *b = malloc((size_t)(m ? m : 1) * 4 * 8);
+    for (int64_t i = 0; i < 4 * n; ++i) a[i] = finite_coordinate();
+    for (int64_t i = 0; i < 4 * m; ++i) b[i] = finite_coordinate();
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j) want += overlaps(a + 4 * i, b + 4 * j);
+    const int64_t capacity = chance(50) ? rand_int(0, 8) : want;
+    int64_t *ti = malloc((size_t)(want + 1) * 8), *di = malloc((size_t)(want + 1) * 8);
+    const int64_t got = obbmeta_aabb_overlap_pairs(a, n, b, m, ti, di, capacity);
+    CHECK(got == want, "aabb_overlap_pairs found %lld pairs, brute force %lld", (long long)got, (long long)want);
+    const int64_t written = got < capacity ? got : capacity;
+    for (int64_t k = 0; k < written; ++k) {
+        CHECK(ti[k] >= 0 && ti[k] < n && di[k] >= 0 && di[k] < m, "pair index out of range");
+        CHECK(overlaps(a + 4 * ti[k], b + 4 * di[k]), "pair %lld does not overlap", (long long)k);
+        CHECK(k == 0 || ti[k - 1] < ti[k] || (ti[k - 1] == ti[k] && di[k - 1] < di[k]), "pairs not row-major");
+    }
+    /* greedy matching of those pairs, with hostile (non-NaN) scores and masks */
+    double *iou = malloc((size_t)(written + 1) * 8);
+    for (int64_t k = 0; k < written; ++k) {
+        const double v = chance(30) ? (double)rand_int(0, 2) * 0.5 : hostile(-1.0, 2.0);
+        iou[k] = isnan(v) ? 0.0 : v;
+    }
+    uint8_t *tf = malloc((size_t)(n ? n : 1)), *df = malloc((size_t)(m ? m : 1));
+    for (int64_t i = 0; i < n; ++i) tf[i] = (uint8_t)(chance(80) ? rand_int(1, 255) : 0);
+    for (int64_t j = 0; j < m; ++j) df[j] = (uint8_t)(chance(80) ? rand_int(1, 255) : 0);
+    int64_t *mt = malloc((size_t)(written + 1) * 8), *md = malloc((size_t)(written + 1) * 8);
+    const double thr = chance(20) ? (double)rand_int(0, 1) : hostile(-1.0, 1.5);
+    const int64_t taken = obbmeta_greedy_match(ti, di, iou, written, isnan(thr) ? 0.5 : thr, tf, df, mt, md);
+    CHECK(taken >= 0 && taken <= written, "greedy_match took %lld of %lld", (long long)taken, (long long)written);
+    for (int64_t k = 0; k < taken; ++k) {
+        CHECK(!tf[mt[k]] && !df[md[k]], "a taken pair left its track or detection free");
+        for (int64_t q = 0; q < k; ++q) CHECK(mt[q] != mt[k] && md[q] != md[k], "a track or detection taken twice");
+    }
+    free(a), free(b), free(ti), free(di), free(iou), free(tf), free(df), free(mt), free(md);
 }
 
 /* ---------------------------------------------------------------- drawing */
@@ -679,10 +734,11 @@ int main(int argc, char **argv)
     }
     g_state = strtoull(argv[1], NULL, 10) * 2654435761ull + 1;
     const long iterations = strtol(argv[2], NULL, 10);
-    CHECK(obbmeta_geometry_abi_version() == 3 && obbmeta_draw_abi_version() == 1, "abi versions");
+    CHECK(obbmeta_geometry_abi_version() == 4 && obbmeta_draw_abi_version() == 1, "abi versions");
     const int layout = argc > 3 ? load_nvds(argv[3]) : 0;
     for (long it = 0; it < iterations; ++it) {
         fuzz_geometry();
+        fuzz_pairs_and_matching();
         fuzz_draw();
         if (layout) fuzz_nvds_round(layout);
     }
