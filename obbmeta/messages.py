@@ -82,7 +82,9 @@ class ObjectRecord:
     cy, w, h, angle in radians, clockwise on screen. ``obb_source``: where obbmeta's reader found the box (None on
     the event path). ``classifications``: the object's secondary results (component_id, classifier_type, labels
     with label_id, class_id, prob, label), as the blob carries them (a ``prob`` no finite double holds as None);
-    empty on the event path."""
+    empty on the event path. ``parent``: a secondary detector's child's parent, its index in the frame's
+    ``objects`` (``parent_id`` its tracking id, None while untracked); None for other objects and on the event
+    path (nvmsgconv's schema has no parent)."""
     object_id: int | None
     class_id: int
     label: str
@@ -93,6 +95,8 @@ class ObjectRecord:
     corners: tuple[tuple[float, float], ...]
     obb_source: str | None = None
     classifications: tuple[dict, ...] = ()  # secondary results as the blob carries them (blob path only)
+    parent: int | None = None  # a secondary detector's child: its parent's index in the frame's objects (blob path)
+    parent_id: int | None = None  # and the parent's tracking id, None while untracked
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,8 @@ class FrameRecord:
                 entry["label_base64"] = base64.b64encode(o.label_bytes).decode("ascii")
             if o.classifications:
                 entry["classifications"] = list(o.classifications)
+            if o.parent is not None:
+                entry["parent"], entry["parent_id"] = o.parent, o.parent_id
             objects.append(entry)
         return {"path": self.path, "sensor": self.sensor, "source_id": self.source_id, "frame_num": self.frame_num,
                 "timestamp": self.timestamp, "batch_id": self.batch_id, "pts": self.pts, "complete": self.complete,
@@ -470,6 +476,11 @@ def parse_blob(message: str | bytes | dict, *, sensor: str | None = None, timest
     for n, entry in enumerate(doc["objects"]):
         obb, bbox = entry["obb"], entry["bbox"]
         at = f"objects[{n}]"
+        if ("parent" in entry) != ("parent_id" in entry):
+            raise MessageError("parent and parent_id come together (a secondary detector's child)", at)
+        if "parent" in entry and not entry["parent"] < len(doc["objects"]):
+            raise MessageError(f"parent {entry['parent']} is not an index of this frame's "
+                               f"{len(doc['objects'])} objects", f"{at}.parent")
         _finite(obb["angle_deg"], f"{at}.obb.angle_deg")  # not kept (angle_rad is), checked all the same
         label = entry["label"]
         exact = _label_bytes(entry["label_base64"]) if "label_base64" in entry else None
@@ -483,7 +494,9 @@ def parse_blob(message: str | bytes | dict, *, sensor: str | None = None, timest
                           for j, (x, y) in enumerate(obb["corners"])), obb_source=entry["obb_source"],
             classifications=tuple({**c, "labels": [{**lab, "prob": _finite_or_none(lab["prob"])}
                                                    for lab in c["labels"]]}
-                                  for c in entry.get("classifications", ()))))
+                                  for c in entry.get("classifications", ())),
+            parent=int(entry["parent"]) if "parent" in entry else None,
+            parent_id=None if entry.get("parent_id") is None else int(entry["parent_id"])))
     return FrameRecord(path="blob", source_id=int(frame["source_id"]), frame_num=int(frame["frame_num"]),
                        objects=tuple(objects), sensor=sensor, timestamp=timestamp, batch_id=int(frame["batch_id"]),
                        pts=int(frame["pts"]))

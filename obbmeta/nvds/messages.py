@@ -162,6 +162,7 @@ class _Object:
     corners: tuple[tuple[float, float], ...]
     source: str
     address: int = 0
+    parent: int = 0  # NvDsObjectMeta.parent (a secondary detector's child), 0: none
 
     @property
     def tracked(self) -> bool:
@@ -188,7 +189,7 @@ def _objects(frame: Any, batch: Any) -> list[_Object]:
             label=bytes(t.label[k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t.rect[k]),
             xywhr=tuple(float(v) for v in t.xywhr[k]),
             corners=tuple((float(x), float(y)) for x, y in t.corners[k]), source=SOURCES[int(t.source[k])],
-            address=int(t.address[k]))
+            address=int(t.address[k]), parent=int(t.parent[k]))
         numbers = obj.rect + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
         if not all(math.isfinite(v) for v in numbers):
             raise ValueError(f"{obj.describe()} of frame (source_id {frame_head(frame).source_id}, frame_num "
@@ -208,7 +209,7 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _object_entry(obj: _Object) -> dict:
+def _object_entry(obj: _Object, parents: dict[int, _Object]) -> dict:
     cx, cy, w, h, angle = obj.xywhr
     try:
         label, exact = obj.label.decode("utf-8"), True
@@ -226,6 +227,10 @@ def _object_entry(obj: _Object) -> dict:
     }
     if not exact:  # obj_label bytes that are not UTF-8: "label" shows them with U+FFFD, these are the bytes
         entry["label_base64"] = base64.b64encode(obj.label).decode("ascii")
+    parent = parents.get(obj.parent) if obj.parent else None
+    if parent is not None:  # a secondary detector's child: its parent object, by index here and by tracking id
+        entry["parent"] = parent.index
+        entry["parent_id"] = parent.object_id if parent.tracked else None
     classified = _classifications(obj.address) if obj.address else []
     if classified:  # what secondary stages (obbinfer process-mode=2, nvinfer SGIEs) wrote on the object
         entry["classifications"] = classified
@@ -246,9 +251,13 @@ def obb_message(frame: Any, batch: Any = None) -> dict:
     identity and every object in ``obj_meta_list`` order with id (tracking id, or None before a tracker), class,
     label, confidence (None when not finite), AABB (``rect_params``, pixels of the batched surface) and the rotated
     box (cx, cy, w, h, angle in degrees and radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them.
-    ``label_base64`` holds the exact ``obj_label`` bytes when they are not UTF-8. A box that is not finite is a
-    ValueError naming the object."""
-    objects = [_object_entry(obj) for obj in _objects(frame, batch)]
+    ``label_base64`` holds the exact ``obj_label`` bytes when they are not UTF-8. An object whose ``parent`` is an
+    object of the same frame (a secondary detector's child) has ``parent``, the index of that object in
+    ``objects``, and ``parent_id``, its tracking id (None before a tracker); a parent pointer to anything else is
+    left out. A box that is not finite is a ValueError naming the object."""
+    found = _objects(frame, batch)
+    by_address = {obj.address: obj for obj in found if obj.address}
+    objects = [_object_entry(obj, by_address) for obj in found]
     head = frame_head(frame)
     return {"schema": SCHEMA,
             "frame": {"source_id": int(head.source_id), "frame_num": int(head.frame_num),

@@ -317,3 +317,51 @@ def test_the_blob_has_the_documented_members_only(frame_with_boxes):
     doc = messages.obb_message(frame)
     assert set(doc) == {"schema", "frame", "objects"}
     assert set(doc["objects"][0]) == {"id", "class_id", "label", "confidence", "bbox", "obb", "obb_source"}
+
+
+def test_a_childs_entry_names_its_parent_by_index_and_tracking_id(make_batch):
+    """A secondary detector's children (NvDsObjectMeta.parent set, as obbinfer process-mode=2 writes them): each
+    child's entry has its parent's index in the frame's objects and its object_id once a tracker set one; the
+    consumer reads both back."""
+    batch = make_batch(width=640, height=480)
+    f = batch.frames[0]
+    ships = nvds.attach_obbs(batch, f, xywhr=np.array([[100, 100, 80, 30, 0.3], [400, 300, 90, 40, -0.6]],
+                                                      np.float32), labels=np.array([1, 1]))
+    nvds.attach_obbs(batch, f, xywhr=np.array([[95, 98, 10, 8, 0.3], [410, 300, 12, 8, -0.6], [50, 50, 6, 6, 0.0]],
+                                              np.float32), labels=np.array([0, 0, 0]),
+                     parents=[int(ships.addresses[1]), int(ships.addresses[0]), 0])
+    doc = messages.obb_message(f)
+    rows = nvds.read_objects(f)  # NVIDIA's obj_meta_list order, read back through libnvds_meta
+    index = {int(a): k for k, a in enumerate(rows.address)}
+    want = [index.get(int(p)) for p in rows.parent]
+    assert [e.get("parent") for e in doc["objects"]] == want and sorted(k for k in want if k is not None) == [
+        k for k, c in enumerate(rows.class_id) if c == 1]  # the two ships
+    assert all(e["parent_id"] is None for e in doc["objects"] if "parent" in e)  # no tracker yet
+    nvds.update_objects(batch, f, np.asarray(ships.addresses, np.uint64), object_ids=np.array([7, 8]))
+    doc = messages.obb_message(f)
+    ids = {k: e["id"] for k, e in enumerate(doc["objects"])}
+    assert [e["parent_id"] for e in doc["objects"] if "parent" in e] == [ids[e["parent"]] for e in doc["objects"]
+                                                                        if "parent" in e]
+    assert {e["parent_id"] for e in doc["objects"] if "parent" in e} == {7, 8}
+    from obbmeta.messages import parse_blob, validate_message
+
+    validate_message(doc)
+    record = parse_blob(messages.obb_message_json(f))
+    assert [(o.parent, o.parent_id) for o in record.objects] == [
+        (e.get("parent"), e.get("parent_id")) for e in doc["objects"]]
+    child = next(k for k, p in enumerate(want) if p is not None)
+    assert record.to_dict()["objects"][child]["parent"] == want[child]
+
+
+def test_a_parent_that_is_not_an_index_of_the_frame_is_refused(frame_with_boxes):
+    from obbmeta.messages import MessageError, parse_blob
+
+    _, frame = frame_with_boxes
+    doc = messages.obb_message(frame)
+    doc["objects"][1].update(parent=2, parent_id=None)
+    with pytest.raises(MessageError, match=r"objects\[1\]\.parent: parent 2 is not an index of this frame's 2"):
+        parse_blob(doc)
+    doc["objects"][1] = {k: v for k, v in doc["objects"][1].items() if k != "parent_id"}
+    doc["objects"][1]["parent"] = 0
+    with pytest.raises(MessageError, match=r"objects\[1\]: parent and parent_id come together"):
+        parse_blob(doc)
