@@ -32,12 +32,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import tracking_scenes as scenes  # noqa: E402
 from _common import RESULTS, arguments, write_json  # noqa: E402
+from nvtracker_standin import NvTrackerStandIn  # noqa: E402  (a test double: tests/)
 
 from obbmeta import nvds  # noqa: E402
 from obbmeta.ops import box_iou_rotated_host  # noqa: E402
-from obbmeta.testing import NvTrackerStandIn  # noqa: E402
 from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
 
 METHODS = {"aabb_iou": dict(association="aabb", buffer=0.0), "obbmeta": dict(association="rotated")}

@@ -30,10 +30,11 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _common import arguments, write_json  # noqa: E402
+from nvtracker_standin import NvTrackerStandIn  # noqa: E402  (a test double: tests/)
 
 from obbmeta import OrientedBoxes, nvds  # noqa: E402
-from obbmeta.testing import NvTrackerStandIn  # noqa: E402
 from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
 
 W, H = 1920, 1080

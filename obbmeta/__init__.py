@@ -32,7 +32,7 @@ _one_unwinder()
 _NAMES = {"OrientedBoxes": "boxes", "Letterbox": "letterbox"}
 _MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "pixels", "preprocess", "infer",
             "secondary", "messages", "settings", "nvinfer_config", "gst", "servicemaker", "scenes", "models", "palette",
-            "geometry", "testing")
+            "geometry")
 __all__ = ["OrientedBoxes", "Letterbox", *_MODULES]
 
 

@@ -37,7 +37,6 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from . import _pointers, pixels
-from ._deprecation import renamed
 from ._pointers import gst_buffer_address
 
 MAX_PLANES = 4
@@ -459,5 +458,3 @@ def map_surface(buf: Any, write: bool = False) -> Iterator[BatchedSurface]:
             raise SurfaceLayoutError("the buffer mapped to no memory")
         yield read_surface(address, size, write)
 
-
-__getattr__ = renamed(__name__, {"Layout": ("obbmeta.frames.SurfaceLayout", lambda: SurfaceLayout)})

@@ -4,12 +4,9 @@
 * ``PALETTE_RGBA``: (r, g, b, a) floats in 0..1, opaque, as DeepStream's ``NvOSD_ColorParams`` want them (border
   colours written by ``obbmeta.nvds.attach_obbs``, ``obbmeta.osd.add_obb_overlay``).
 
-Class k gets entry ``k % 20`` of either (:func:`class_color`, :func:`class_color_rgba`). The older name ``PALETTE``
-meant RGB here and in ``obbmeta.osd`` but RGBA in ``obbmeta.nvds``; it is deprecated in all three.
+Class k gets entry ``k % 20`` of either (:func:`class_color`, :func:`class_color_rgba`).
 """
 from __future__ import annotations
-
-from ._deprecation import renamed
 
 # 20 well-separated RGB colours (0-255).
 PALETTE_RGB = (
@@ -34,4 +31,3 @@ def class_color_rgba(class_id: int) -> tuple:
 
 
 __all__ = ["PALETTE_RGB", "PALETTE_RGBA", "class_color", "class_color_rgba"]
-__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGB", lambda: PALETTE_RGB)})

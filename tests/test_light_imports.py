@@ -9,7 +9,7 @@ import pytest
                                     "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry", "obbmeta.messages",
                                     "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo", "obbmeta.osd",
                                     "obbmeta.osd.overlay", "obbmeta.nvinfer_config",
-                                    "obbmeta.preprocess", "obbmeta.track", "obbmeta.testing"])
+                                    "obbmeta.preprocess", "obbmeta.track"])
 def test_module_imports_without_torch(module):
     code = f"import sys, {module}; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,4 +1,4 @@
-"""One palette (obbmeta.palette) in the two forms the outputs want; the older ambiguous name warns."""
+"""One palette (obbmeta.palette) in the two forms the outputs want; the older ambiguous name is gone."""
 import pytest
 
 from obbmeta import nvds, osd, palette
@@ -11,13 +11,10 @@ def test_one_palette_in_two_forms_named_for_what_they_are():
     assert osd.PALETTE_RGB is palette.PALETTE_RGB and osd.PALETTE_RGBA is palette.PALETTE_RGBA
 
 
-def test_the_older_name_palette_warns_and_keeps_its_old_meaning():
-    with pytest.warns(DeprecationWarning, match="PALETTE_RGB"):
-        assert palette.PALETTE is palette.PALETTE_RGB
-    with pytest.warns(DeprecationWarning, match="PALETTE_RGB"):
-        assert osd.PALETTE is palette.PALETTE_RGB
-    with pytest.warns(DeprecationWarning, match="PALETTE_RGBA"):
-        assert nvds.PALETTE is palette.PALETTE_RGBA  # RGBA there: the one name that meant two forms
+@pytest.mark.parametrize("module", [palette, osd, nvds])
+def test_the_name_that_meant_two_forms_is_gone(module):
+    with pytest.raises(AttributeError):
+        module.PALETTE  # noqa: B018 - RGB in palette and osd, RGBA in nvds: one name for two forms
 
 
 def test_class_colours_wrap_around_the_palette():
@@ -28,13 +25,3 @@ def test_class_colours_wrap_around_the_palette():
 def test_unknown_names_are_still_attribute_errors():
     with pytest.raises(AttributeError, match="no attribute 'PALLETE'"):
         palette.PALLETE  # noqa: B018
-
-
-def test_the_warning_points_at_the_callers_line():
-    import warnings
-
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        osd.PALETTE  # noqa: B018
-        palette.PALETTE  # noqa: B018
-    assert [w.filename for w in seen] == [__file__, __file__]

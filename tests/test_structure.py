@@ -3,7 +3,10 @@
 * no private reach-across: a private module (``obbmeta.pkg._x``) is imported only from inside its package, and a
   private name (``_x`` that is not a module) is never imported from another module;
 * one home per fact: one palette, one pixel-format table, one corner formula and one size reader;
-* imports point down the data path: a low layer never imports a higher one.
+* imports point down the data path: a low layer never imports a higher one;
+* no second names: no deprecation shim (a module ``__getattr__`` or property serving an old name with a warning:
+  nothing was released under the old names), and no test double in the package (the nvtracker stand-in lives in
+  tests/).
 """
 from __future__ import annotations
 
@@ -122,14 +125,14 @@ def test_no_other_corner_formula_or_wrap_in_python():
 # wire format (written by nvds, read back by the consumer); decoding; the metadata; drawing; tracking; inference on
 # frames; the elements.
 LAYERS = [
-    {"_validators", "_native", "_pointers", "_deprecation", "_cuda_lib", "geometry", "palette", "pixels",
+    {"_validators", "_native", "_pointers", "_cuda_lib", "geometry", "palette", "pixels",
      "conventions"},
     {"ops", "letterbox", "boxes", "frames", "messages", "schemas"},
     {"decode", "preprocess", "settings", "nvinfer_config"},
     {"nvds", "eval"},
     {"osd"},
     {"track"},
-    {"infer", "secondary", "scenes", "models", "testing"},
+    {"infer", "secondary", "scenes", "models"},
     {"servicemaker", "gst", "demo", "cli", "__main__"},
 ]
 
@@ -148,3 +151,25 @@ def test_imports_point_down_the_data_path():
             if target != "obbmeta" and _layer(target) > _layer(name):
                 up.append(f"{path.relative_to(ROOT)}:{line} ({name}) imports {target} from a higher layer")
     assert not up, "\n".join(up)
+
+
+def test_no_deprecation_shim_serves_a_second_name():
+    shims = []
+    for path, _name, _package, tree in _modules():
+        for node in ast.walk(tree):
+            called = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and getattr(called, "attr", getattr(called, "id", "")) == "warn":
+                given = (*node.args, *(k.value for k in node.keywords))
+                if any(isinstance(a, ast.Name) and a.id == "DeprecationWarning" for a in given):
+                    shims.append(f"{path.relative_to(ROOT)}:{node.lineno} warns DeprecationWarning")
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__getattr__"
+                                                    for t in node.targets):
+                shims.append(f"{path.relative_to(ROOT)}:{node.lineno} assigns a module __getattr__")
+    assert not shims, "\n".join(shims)
+
+
+def test_no_test_double_lives_in_the_package():
+    doubles = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py")
+               if "standin" in p.stem or p.stem in ("testing", "fakes", "mocks")]
+    assert not doubles, doubles
+    assert (ROOT / "tests" / "nvtracker_standin.py").exists()

@@ -23,7 +23,6 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
-from .._deprecation import renamed
 from .._native import ptr as _ptr
 from .._validators import int_in_range
 from ..boxes import OrientedBoxes
@@ -356,6 +355,3 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
 
 __all__ = ["PaddedDetections", "yolo_obb_padded", "MAX_TABLE_ROWS"]
 
-
-__getattr__ = renamed(__name__, {"status_error": ("obbmeta.decode.yolo_padded.padded_status_error",
-                                                   lambda: padded_status_error)})

@@ -13,8 +13,6 @@ loaded on first use (not at import), from
 """
 from __future__ import annotations
 
-from .._deprecation import renamed
-from ..palette import PALETTE_RGBA
 from ._library import ENV_VAR, NvdsUnavailableError
 from ._tables import cut_label
 from .batch import BatchMeta, FrameMeta
@@ -103,5 +101,3 @@ def describe() -> str:
     lines.append(f"  rotation_angle mode: {'available' if core.layout.has_rotation_angle else 'not in this layout'}")
     return "\n".join(lines)
 
-
-__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGBA", lambda: PALETTE_RGBA)})

@@ -11,7 +11,6 @@ import weakref
 from typing import Any, Iterator
 
 from .. import _pointers
-from .._deprecation import renamed_property
 from .._validators import int_in_range, is_int
 from . import _core, layouts
 
@@ -101,8 +100,7 @@ class FrameMeta:
     def __hash__(self) -> int:
         return hash(self._address)
 
-    # Read-only fields, under pyservicemaker's FrameMetadata names (frame_number, source_width, ...); the C names of
-    # NvDsFrameMeta (frame_num, source_frame_width, ...) still read them, with a DeprecationWarning.
+    # Read-only fields, under pyservicemaker's FrameMetadata names (frame_number, source_width, ...): one name each.
     @property
     def source_id(self) -> int:
         """``source_id``: the stream the frame came from (nvstreammux's sink pad / source index)."""
@@ -123,14 +121,12 @@ class FrameMeta:
         """The frame's number in its stream (C ``frame_num``)."""
         return self._head.frame_num
 
-    frame_num = renamed_property("obbmeta.nvds.FrameMeta", "frame_num", "frame_number")
 
     @property
     def buffer_pts(self) -> int:
         """Presentation timestamp of the frame's buffer in nanoseconds (C ``buf_pts``)."""
         return self._head.buf_pts
 
-    buf_pts = renamed_property("obbmeta.nvds.FrameMeta", "buf_pts", "buffer_pts")
 
     @property
     def ntp_timestamp(self) -> int:
@@ -147,9 +143,7 @@ class FrameMeta:
         """Height of the frame as it came from the source, in pixels (C ``source_frame_height``)."""
         return self._head.source_frame_height
 
-    source_frame_width = renamed_property("obbmeta.nvds.FrameMeta", "source_frame_width", "source_width")
 
-    source_frame_height = renamed_property("obbmeta.nvds.FrameMeta", "source_frame_height", "source_height")
 
     @property
     def pipeline_width(self) -> int:
@@ -302,7 +296,6 @@ class BatchMeta:
         """Frames in the batch (pyservicemaker's name; C ``num_frames_in_batch``)."""
         return self._head.num_frames_in_batch
 
-    num_frames = renamed_property("obbmeta.nvds.BatchMeta", "num_frames", "n_frames")
 
     @property
     def owned(self) -> bool:

@@ -15,8 +15,6 @@ import ctypes
 from ctypes import POINTER, Structure, c_char, c_double, c_float, c_int, c_int64, c_uint, c_uint64, c_void_p
 from dataclasses import dataclass
 
-from .._deprecation import renamed
-
 NVDS_FRAME_META = 2
 NVDS_OBJ_META = 3
 NVDS_CLASSIFIER_META = 5
@@ -278,5 +276,3 @@ def detect(meta_lib: ctypes.CDLL) -> tuple[MetaLayout, dict]:
     finally:
         meta_lib.nvds_destroy_batch_meta(batch)
 
-
-__getattr__ = renamed(__name__, {"Layout": ("obbmeta.nvds.layouts.MetaLayout", lambda: MetaLayout)})

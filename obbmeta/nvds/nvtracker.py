@@ -1,6 +1,6 @@
 """What NVIDIA's nvtracker writes into metadata, as facts read from its sources (DeepStream 9.1, gst-nvtracker
 ``nvtracker_proc.cpp``: ``fillMOTFrame``, ``updateBatchMeta``, ``updateFrameMeta``, ``clipBBox``,
-``removeUntrackedObjects``). One home for them: the stand-in (:class:`obbmeta.testing.NvTrackerStandIn`) reproduces
+``removeUntrackedObjects``). One home for them: the test stand-in (tests/nvtracker_standin.py) reproduces
 them, :mod:`obbmeta.track`'s FollowTracker and OrientedTracker read or mimic them. They are facts about metadata, so
 they live here, below the track stage, where the stand-in can use them without importing it.
 """

@@ -31,7 +31,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._deprecation import renamed
 from .._validators import flag, int_in_range
 from ..palette import PALETTE_RGBA
 from . import _core
@@ -382,5 +381,3 @@ def attach_obbs_batch(batch: Any, detections: Sequence[Any], frames: Sequence[An
     return _attach(b, fs, sizes, counts, x, s, lab, class_names, component_id, border_width, palette,
                    rotation_angle, display_text, osd_limit, mark_infer_done, detector_bbox, parents, regions)
 
-
-__getattr__ = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGBA", lambda: PALETTE_RGBA)})

@@ -1,13 +1,11 @@
 """Drawing: rasterise rotated boxes into frames (``draw_obbs``), or plan them as nvdsosd display metas
 (``add_obb_overlay``; NVIDIA's library is loaded only when that is called). ``draw_obbs`` (and the torch it needs)
 is imported on first use, so ``import obbmeta.osd`` stays torch-free."""
-from .._deprecation import renamed
 from ..palette import PALETTE_RGB, PALETTE_RGBA, class_color
 from .overlay import OverlayResult, add_obb_overlay, remove_obb_overlay
 
 __all__ = ["draw_obbs", "PALETTE_RGB", "PALETTE_RGBA", "class_color", "add_obb_overlay", "remove_obb_overlay",
            "OverlayResult"]
-_old = renamed(__name__, {"PALETTE": ("obbmeta.palette.PALETTE_RGB", lambda: PALETTE_RGB)}, stacklevel=3)
 
 
 def __getattr__(name):
@@ -15,4 +13,4 @@ def __getattr__(name):
         from .draw import draw_obbs
 
         return draw_obbs
-    return _old(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,7 +7,6 @@ from typing import Optional, Tuple
 import numpy as np
 import torch
 
-from .._deprecation import renamed
 from .._validators import int_in_range, size_pair
 from ..boxes import OrientedBoxes
 from ..geometry import wrap_angle
@@ -81,5 +80,3 @@ def check_seed(seed) -> int:
 def check_frames(n_frames) -> int:
     return int_in_range("n_frames", n_frames, 1, numpy_ints=True)
 
-
-__getattr__ = renamed(__name__, {"wrap_half_turn": ("obbmeta.geometry.wrap_angle", lambda: wrap_angle)})

@@ -7,11 +7,8 @@
   with the tracker's box, or its track's prediction, flagged ``OBB_PREDICTED``), angles smoothed without pi jumps.
 * :func:`align_to`, :func:`wrap_angle` — the angle of a box over time (pi-periodic boxes, 2*pi headings).
 
-The nvtracker stand-in for tests is :class:`obbmeta.testing.NvTrackerStandIn`.
-
 Docs: docs/track.md.
 """
-from .._deprecation import renamed
 from .angles import align_to, wrap_angle
 from .follow import FollowResult, FollowTracker
 from .tracker import FrameTracking, MotionNoise, OrientedTracker, TrackStep
@@ -19,11 +16,3 @@ from .tracker import FrameTracking, MotionNoise, OrientedTracker, TrackStep
 __all__ = ["OrientedTracker", "FollowTracker", "MotionNoise", "TrackStep", "FrameTracking", "FollowResult",
            "align_to", "wrap_angle"]
 
-
-def _standin():
-    from ..nvds.nvtracker_standin import NvTrackerStandIn  # obbmeta.testing's (below track, unlike testing)
-
-    return NvTrackerStandIn
-
-
-__getattr__ = renamed(__name__, {"NvTrackerStandIn": ("obbmeta.testing.NvTrackerStandIn", _standin)})

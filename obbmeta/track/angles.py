@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from .._deprecation import renamed
 from ..geometry import wrap_angle
 
 HALF_PI = 0.5 * math.pi
@@ -41,5 +40,3 @@ def align_to(xywhr: np.ndarray, reference: np.ndarray, heading: bool = False) ->
         out[odd, 2], out[odd, 3] = out[odd, 3], out[odd, 2].copy()
     return out
 
-
-__getattr__ = renamed(__name__, {"PI": ("math.pi", lambda: math.pi)})

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._deprecation import renamed
 from ..geometry import aabb, aabb_overlap_pairs, box_iou_rotated_host, geometry_library
 
 ASSOCIATIONS = ("rotated", "aabb")
@@ -112,5 +111,3 @@ def greedy_match(ti: np.ndarray, di: np.ndarray, iou: np.ndarray, threshold: flo
             given[:] = work
     return mt[:count], md[:count]
 
-
-__getattr__ = renamed(__name__, {"aabb_of": ("obbmeta.geometry.aabb", lambda: aabb)})

@@ -30,7 +30,6 @@ A track's state is dropped when its id has not been seen for ``forget_after`` fr
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,7 @@ import numpy as np
 
 from .._validators import frame_size as check_frame_size
 from .._validators import int_in_range
-from ._nvtracker import made_by_tracker
+from ..nvds.nvtracker import made_by_tracker
 from .angles import align_to
 from .kalman import KalmanBank
 from .tracker import MIN_SIDE, MotionNoise
@@ -136,12 +135,6 @@ class FollowTracker:
 
         b = batch if isinstance(batch, nvds.BatchMeta) else nvds.BatchMeta.from_address(batch)
         return [self.update_frame(b, f, **kwargs) for f in (b.frames if frames is None else frames)]
-
-    def update(self, batch: Any, frames: Any = None) -> list[FollowResult]:
-        """Deprecated name of :meth:`update_batch` (``OrientedTracker.update`` takes boxes, not a batch)."""
-        warnings.warn("obbmeta.track.FollowTracker.update is deprecated and will be removed; use .update_batch",
-                      DeprecationWarning, stacklevel=2)
-        return self.update_batch(batch, frames)
 
     def update_frame(self, batch: Any, frame: Any, frame_size: tuple[float, float] | None = None) -> FollowResult:
         """One ``NvDsFrameMeta``: every object with a track id gets its OBB payload (see the class docstring)."""

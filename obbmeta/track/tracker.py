@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validators import int_in_range, is_int, number_in_range
-from ._nvtracker import TRACKER_MADE_CONFIDENCE
+from ..nvds.nvtracker import TRACKER_MADE_CONFIDENCE
 from .angles import align_to
 from .association import ASSOCIATIONS, candidate_ious, greedy_match
 from .kalman import KalmanBank

@@ -1,5 +1,5 @@
-"""BatchMeta / FrameMeta read under pyservicemaker's names (frame_number, source_width, n_frames, ...); NvDsFrameMeta's
-C names still read the same NVIDIA fields, with a DeprecationWarning."""
+"""BatchMeta / FrameMeta read under pyservicemaker's names (frame_number, source_width, n_frames, ...), one name per
+field (NvDsFrameMeta's C names are not a second one)."""
 import pytest
 
 from obbmeta import nvds
@@ -20,18 +20,16 @@ def test_frame_fields_under_pyservicemaker_names(make_batch):
 
 @pytest.mark.parametrize("old, new", [("frame_num", "frame_number"), ("buf_pts", "buffer_pts"),
                                       ("source_frame_width", "source_width"), ("source_frame_height", "source_height")])
-def test_the_c_names_warn_and_read_the_same_fields(make_batch, old, new):
+def test_one_name_per_field(make_batch, old, new):
     frame = make_batch(frames=0).add_frame(source_id=1, width=320, height=200, frame_num=12, buf_pts=5)
-    with pytest.warns(DeprecationWarning, match=rf"obbmeta.nvds.FrameMeta.{old} is deprecated .*use .{new}"):
-        assert getattr(frame, old) == getattr(frame, new) == {"frame_number": 12, "buffer_pts": 5, "source_width": 320,
-                                                              "source_height": 200}[new]
+    assert getattr(frame, new) == {"frame_number": 12, "buffer_pts": 5, "source_width": 320, "source_height": 200}[new]
+    assert not hasattr(frame, old)
 
 
 def test_batch_counts_and_frame_items(make_batch):
     batch = make_batch(max_frames=4, frames=3)
     assert batch.n_frames == 3 and batch.max_frames == 4
-    with pytest.warns(DeprecationWarning, match=r"BatchMeta.num_frames is deprecated .*use .n_frames"):
-        assert batch.num_frames == 3
+    assert not hasattr(batch, "num_frames")
     assert list(batch.frame_items) == batch.frames
     assert [f.frame_number for f in batch.frame_items] == [0, 1, 2]
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from nvtracker_standin import NvTrackerStandIn
 
 from obbmeta import nvds
-from obbmeta.testing import NvTrackerStandIn
 
 pytest.importorskip("gi")
 if not nvds.available():

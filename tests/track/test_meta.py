@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 from nvds import raw
+from nvtracker_standin import NvTrackerStandIn
 
 from obbmeta import nvds
-from obbmeta.testing import NvTrackerStandIn
 from obbmeta.track import FollowTracker, OrientedTracker
 
 if not nvds.available():

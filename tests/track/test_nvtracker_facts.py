@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 from nvds import raw
+from nvtracker_standin import NvTrackerStandIn
 
 from obbmeta import nvds
-from obbmeta.testing import NvTrackerStandIn
 from obbmeta.track import FollowTracker
 
 if not nvds.available():

@@ -29,8 +29,9 @@ What it reproduces (nvtracker_proc.cpp, DeepStream 9.1: ``fillMOTFrame``, ``upda
 Its tracker box is a blend of its constant-velocity prediction and the detection (``blend``), so that
 ``rect_params`` differs from the detector's box the way a filtering tracker's does.
 
-Public as :class:`obbmeta.testing.NvTrackerStandIn`. It lives in obbmeta.nvds because it writes raw object metas the
-way nvtracker does (NVIDIA's functions, the ctypes structs), which no module outside obbmeta.nvds does.
+A test double, so it lives with the tests (``from nvtracker_standin import NvTrackerStandIn``, tests/ on the path;
+the benchmarks add it), not in the package; it writes raw object metas the way nvtracker does, through
+obbmeta.nvds's private ctypes structs and NVIDIA's functions.
 """
 from __future__ import annotations
 
@@ -40,10 +41,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _core, layouts
-from .layouts import UNTRACKED_OBJECT_ID
-from .nvtracker import DISPLAY_TEXT_SIZE, LABEL_RISE, TRACKER_MADE_CONFIDENCE, clip_bbox
-from .reader import FrameObjects, read_objects
+from obbmeta.nvds import _core, layouts
+from obbmeta.nvds.layouts import UNTRACKED_OBJECT_ID
+from obbmeta.nvds.nvtracker import DISPLAY_TEXT_SIZE, LABEL_RISE, TRACKER_MADE_CONFIDENCE, clip_bbox
+from obbmeta.nvds.reader import FrameObjects, read_objects
 
 # nvtracker points font_name at a string literal of its own library; this one lives as long as the module.
 _SERIF = ctypes.create_string_buffer(b"Serif")
