@@ -23,11 +23,9 @@ from typing import Any, Callable, Sequence
 
 from . import geometry
 from ._validators import frame_size as check_frame_size
-from .nvds.layouts import UNTRACKED_OBJECT_ID
+from .nvds import cut_label
+from .nvds.layouts import MAX_ELEMENTS_IN_DISPLAY_META, UNTRACKED_OBJECT_ID
 from .palette import class_color_rgba
-
-MAX_ELEMENTS_IN_DISPLAY_META = 16
-MAX_LABEL_BYTES = 127  # pyservicemaker's label setter writes one byte past a 128-byte label (docs)
 
 
 def _psm() -> Any:
@@ -111,7 +109,7 @@ def write_obbs(batch_meta: Any, frame_meta: Any, boxes: Any, class_names: Sequen
         r.border_color = osd.Color(*color)
         if class_names is not None:
             name = class_names[label] if 0 <= label < len(class_names) else str(label)
-            obj.label = name.encode("utf-8")[:MAX_LABEL_BYTES].decode("utf-8", "ignore")
+            obj.label = cut_label(name).decode("utf-8")  # 127 bytes: the label setter writes one past 128 (docs)
         frame_meta.append(obj)
         if lines is not None:
             for k in range(4):

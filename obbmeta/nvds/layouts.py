@@ -27,6 +27,17 @@ UNTRACKED_OBJECT_ID = 0xFFFFFFFFFFFFFFFF
 MAX_LABEL_SIZE = 128
 MAX_ELEMENTS_IN_DISPLAY_META = 16
 
+# The wire constants of obbmeta's OBB payload and reader (kernels/nvds_meta.h), compared with the compiled library's
+# table when it loads (obbmeta/nvds/_core.py): the payload's version, its flag bits, where a read box came from.
+OBB_VERSION = 1
+OBB_RECT_CLIPPED = 1  # rect_params was clipped to the frame
+OBB_RECT_ROTATED = 2  # DS 9 mode: rect_params is the un-rotated box + rotation_angle
+OBB_PREDICTED = 4     # obbmeta.track predicted it from the object's track: no detector OBB on this frame
+OBB_TRACKED = 8       # obbmeta.track moved / smoothed the detector's OBB along the object's track
+SOURCE_USER_META, SOURCE_ROTATION, SOURCE_AABB, SOURCE_PREDICTED = 0, 1, 2, 3
+SOURCES = {SOURCE_USER_META: "user_meta", SOURCE_ROTATION: "rotation_angle", SOURCE_AABB: "aabb",
+           SOURCE_PREDICTED: "predicted"}
+
 
 class GList(Structure):
     pass

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._validators import flag, int_in_range
 from ..palette import PALETTE_RGBA
-from . import _core
+from . import _core, layouts
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from ._tables import DEFAULT_PALETTE_TABLE, label_table, palette_table
 from .batch import BatchMeta, FrameMeta
@@ -49,11 +49,9 @@ NVDSOSD_CHUNK = 1024
 MAX_OSD_LIMIT = 2**63 - 1
 
 
-# Bits of the payload's flags (obbmeta_obb_v1.flags, kernels/nvds_meta.h).
-OBB_RECT_CLIPPED = 1  # rect_params was clipped to the frame
-OBB_RECT_ROTATED = 2  # DS 9 mode: rect_params is the un-rotated box + rotation_angle
-OBB_PREDICTED = 4     # obbmeta.track predicted it from the object's track: no detector OBB on this frame
-OBB_TRACKED = 8       # obbmeta.track moved / smoothed the detector's OBB along the object's track
+# Bits of the payload's flags (obbmeta_obb_v1.flags): kernels/nvds_meta.h, mirrored and checked in layouts.
+OBB_RECT_CLIPPED, OBB_RECT_ROTATED = layouts.OBB_RECT_CLIPPED, layouts.OBB_RECT_ROTATED
+OBB_PREDICTED, OBB_TRACKED = layouts.OBB_PREDICTED, layouts.OBB_TRACKED
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ._inputs import reader_frame
 if TYPE_CHECKING:
     from ..boxes import OrientedBoxes
 
-SOURCES = {0: "user_meta", 1: "rotation_angle", 2: "aabb", 3: "predicted"}
+SOURCES = layouts.SOURCES  # OBBMETA_SOURCE_* -> name (kernels/nvds_meta.h, checked at load)
 
 
 @dataclass(frozen=True)

@@ -242,8 +242,8 @@ def test_switching_the_model_twice_while_playing_infers_every_frame_once_with_th
     try:
         seen = [f.push() for _ in range(5)]
         for model in ("obb_toy_models:const_b", "no_such_module_xyz:f", "obb_toy_models:const_c"):
+            before, t0 = len(updates), time.monotonic()  # counted first: a failing load may answer at once
             infer.set_property("model", model)
-            before, t0 = len(updates), time.monotonic()
             while len(updates) == before:  # frames keep flowing while the new model loads
                 seen.append(f.push())
                 assert time.monotonic() - t0 < 60, "the new model never took over"  # by time: a loaded machine
