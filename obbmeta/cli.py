@@ -145,17 +145,13 @@ def _doctor() -> int:
 
     import torch
 
-    from . import _cuda_lib, geometry
-    from .nvds import _core as nvds_core
+    from . import _cuda_lib, geometry, nvds, ops
     from .nvds import messages as nvds_messages
-    from .nvds import tensors as nvds_tensors
-    from .ops import _core as ops_core
     from .osd import draw
 
     print(f"obbmeta {_version()} on Python {platform.python_version()}, torch {torch.__version__}")
     rebuild = "rebuild: pip install -e . in a checkout, pip install . otherwise"
-    for library in (geometry.GEOMETRY, ops_core.CROP, draw.DRAW, nvds_core.NVDS_META, nvds_messages.NVDS_MESSAGE,
-                    nvds_tensors.NVDS_TENSOR):
+    for library in (geometry.GEOMETRY, *ops.native_libraries(), draw.DRAW, *nvds.native_libraries()):
         state, why = library.status()
         if state == "loaded":
             print(f"{library.title}: loaded")

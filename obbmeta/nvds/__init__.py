@@ -47,8 +47,16 @@ __all__ = [
     "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
     "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",
     "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications", "read_classifications", "Label", "Classification",
-    "ClassificationResult", "TEXT_CLASS_ID",
+    "ClassificationResult", "TEXT_CLASS_ID", "native_libraries",
 ]
+
+
+def native_libraries() -> tuple:
+    """obbmeta.nvds's compiled libraries (writers and readers, the message blob, tensor metas), for ``obbmeta
+    doctor``; each ``status()`` says whether it is built and matches this Python code."""
+    from . import _core, messages, tensors
+
+    return (_core.NVDS_META, messages.NVDS_MESSAGE, tensors.NVDS_TENSOR)
 
 
 def obb_meta_type() -> int:

@@ -11,4 +11,11 @@ from .iou import box_iou_rotated, box_iou_rotated_host
 from .nms import nms_rotated, nms_rotated_padded
 
 __all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "nms_rotated_padded", "obb_to_polygons",
-           "polygons_to_obb", "obb_to_aabb", "crop_rotated"]
+           "polygons_to_obb", "obb_to_aabb", "crop_rotated", "native_libraries"]
+
+
+def native_libraries() -> tuple:
+    """The compiled libraries behind the ops besides the shared geometry core (``obbmeta doctor`` reports them)."""
+    from . import _core
+
+    return (_core.CROP,)
