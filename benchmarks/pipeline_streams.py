@@ -304,10 +304,28 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         (chain_elems[0] if chain_elems else sink).get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER,
                                                                                     stamp(t_in))
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, stamp(t_out))
+        counted = {"objects": 0, "children": 0, "buffers": 0}
+
+        def count_objects(_pad, info):  # objects reaching the sink after the warm-up (children: parent set)
+            counted["buffers"] += 1
+            if chain_elems and counted["buffers"] > warmup:
+                from obbmeta import nvds
+
+                try:
+                    batch = nvds.BatchMeta.from_gst_buffer(info.get_buffer())
+                except LookupError:
+                    return Gst.PadProbeReturn.OK
+                for frame in batch.frames:
+                    rows = nvds.read_objects(frame)
+                    counted["objects"] += len(rows)
+                    counted["children"] += int((rows.parent != 0).sum())
+            return Gst.PadProbeReturn.OK
+        sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, count_objects)
         bufs = batched_buffers(surface, streams, count + warmup, W, H)
         if p.set_state(Gst.State.PAUSED) == Gst.StateChangeReturn.FAILURE:
             raise RuntimeError("the pipeline did not start")
         p.set_state(Gst.State.PLAYING)  # the model was loaded and warmed up (graphs captured) in READY -> PAUSED
+        threads0 = _thread_cpu()
         cpu0 = time.process_time()
         for b in bufs:
             producers.next_frames()
@@ -315,13 +333,16 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         src.emit("end-of-stream")
         msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
         cpu = time.process_time() - cpu0
+        threads = _thread_cpu_since(threads0)
         p.set_state(Gst.State.NULL)
         if msg is None or msg.type != Gst.MessageType.EOS:
             raise RuntimeError(f"pipeline failed: {msg.parse_error() if msg else 'timeout'}")
         outs = sorted(t_out.values())
         wall = outs[-1] - outs[warmup - 1]
         lat = sorted(t_out[k] - t_in[k] for k in sorted(t_out)[warmup:] if k in t_in)
-        return streams * count / wall, lat, cpu / len(bufs)
+        per_batch = {name: round(sec * 1e3 / len(bufs), 3) for name, sec in threads.items()}
+        return streams * count / wall, lat, cpu / len(bufs), counted["objects"] / wall, counted["children"] / wall, \
+            per_batch
 
     runs, base = [], []
     for _ in range(repeats):  # interleaved: the sources' rate drifts between runs (seen up to 30 % on the H200)
@@ -336,7 +357,37 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             "latency_ms": {"p50": round(lat[len(lat) // 2] * 1e3, 2), "p99": round(lat[int(len(lat) * 0.99)] * 1e3, 2)},
             "cpu_ms_per_batch": round((statistics.median(r[2] for r in runs) - statistics.median(r[2] for r in base))
                                       * 1e3, 3),
+            "objects_per_s": round(statistics.median(r[3] for r in runs), 1),
+            "children_per_s": round(statistics.median(r[4] for r in runs), 1),
+            "thread_cpu_ms_per_batch": _top(runs[len(runs) // 2][5]),
+            "baseline_thread_cpu_ms_per_batch": _top(base[len(base) // 2][5]),
             "buffers": count, "repeats": repeats}
+
+
+def _thread_cpu() -> dict:
+    """{thread id: (name, CPU seconds)} of this process's threads, from /proc (Linux; {} elsewhere)."""
+    out = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for task in Path("/proc/self/task").glob("*"):
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[task.name] = (name, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def _thread_cpu_since(before: dict) -> dict:
+    """CPU seconds per thread name spent since ``before`` (threads that started since count from zero)."""
+    spent: dict = {}
+    for tid, (name, sec) in _thread_cpu().items():
+        spent[name] = spent.get(name, 0.0) + sec - before.get(tid, (name, 0.0))[1]
+    return spent
+
+
+def _top(per_thread: dict, k: int = 8) -> dict:
+    return dict(sorted(per_thread.items(), key=lambda kv: -kv[1])[:k])
 
 
 def _model_format(spec: str) -> str:

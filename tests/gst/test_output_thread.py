@@ -208,3 +208,18 @@ def test_downstream_gets_the_buffer_unshared_and_writes_in_place_without_a_copy(
     buffer_probe(p.get_by_name("sink"), "sink", lambda b: after.append(hash(b)), errors)
     assert run(p).eos and not errors
     assert len(before) == 40 and before == after  # the same GstBuffer: obboverlay drew into it, nothing copied
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="needs Linux's /proc")
+def test_the_output_thread_has_its_own_name_in_the_os():
+    """``top -H``, py-spy and /proc show which thread spends the CPU: obbinfer's output thread is named for it."""
+    from pathlib import Path
+
+    p = Gst.parse_launch(f"videotestsrc num-buffers=8 pattern=ball ! {CAPS} ! {INFER} queue-depth=2 "
+                         "! identity sleep-time=50000 ! fakesink sync=false")
+    names = []
+    errors = buffer_probe(p.get_by_name("infer"), "src", lambda _b: names.append(
+        Path(f"/proc/self/task/{threading.get_native_id()}/comm").read_text().strip()))
+    outcome = run(p)
+    assert outcome.eos and not errors
+    assert set(names) == {"infer:out"}  # the element's name: the buffers leave on its output thread
