@@ -25,7 +25,7 @@ from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/obb_status.h",
-           "kernels/obb_abi.h", "kernels/nvds_meta.h"]
+           "kernels/obb_abi.h", "kernels/nvds_meta.h", *sorted(str(p) for p in Path("kernels").glob("nvds_meta_*.inc"))]
 CUDA_HEADERS = ["kernels/obbmeta_nms_core.cuh", "kernels/obbmeta_nms.cuh", "kernels/obbmeta_decode.cuh"]
 
 
