@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import warnings
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
@@ -56,12 +57,26 @@ def cuda_library() -> Optional[ctypes.CDLL]:
         return None
 
 
+@contextmanager
+def _on_device(lib, index: int):
+    """The thread's current device is ``index`` inside (the code of cudaSetDevice is what the block gets) and what it
+    was before afterwards: a kernel on cuda:1 must not move the caller's later ``torch.empty(..., device="cuda")``
+    there. Set also when it is the current one already: that binds this library's runtime to the device."""
+    previous = torch.cuda.current_device()
+    code = lib.obbmeta_cuda_set_device(index)
+    try:
+        yield code
+    finally:
+        if index != previous:
+            lib.obbmeta_cuda_set_device(previous)
+
+
 def launch(device: torch.device, fn, *args) -> None:
     """Call a kernel entry point on `device` with torch's current stream appended; raise on a CUDA error."""
     lib = cuda_library()
-    code = lib.obbmeta_cuda_set_device(device.index if device.index is not None else torch.cuda.current_device())
-    if code == 0:
-        code = fn(*args, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
+    with _on_device(lib, device.index if device.index is not None else torch.cuda.current_device()) as code:
+        if code == 0:
+            code = fn(*args, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel failed: {lib.obbmeta_cuda_error_string(code).decode()}")
 
@@ -78,9 +93,9 @@ def sizes(device: torch.device, entry: str, *args) -> "tuple[int, int]":
 def _sizes(index: int, entry: str, args: tuple) -> "tuple[int, int]":
     lib = cuda_library()
     ws, bound = ctypes.c_int64(), ctypes.c_int64()
-    code = lib.obbmeta_cuda_set_device(index)
-    if code == 0:
-        code = getattr(lib, entry)(*args, ctypes.byref(ws), ctypes.byref(bound))
+    with _on_device(lib, index) as code:
+        if code == 0:
+            code = getattr(lib, entry)(*args, ctypes.byref(ws), ctypes.byref(bound))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel sizes failed: {lib.obbmeta_cuda_error_string(code).decode()}")
     return ws.value, bound.value

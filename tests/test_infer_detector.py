@@ -358,6 +358,17 @@ def test_on_host_gives_cpu_boxes_equal_to_the_device_path():
     assert all(d.xywhr.device.type == "cpu" for d in host) and rows(host) == rows(det(f))
 
 
+def test_the_cross_pipeline_batches_are_per_device_the_frames_are_on():
+    """device=auto follows the frames: pipelines on two GPUs must not meet in one batch (fake devices: the rule needs
+    no GPU; the two-GPU run itself is for a machine with two)."""
+    det = Detector("obb_toy_models:toy", input_size=64, device="auto", max_batch_wait_us=1000)
+    keys = {det._batch_key(det.params, det._run_device([torch.empty(8, 8, 3, dtype=torch.uint8, device=d)]))
+            for d in ("cpu", "meta")}
+    assert len(keys) == 2
+    fixed = Detector("obb_toy_models:toy", input_size=64, device="cpu", max_batch_wait_us=1000)
+    assert fixed._run_device([torch.empty(8, 8, 3, device="meta")]) == torch.device("cpu")
+
+
 def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
     obb_toy_models.CALLS.clear()
     dets = [Detector("obb_toy_models:counting", input_size=64, device="cpu", max_batch_wait_us=300_000)

@@ -189,3 +189,28 @@ def test_doctor_reports_stale_cuda_kernels_as_a_problem(monkeypatch, capsys, cud
     out = capsys.readouterr().out
     assert "CUDA kernels (obbmeta._cuda): STALE — " in out and "needs ABI 99" in out
     assert "the CUDA kernels (obbmeta._cuda) are there but not usable" in out
+
+
+def test_a_kernel_launch_on_another_gpu_gives_the_thread_its_device_back(monkeypatch):
+    """Fake library and devices (the rule needs no GPU; the two-GPU run is for a machine with two): a launch on
+    cuda:1 from a thread whose device is 0 sets 1 for the call, then 0 again, also when the kernel fails; a launch
+    on the current device sets it once (binding the library's runtime) and nothing after."""
+    import types
+
+    import torch
+
+    calls = []
+    lib = types.SimpleNamespace(obbmeta_cuda_set_device=lambda i: calls.append(("set", i)) or 0,
+                                obbmeta_cuda_error_string=lambda code: b"an error")
+    monkeypatch.setattr(_cuda_lib, "cuda_library", lambda: lib)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: types.SimpleNamespace(cuda_stream=0))
+    _cuda_lib.launch(torch.device("cuda", 1), lambda stream: calls.append(("kernel", stream.value)) or 0)
+    assert calls == [("set", 1), ("kernel", None), ("set", 0)]
+    calls.clear()
+    with pytest.raises(RuntimeError, match="obbmeta CUDA kernel failed: an error"):
+        _cuda_lib.launch(torch.device("cuda", 1), lambda stream: 7)
+    assert calls == [("set", 1), ("set", 0)]
+    calls.clear()
+    _cuda_lib.launch(torch.device("cuda", 0), lambda stream: 0)
+    assert calls == [("set", 0)]

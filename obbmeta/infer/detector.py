@@ -260,8 +260,8 @@ class Detector:
         p = params if params is not None else self.params
         if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)) \
                 and outputs is None:
-            with BATCHERS_LOCK:
-                batcher = BATCHERS.setdefault(self._batch_key(p), Batcher())
+            with BATCHERS_LOCK:  # per device the frames are on: device=auto pipelines on two GPUs batch apart
+                batcher = BATCHERS.setdefault(self._batch_key(p, self._run_device(frames)), Batcher())
             return batcher.run(self, frames, _formats(pixel_format, len(frames)), self.max_batch_wait_us * 1e-6,
                                self.batch_size or 32, on_host, p)
         formats = _formats(pixel_format, len(frames))
@@ -299,9 +299,10 @@ class Detector:
                 parts.append(_Done(self._call(part, fmts, True, p, outputs)))
         return parts[0] if len(parts) == 1 else _Many(parts)
 
-    def _batch_key(self, p: DetectParams) -> tuple:
-        """Everything that decides a call's result but the frames: calls with equal keys may share a batch."""
-        return (os.fspath(self.model), self.device, self.input_size, self.pre, self.precision, self.output_format,
+    def _batch_key(self, p: DetectParams, device: torch.device) -> tuple:
+        """Everything that decides a call's result but the frames, and the device the call runs on (the frames'
+        with ``device="auto"``): calls with equal keys may share a batch."""
+        return (os.fspath(self.model), str(device), self.input_size, self.pre, self.precision, self.output_format,
                 self.cuda_graph, self.compile, self.channels_last, self.input_order, p.graph_key(), repr(p))
 
     def _call(self, frames: Sequence[Any], pixel_format: Any, on_host: bool, p: DetectParams,
