@@ -17,6 +17,7 @@ and their errors are :mod:`obbmeta.ops.status`'s.
 """
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
@@ -24,7 +25,7 @@ import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
 from .._native import ptr as _ptr
-from .._validators import int_in_range
+from .._validators import int_in_range, number_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
@@ -234,6 +235,23 @@ def _allowed_cached(classes: tuple, nc: int, device: torch.device) -> torch.Tens
     return mask.to(device)
 
 
+def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor],
+                   max_nms: int, scale: float, pad_x: float, pad_y: float) -> None:
+    """What both kernels of ``obbmeta::yolo_obb_padded`` check (the wrapper checks the same first, so a call through
+    it never meets these): the head, the thresholds, the sizes, the letterbox numbers and the class filter."""
+    if not output.is_floating_point() or output.dim() != 3 or output.shape[1] < 6:
+        raise ValueError(f"output must be a floating-point (B, 4+nc+1, N) head with nc >= 1, got {output.dtype} "
+                         f"{tuple(output.shape)}")
+    threshold("conf", conf)
+    threshold("iou", iou)
+    int_in_range("max_det", max_det, 0)
+    int_in_range("max_nms", max_nms, 1, form="an int >= 1 (candidates per image that go through NMS)")
+    number_in_range("scale", scale, 0.0, sys.float_info.max, "a positive finite number", low_open=True)
+    for name, v in (("pad_x", pad_x), ("pad_y", pad_y)):
+        number_in_range(name, v, -sys.float_info.max, sys.float_info.max, "a finite number")
+    _check_allowed(output, allowed)
+
+
 def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> None:
     """The operator's class filter: None, or an (nc,) int32 0/1 tensor on the head's device (the kernels read it as
     int32 there)."""
@@ -287,7 +305,7 @@ def yolo_obb_padded_op(
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The CPU kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool)."""
-    _check_allowed(output, allowed)
+    _check_op_args(output, conf, iou, max_det, allowed, max_nms, scale, pad_x, pad_y)
     b = output.shape[0]
     check_table_rows(b, max_det)
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
@@ -315,7 +333,7 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 
 @yolo_obb_padded_op.register_kernel("cuda")
 def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
-    _check_allowed(output, allowed)
+    _check_op_args(output, conf, iou, max_det, allowed, max_nms, scale, pad_x, pad_y)
     check_table_rows(output.shape[0], max_det)
     if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
         return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,

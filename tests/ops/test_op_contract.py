@@ -17,6 +17,9 @@ LAYOUTS = ["contiguous", "strided"]
 
 IOU = torch.ops.obbmeta.box_iou_rotated.default
 NMS = torch.ops.obbmeta.nms_rotated.default
+PADDED = torch.ops.obbmeta.nms_rotated_padded.default
+YOLO = torch.ops.obbmeta.yolo_obb_padded.default
+HEAD = torch.rand(1, 4 + 3 + 1, 20)
 
 # Two overlapping pairs, one lone box, one degenerate box; scores with a tie (lower index first).
 BOXES = [[10.0, 10.0, 8.0, 4.0, 0.3], [11.0, 10.0, 8.0, 4.0, 0.1], [40.0, 40.0, 4.0, 4.0, 0.0],
@@ -108,6 +111,21 @@ def test_fake_kernels_report_the_real_dtypes_and_shapes(device, dtype):
         (NMS, (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2), 0.5), TypeError, "labels must be an integer"),
         (NMS, (torch.zeros(2, 5), torch.zeros(2), None, 1.5), ValueError, r"iou_threshold must be in \[0, 1\]"),
         (NMS, (torch.zeros(2, 5), torch.tensor([0.1, float("inf")]), None, 0.5), ValueError, "scores contains NaN"),
+        (PADDED, (torch.zeros(2, 5), torch.zeros(2), None, 1.5, -1), ValueError, r"iou_threshold must be in \[0, 1\]"),
+        (YOLO, (HEAD, 2.0, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
+         r"conf must be in \[0, 1\], got 2.0"),
+        (YOLO, (HEAD, 0.25, float("nan"), 10, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
+         r"iou must be in \[0, 1\], got nan"),
+        (YOLO, (HEAD, 0.25, 0.5, -1, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError, "max_det"),
+        (YOLO, (HEAD, 0.25, 0.5, 10, None, False, False, 0, 1.0, 0.0, 0.0, -1), ValueError, "max_nms"),
+        (YOLO, (HEAD, 0.25, 0.5, 10, None, False, False, 100, 0.0, 0.0, 0.0, -1), ValueError,
+         "scale must be a positive finite number"),
+        (YOLO, (HEAD, 0.25, 0.5, 10, None, False, False, 100, 1.0, float("inf"), 0.0, -1), ValueError,
+         "pad_x must be a finite number"),
+        (YOLO, (HEAD[:, :5], 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
+         r"output must be a floating-point \(B, 4\+nc\+1, N\) head"),
+        (YOLO, (HEAD, 0.25, 0.5, 10, torch.ones(3), False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
+         "allowed must be None or an"),
     ],
 )
 def test_the_operators_called_directly_refuse_bad_input_with_the_wrappers_messages(op, args, error, match):
