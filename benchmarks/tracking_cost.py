@@ -11,6 +11,9 @@ median over ``FRAMES`` frames, each case repeated:
 * ``OrientedTracker.update_frame`` on a real NvDsBatchMeta (read the frame, track, write object_id / rect_params /
   tracker_bbox_info / OBB payloads in one C call); the frame is written by ``attach_obbs`` outside the timer;
 * ``FollowTracker.update_frame`` after ``NvTrackerStandIn`` (stand-in outside the timer; 100 tracked objects);
+* per batch of 16 streams (a DeepStream batch, each stream its own scene): ``OrientedTracker.update_batch`` (one
+  ``step_many`` for the batch) against ``update_frame`` frame after frame (the same results, tested), 10 warm-up
+  batches, ``FRAMES / 5`` timed;
 * anchor, same run: ``nvds.attach_obbs`` of the same boxes into a fresh frame (the cost of writing a frame's
   detections, benchmarks/meta_write.py).
 
@@ -111,6 +114,27 @@ def case_update_frame(frames, warmup):
     return per_frame(run, frames, warmup)
 
 
+def case_batch(n: int, streams: int, warmup: int, timed_frames: int, batched: bool) -> list[float]:
+    """Per batch: ``update_batch`` of a batch of ``streams`` frames (one per stream, each its own scene seed), the
+    batched step (``step_many``) or frame after frame (``update_frame``); frames written outside the timer."""
+    scenes = [scene(warmup + timed_frames, seed=k, n=n) for k in range(streams)]
+    tracker = OrientedTracker()
+    times = []
+    for f in range(warmup + timed_frames):
+        batch = nvds.BatchMeta.create(streams)
+        for k in range(streams):
+            frame = batch.add_frame(source_id=k, width=W, height=H, frame_num=f)
+            nvds.attach_obbs(batch, frame, xywhr=scenes[k][f][0], scores=scenes[k][f][1], labels=scenes[k][f][2])
+        if batched:
+            t = timed(lambda: tracker.update_batch(batch))
+        else:
+            t = timed(lambda: [tracker.update_frame(batch, fr) for fr in batch.frames])
+        batch.destroy()
+        if f >= warmup:
+            times.append(t)
+    return times
+
+
 def case_follow(frames, warmup):
     standin, follow = NvTrackerStandIn(probation=1), FollowTracker()
     counts = []
@@ -154,8 +178,15 @@ def main() -> None:
     by_objects = []
     for n in (int(x) for x in args.objects.split(",")):
         by_objects.append(measure(n, warmup, timed_frames, repeats))
+    batches = {}
+    for n in (int(x) for x in args.objects.split(",")):
+        for name, batched in (("update_batch_16_streams", True), ("update_frame_16_streams", False)):
+            runs = [summary(case_batch(n, 16, 10, timed_frames // 5, batched)) for _ in range(repeats)]
+            batches.setdefault(str(n), {})[name] = {"median_ms_per_batch": statistics.median(
+                r["median_ms"] for r in runs), "runs": runs}
+            print(f"{n:4} objects  {name:28} {batches[str(n)][name]['median_ms_per_batch']:.3f} ms/batch", flush=True)
     payload = {"warmup_frames": warmup, "timed_frames": timed_frames, "repeats": repeats, "pinned_to_one_core": True,
-               "by_objects": by_objects}
+               "by_objects": by_objects, "batches_of_16_streams": batches}
     if not args.quick:
         print(write_json("tracking_cost", payload))
 
