@@ -38,6 +38,7 @@ from _common import RESULTS, arguments, machine, write_json  # noqa: E402
 from surfaces import CudaSurface, HostSurface, batched_buffers  # noqa: E402
 
 import obbmeta.gst  # noqa: E402
+from obbmeta import nvds  # noqa: E402
 
 W, H = 1920, 1080
 MODEL = "obbmeta.models:aerial_detector"
@@ -309,8 +310,6 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         def count_objects(_pad, info):  # objects reaching the sink after the warm-up (children: parent set)
             counted["buffers"] += 1
             if chain_elems and counted["buffers"] > warmup:
-                from obbmeta import nvds
-
                 try:
                     batch = nvds.BatchMeta.from_gst_buffer(info.get_buffer())
                 except LookupError:

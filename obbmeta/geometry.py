@@ -129,15 +129,8 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False) -> np.ndarray:
     Args: ``boxes1`` (N, 5) and ``boxes2`` (M, 5) array-likes [cx, cy, w, h, angle]; ``aligned``: N == M and the
     (N,) IoU of each pair (i, i). Returns a float32 ``numpy.ndarray`` (N, M), or (N,) when ``aligned``.
     """
-    arrays = []
-    for name, b in (("boxes1", boxes1), ("boxes2", boxes2)):
-        a = np.ascontiguousarray(b, dtype=np.float32)
-        if a.ndim != 2 or a.shape[1] != 5:
-            raise ValueError(f"{name} must have shape (N, 5) [cx, cy, w, h, angle], got {a.shape}")
-        if not np.isfinite(a).all():
-            raise ValueError(f"{name} contains NaN or inf; every box must be finite")
-        arrays.append(a)
-    a, b = arrays
+    a = _finite_rows("boxes1", boxes1, 5, np.float32, "(N, 5) [cx, cy, w, h, angle]")
+    b = _finite_rows("boxes2", boxes2, 5, np.float32, "(N, 5) [cx, cy, w, h, angle]")
     n, m = a.shape[0], b.shape[0]
     lib = geometry_library()
     if aligned:
@@ -153,26 +146,31 @@ def box_iou_rotated_host(boxes1, boxes2, aligned: bool = False) -> np.ndarray:
     return out
 
 
+def _finite_rows(name: str, value, width: int, dtype, form: str) -> np.ndarray:
+    """``value`` as a C-contiguous (N, ``width``) ``dtype`` array, every entry finite, or ValueError naming it and
+    the ``form`` expected (the C core reads raw rows)."""
+    a = np.ascontiguousarray(value, dtype=dtype)
+    if a.ndim != 2 or a.shape[1] != width:
+        raise ValueError(f"{name} must have shape {form}, got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+    return a
+
+
 def aabb_overlap_pairs(aabbs1, aabbs2) -> tuple[np.ndarray, np.ndarray]:
     """The (i, j) index pairs of axis-aligned boxes ``aabbs1[i]`` and ``aabbs2[j]`` ((N, 4) and (M, 4) array-likes
     [x1, y1, x2, y2]) whose overlap has positive width and height, row-major (what ``numpy.nonzero`` gives on the
     dense (N, M) overlap mask), as two int64 arrays. A sweep in C (kernels/geometry_cpu.c): its cost grows with
-    the pairs that overlap in x, not with N x M (a tracker's frame of 500 x 500 boxes in tens of microseconds)."""
-    arrays = []
-    for name, b in (("aabbs1", aabbs1), ("aabbs2", aabbs2)):
-        a = np.ascontiguousarray(b, dtype=np.float64)
-        if a.ndim != 2 or a.shape[1] != 4:
-            raise ValueError(f"{name} must have shape (N, 4) [x1, y1, x2, y2], got {a.shape}")
-        if not np.isfinite(a).all():
-            raise ValueError(f"{name} contains NaN or inf; every box must be finite")
-        arrays.append(a)
-    a, b = arrays
+    the pairs that overlap in x, not with N x M (a tracker's 450 x 450 boxes in about 0.25 ms on the 2-core dev
+    machine, where the dense NumPy mask it replaced cost about 2.4 ms)."""
+    a = _finite_rows("aabbs1", aabbs1, 4, np.float64, "(N, 4) [x1, y1, x2, y2]")
+    b = _finite_rows("aabbs2", aabbs2, 4, np.float64, "(N, 4) [x1, y1, x2, y2]")
     n, m = a.shape[0], b.shape[0]
+    if not n or not m:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     capacity = 4 * (n + m) + 16
-    while True:
+    while True:  # at most twice: the first count says how much room the pairs need
         ti, di = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
-        if not n or not m:
-            return ti[:0], di[:0]
         count = geometry_library().obbmeta_aabb_overlap_pairs(a.ctypes.data, n, b.ctypes.data, m, ti.ctypes.data,
                                                               di.ctypes.data, capacity)
         if count < 0:

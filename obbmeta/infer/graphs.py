@@ -82,12 +82,9 @@ class Graphs:
             return runner
 
 
-_CAPTURE_ERRORS = ("capture", "Capture")
-
-
 def _is_capture_error(exc: BaseException) -> bool:
     """An error of the capture itself (an operation a capturing stream refuses, or one that invalidated it)."""
-    return any(word in str(exc) for word in _CAPTURE_ERRORS)
+    return "capture" in str(exc).lower()
 
 
 def _end_failed_capture(device: torch.device) -> bool:
