@@ -33,15 +33,20 @@ from .weights import load_weights, save_weights
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 
+def _bundled(name: str, trainer: str) -> Path:
+    """The bundled weights file ``name``, or FileNotFoundError naming the module that trains it."""
+    path = WEIGHTS_DIR / name
+    if not path.exists():
+        raise FileNotFoundError(f"bundled weights {path} are missing (train them with python -m {trainer})")
+    return path
+
+
 def load_demo_model(scene: str = "aerial", device="cpu") -> OBBDetector:
     """The bundled detector for ``scene`` ("aerial" or "document"; "harbour": the aerial detector, which finds the
     ships), in eval mode on ``device``."""
     if scene not in SCENES:
         raise ValueError(f"scene must be one of {SCENES}, got {scene!r}")
-    path = WEIGHTS_DIR / f"{'aerial' if scene == 'harbour' else scene}.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled weights {path} are missing (train them with python -m obbmeta.models.train)")
-    return load_weights(path, device)
+    return load_weights(_bundled(f"{'aerial' if scene == 'harbour' else scene}.pt", "obbmeta.models.train"), device)
 
 
 def aerial_detector() -> OBBDetector:
@@ -57,11 +62,7 @@ def document_detector() -> OBBDetector:
 def load_container_detector(device="cpu") -> OBBDetector:
     """The harbour demo's secondary detector (one class, ``container``) for upright 256x64 crops of ships (input
     (B, 3, 64, 256), as ``obbinfer process-mode=2 input-size=256x64 crop-reading=long-side`` crops them), eval mode."""
-    path = WEIGHTS_DIR / "container.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled weights {path} are missing (train them with "
-                                "python -m obbmeta.models.train_containers)")
-    return load_weights(path, device)
+    return load_weights(_bundled("container.pt", "obbmeta.models.train_containers"), device)
 
 
 def container_detector() -> OBBDetector:
@@ -72,11 +73,7 @@ def container_detector() -> OBBDetector:
 
 def load_text_recognizer(device="cpu") -> TextRecognizer:
     """The bundled text-line recogniser of the document demo, in eval mode on ``device``."""
-    path = WEIGHTS_DIR / "recognizer.pt"
-    if not path.exists():
-        raise FileNotFoundError(f"bundled weights {path} are missing (train them with "
-                                "python -m obbmeta.models.train_recognizer)")
-    return load_recognizer(path, device)
+    return load_recognizer(_bundled("recognizer.pt", "obbmeta.models.train_recognizer"), device)
 
 
 def text_recognizer() -> TextRecognizer:

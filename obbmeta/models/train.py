@@ -30,6 +30,7 @@ from .. import scenes
 from .data import HELDOUT_SEED, ReplayBuffer, SceneStream, collate, heldout_frames, random_dihedral
 from .detector import OBBDetector
 from .loss import detection_loss
+from .schedule import cosine_lr, ema_update
 from .weights import save_weights
 
 
@@ -64,13 +65,6 @@ def _hardware(device) -> dict:
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
     return info
-
-
-def _lr_factor(frac: float) -> float:
-    warm = 0.03
-    if frac < warm:
-        return 0.1 + 0.9 * frac / warm
-    return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, (frac - warm) / (1 - warm))))
 
 
 def _worker_init(_):
@@ -165,7 +159,7 @@ def train(args) -> dict:
         if elapsed >= budget:
             break
         drain()
-        lr = args.lr * _lr_factor(elapsed / budget)
+        lr = args.lr * cosine_lr(elapsed / budget)
         for g in opt.param_groups:
             g["lr"] = lr
         images, boxes, labels, valid = buffer.sample(args.batch)
@@ -182,11 +176,7 @@ def train(args) -> dict:
         opt.step()
         step += 1
         d = args.ema * (1 - math.exp(-step / 500.0))
-        with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters()):
-                pe.lerp_(pm.detach(), 1 - d)
-            for be, bm in zip(ema.buffers(), model.buffers()):
-                be.copy_(bm)
+        ema_update(ema, model, d)
         parts = dict(parts, total=loss.detach())
         sums = {k: v.clone() for k, v in parts.items()} if sums is None else {k: sums[k] + v for k, v in parts.items()}
         n_sum += 1

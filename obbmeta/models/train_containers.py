@@ -45,6 +45,7 @@ from .containers import (
     secondary,
     to_crop,
 )
+from .schedule import cosine_lr, ema_update
 
 
 def _jitter(rng: np.random.Generator, box) -> list:
@@ -161,13 +162,6 @@ def batch(data: dict, idx: torch.Tensor, gen: torch.Generator, augment: bool = T
     return x, boxes, torch.zeros(len(idx), g, dtype=torch.int64), valid
 
 
-def _lr_factor(frac: float) -> float:
-    warm = 0.03
-    if frac < warm:
-        return 0.1 + 0.9 * frac / warm
-    return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * min(1.0, (frac - warm) / (1 - warm))))
-
-
 @torch.no_grad()
 def score_crops(model, data: dict, conf: float = 0.01) -> dict:
     """mAP50 (:func:`obbmeta.eval.evaluate`) of ``model`` on crops with their targets, in crop pixels."""
@@ -254,7 +248,7 @@ def train(args) -> dict:
             log["stopped_early"] = f"--max-minutes {args.max_minutes} reached after {step - 1} steps"
             step -= 1
             break
-        lr = args.lr * _lr_factor((step - 1) / args.steps)
+        lr = args.lr * cosine_lr((step - 1) / args.steps)
         for g in opt.param_groups:
             g["lr"] = lr
         idx = torch.randint(0, n, (args.batch,), generator=gen)
@@ -265,11 +259,7 @@ def train(args) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 10.0)
         opt.step()
         d = args.ema * (1 - math.exp(-step / 300.0))
-        with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters()):
-                pe.lerp_(pm.detach(), 1 - d)
-            for be, bm in zip(ema.buffers(), model.buffers()):
-                be.copy_(bm)
+        ema_update(ema, model, d)
         parts = dict(parts, total=loss.detach())
         sums = dict(parts) if sums is None else {k: sums[k] + v for k, v in parts.items()}
         k_sum += 1

@@ -51,6 +51,7 @@ from ..eval.text import error_counts
 from ..ops import obb_to_aabb
 from .data import HELDOUT_SEED
 from .recognizer import CHARSET, INPUT_HEIGHT, MAX_WIDTH, TextRecognizer, crop_width, save_recognizer
+from .schedule import cosine_lr, ema_update
 
 ORIENTATION_WEIGHT = 0.2
 
@@ -403,13 +404,6 @@ def _hardware(device) -> dict:
     return info
 
 
-def _lr_factor(frac: float) -> float:
-    warm = 0.05
-    if frac < warm:
-        return 0.05 + 0.95 * frac / warm
-    return 0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * (frac - warm) / (1 - warm)))
-
-
 def train(args) -> dict:
     device = torch.device(args.device)
     if args.threads:
@@ -460,7 +454,7 @@ def train(args) -> dict:
             stopped_early = True
             step -= 1
             break
-        lr = args.lr * _lr_factor((step - 1) / args.steps)
+        lr = args.lr * cosine_lr((step - 1) / args.steps, warm=0.05, start=0.05)
         for g in opt.param_groups:
             g["lr"] = lr
         parts = sample_batch(bank, args.batch, args.lines_per_frame, gen, args.chunks)
@@ -487,11 +481,7 @@ def train(args) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
         opt.step()
         d = args.ema * (1 - math.exp(-step / 200.0))
-        with torch.no_grad():
-            for pe, pm in zip(ema.parameters(), model.parameters()):
-                pe.lerp_(pm.detach(), 1 - d)
-            for be, bm in zip(ema.buffers(), model.buffers()):
-                be.copy_(bm)
+        ema_update(ema, model, d)
         sums["ctc"] += loss_ctc
         sums["orientation"] += loss_orient
         sums["orientation_acc"] += acc
