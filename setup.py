@@ -25,7 +25,8 @@ from setuptools.command.build_ext import build_ext
 
 CFLAGS = ["-O3", "-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"]
 HEADERS = ["kernels/obb_geometry.h", "kernels/obb_draw.h", "kernels/obb_crop.h", "kernels/obb_status.h",
-           "kernels/obb_abi.h", "kernels/nvds_meta.h", *sorted(str(p) for p in Path("kernels").glob("nvds_meta_*.inc"))]
+           "kernels/obb_match.h", "kernels/obb_track.h", "kernels/obb_abi.h", "kernels/nvds_meta.h",
+           *sorted(str(p) for p in Path("kernels").glob("nvds_meta_*.inc"))]
 CUDA_HEADERS = ["kernels/obbmeta_nms_core.cuh", "kernels/obbmeta_nms.cuh", "kernels/obbmeta_decode.cuh"]
 
 
@@ -114,6 +115,7 @@ setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
         c_library("obbmeta._geometry", "kernels/geometry_cpu.c"),
+        c_library("obbmeta.track._tracker", "kernels/track_cpu.c"),
         c_library("obbmeta._draw", "kernels/draw_cpu.c"),
         c_library("obbmeta._crop", "kernels/crop_cpu.c"),
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),

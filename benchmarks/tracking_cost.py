@@ -7,6 +7,8 @@ px/frame; the trackers run 30 frames before timing (steady state: every car a co
 median over ``FRAMES`` frames, each case repeated:
 
 * ``OrientedTracker.step`` (NumPy arrays in and out), rotated association (the default) and AABB association;
+  beside it, in the same run, ``step_numpy_reference``: the same rules written with NumPy
+  (tests/track/reference_tracker.py: the tracker's step before it moved to C, now the oracle of its tests);
 * ``OrientedTracker.update`` (``OrientedBoxes`` in and out, CPU tensors);
 * ``OrientedTracker.update_frame`` on a real NvDsBatchMeta (read the frame, track, write object_id / rect_params /
   tracker_bbox_info / OBB payloads in one C call); the frame is written by ``attach_obbs`` outside the timer;
@@ -36,6 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _common import arguments, write_json  # noqa: E402
 from nvtracker_standin import NvTrackerStandIn  # noqa: E402  (a test double: tests/)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "track"))
+from reference_tracker import ReferenceTracker  # noqa: E402  (the C step's NumPy oracle: tests/track/)
 
 from obbmeta import OrientedBoxes, nvds  # noqa: E402
 from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
@@ -88,6 +93,11 @@ def timed(fn) -> float:
 def case_step(frames, warmup, association):
     tracker = OrientedTracker(association, **({"buffer": 0.0} if association == "aabb" else {}))
     return per_frame(lambda k, fr: timed(lambda: tracker.step(*fr)), frames, warmup)
+
+
+def case_reference_step(frames, warmup):
+    reference = ReferenceTracker(OrientedTracker())
+    return per_frame(lambda k, fr: timed(lambda: reference.step(*fr)), frames, warmup)
 
 
 def case_update(frames, warmup):
@@ -195,6 +205,7 @@ def measure(n: int, warmup: int, timed_frames: int, repeats: int) -> dict:
     frames = scene(warmup + timed_frames, n=n)
     cases = {"step_rotated": lambda: case_step(frames, warmup, "rotated"),
              "step_aabb": lambda: case_step(frames, warmup, "aabb"),
+             "step_numpy_reference": lambda: case_reference_step(frames, warmup),
              "update_orientedboxes": lambda: case_update(frames, warmup),
              "update_frame_nvds": lambda: case_update_frame(frames, warmup),
              "follow_update_frame_nvds": lambda: case_follow(frames, warmup)[0],

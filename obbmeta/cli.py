@@ -145,13 +145,14 @@ def _doctor() -> int:
 
     import torch
 
-    from . import _cuda_lib, geometry, nvds, ops
+    from . import _cuda_lib, geometry, nvds, ops, track
     from .nvds import messages as nvds_messages
     from .osd import draw
 
     print(f"obbmeta {_version()} on Python {platform.python_version()}, torch {torch.__version__}")
     rebuild = "rebuild: pip install -e . in a checkout, pip install . otherwise"
-    for library in (geometry.GEOMETRY, *ops.native_libraries(), draw.DRAW, *nvds.native_libraries()):
+    for library in (geometry.GEOMETRY, *track.native_libraries(), *ops.native_libraries(), draw.DRAW,
+                    *nvds.native_libraries()):
         state, why = library.status()
         if state == "loaded":
             print(f"{library.title}: loaded")

@@ -213,14 +213,16 @@ def performance_table() -> str:
         ("the same, NV12", "2026-12-01 #6", dict(chain="obbinfer", format="NV12", variant="graph", queue_depth=2)),
         ("the same, 16 `nvv4l2decoder` streams (NV12)", "2026-12-01 #7",
          dict(chain="obbinfer", variant="graph", queue_depth=2)),
-        ("the same (RGBA) with `obbtrack ! obboverlay` after it", "2026-12-01 #1",
+        ("the same (RGBA) with `obbtrack ! obboverlay` after it", "2026-12-02 #13",
          dict(chain="obbinfer+track+overlay")),
+        ("the same with queues between them", "2026-12-02 #13", dict(chain="obbinfer+queue+track+queue+overlay")),
         ("the same (RGBA) with a secondary detector on every ship", "2026-12-01 #8",
          dict(chain="obbinfer+secondary-detector")),
     ]:
         r = stream_row(streams, run, **match)
+        date = r["run"][:10]  # the run's own date: the file gathers several runs
         lines.append(f"| {label} | {r['fps']} fps | sources alone {r['baseline_fps']} fps (ratio {r['ratio']}) "
-                     f"| {hardware(streams)} | {link('pipeline_streams.json')} |")
+                     f"| {streams['machine']['gpu']}, {date} | {link('pipeline_streams.json')} |")
 
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}

@@ -14,5 +14,12 @@ from .follow import FollowResult, FollowTracker
 from .tracker import FrameTracking, MotionNoise, OrientedTracker, TrackStep
 
 __all__ = ["OrientedTracker", "FollowTracker", "MotionNoise", "TrackStep", "FrameTracking", "FollowResult",
-           "align_to", "wrap_angle"]
+           "align_to", "wrap_angle", "native_libraries"]
+
+
+def native_libraries() -> tuple:
+    """The tracker's compiled C core (``obbmeta doctor`` reports it)."""
+    from . import _core
+
+    return (_core.TRACKER,)
 

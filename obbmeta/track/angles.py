@@ -8,14 +8,11 @@ the front of a car: 2*pi-periodic, the width axis pointing forward) keeps w and 
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..geometry import wrap_angle
+from ._core import address, library
 
-HALF_PI = 0.5 * math.pi
-TWO_PI = 2.0 * math.pi
 __all__ = ["align_to", "wrap_angle"]
 
 
@@ -25,18 +22,18 @@ def align_to(xywhr: np.ndarray, reference: np.ndarray, heading: bool = False) ->
     Boxes (``heading=False``): the angle moves by a multiple k of pi/2, w and h swapped when k is odd, so
     ``|angle - reference| <= pi/4``. Headings (``heading=True``): the angle moves by a multiple of 2*pi, w and h
     stay, so ``|angle - reference| <= pi``. The rectangle (and the heading) is unchanged. Returns a new float64 array.
+    One C call (kernels/track_cpu.c): the tracker's step aligns its measurements with the same code.
     """
-    out = np.array(xywhr, dtype=np.float64, copy=True)
+    out = np.array(xywhr, dtype=np.float64, copy=True, order="C")
     if out.size == 0:
         return out.reshape(0, 5)
-    ref = np.asarray(reference, dtype=np.float64)
-    if heading:
-        out[:, 4] = ref + wrap_angle(out[:, 4] - ref, TWO_PI)
-        return out
-    k = np.rint((out[:, 4] - ref) / HALF_PI)
-    out[:, 4] -= k * HALF_PI
-    odd = np.mod(k, 2.0) == 1.0
-    if odd.any():
-        out[odd, 2], out[odd, 3] = out[odd, 3], out[odd, 2].copy()
+    if out.ndim != 2 or out.shape[1] != 5:
+        raise ValueError(f"xywhr must be (N, 5) [cx, cy, w, h, angle], got shape {out.shape}")
+    n = out.shape[0]
+    try:
+        ref = np.ascontiguousarray(np.broadcast_to(np.asarray(reference, dtype=np.float64), (n,)))
+    except ValueError:
+        raise ValueError(f"reference must be one angle per box ({n},) or one angle, got shape "
+                         f"{np.shape(reference)}") from None
+    library().obbmeta_align_to(address(out), address(ref), n, int(bool(heading)))  # kernels/track_cpu.c
     return out
-

@@ -12,63 +12,71 @@ overlap heavily while the rotated boxes do not: that is where the two measures d
 
 Only pairs whose AABBs overlap (and, when asked, of one class) are scored: the rest have IoU 0 under both measures,
 and skipping them keeps a frame of 100 x 100 boxes to a few hundred exact IoUs. The pairs come from a sweep in C
-(:func:`obbmeta.geometry.aabb_overlap_pairs`), not a dense (tracks x detections) mask: a frame of 500 aerial
-vehicles costs what its overlapping pairs cost.
+(kernels/obb_match.h, also :func:`obbmeta.geometry.aabb_overlap_pairs`), not a dense (tracks x detections) mask: a
+frame of 500 aerial vehicles costs what its overlapping pairs cost. Both functions here are the C code the tracker's
+step runs (kernels/track_cpu.c).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..geometry import aabb, aabb_overlap_pairs, box_iou_rotated_host, geometry_library
+from .._validators import number_in_range
+from ..geometry import geometry_library
+from ._core import address, library
 
 ASSOCIATIONS = ("rotated", "aabb")
-
-
-def buffered(xywhr: np.ndarray, buffer: float) -> np.ndarray:
-    """Boxes with both sides lengthened by ``2 * buffer * sqrt(w * h)`` around the same centre and angle.
-
-    Buffering the matching space is C-BIoU's remedy for irregular motion (Yang et al., WACV 2023), which grows each
-    side in proportion to itself; here the margin is the same on both sides and scales with the box's size (like
-    the motion noise), because the exact IoU of a thin box (a text line 400 x 18 px) collapses under a few pixels of
-    camera shake or a degree of angle noise across its width, while a margin proportional to its 18 px would not
-    help and one proportional to its 400 px would reach the neighbouring lines."""
-    if not buffer:
-        return xywhr
-    out = np.array(xywhr, dtype=np.float64, copy=True)
-    out[:, 2:4] += (2.0 * buffer * np.sqrt(out[:, 2] * out[:, 3]))[:, None]
-    return out
 
 
 def candidate_ious(tracks: np.ndarray, detections: np.ndarray, method: str, track_labels: np.ndarray | None = None,
                    detection_labels: np.ndarray | None = None, buffer: float = 0.0
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IoU of every (track, detection) pair with overlapping AABBs (and equal labels when both label arrays are
-    given), of the boxes enlarged by ``buffer`` (:func:`buffered`). Returns (track index, detection index, IoU)
-    arrays, IoU > 0."""
+    given), of the boxes enlarged by ``buffer``: both sides of each box lengthened by ``2 * buffer * sqrt(w * h)``
+    around the same centre and angle. Returns (track index, detection index, IoU) arrays, IoU > 0, row-major.
+
+    Buffering the matching space is C-BIoU's remedy for irregular motion (Yang et al., WACV 2023), which grows each
+    side in proportion to itself; here the margin is the same on both sides and scales with the box's size (like
+    the motion noise), because the exact IoU of a thin box (a text line 400 x 18 px) collapses under a few pixels of
+    camera shake or a degree of angle noise across its width, while a margin proportional to its 18 px would not
+    help and one proportional to its 400 px would reach the neighbouring lines.
+
+    One C call (kernels/track_cpu.c), the code of the tracker's own step: the rotated IoU is that of the boxes'
+    float32 values (:func:`obbmeta.geometry.box_iou_rotated_host`)."""
     if method not in ASSOCIATIONS:
         raise ValueError(f"association must be one of {ASSOCIATIONS}, got {method!r}")
-    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-    if not len(tracks) or not len(detections):
-        return empty
-    tracks, detections = buffered(tracks, buffer), buffered(detections, buffer)
-    ta, da = aabb(tracks), aabb(detections)
-    ti, di = aabb_overlap_pairs(ta, da)
+    t, d = _boxes("tracks", tracks), _boxes("detections", detections)
+    buffer = number_in_range("buffer", buffer, 0.0, 2.0)
+    labels = [None, None]
     if track_labels is not None and detection_labels is not None:
-        same = np.asarray(track_labels)[ti] == np.asarray(detection_labels)[di]
-        ti, di = ti[same], di[same]
-    if not ti.size:
-        return empty
-    if method == "aabb":
-        iw = np.minimum(ta[ti, 2], da[di, 2]) - np.maximum(ta[ti, 0], da[di, 0])
-        ih = np.minimum(ta[ti, 3], da[di, 3]) - np.maximum(ta[ti, 1], da[di, 1])
-        inter = iw * ih
-        area_t = (ta[ti, 2] - ta[ti, 0]) * (ta[ti, 3] - ta[ti, 1])
-        area_d = (da[di, 2] - da[di, 0]) * (da[di, 3] - da[di, 1])
-        iou = inter / np.maximum(area_t + area_d - inter, 1e-12)
-    else:
-        iou = box_iou_rotated_host(tracks[ti], detections[di], aligned=True).astype(np.float64)
-    keep = iou > 0
-    return ti[keep], di[keep], iou[keep]
+        for k, (name, given, n) in enumerate((("track_labels", track_labels, t.shape[0]),
+                                              ("detection_labels", detection_labels, d.shape[0]))):
+            a = np.asarray(given)
+            if a.shape != (n,) or a.dtype.kind not in "iu":
+                raise ValueError(f"{name} must be ({n},) integer class ids, got {a.dtype} {a.shape}")
+            labels[k] = np.ascontiguousarray(a, np.int64)
+    n, m = t.shape[0], d.shape[0]
+    capacity = 4 * (n + m) + 16
+    while True:  # at most twice: the first count says how much room the pairs need
+        ti, di, iou = np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity)
+        count = library().obbmeta_candidate_ious(address(t), address(labels[0]), n, address(d), address(labels[1]),
+                                                 m, int(method == "aabb"), buffer, address(ti), address(di),
+                                                 address(iou), capacity)
+        if count < 0:
+            raise MemoryError("candidate_ious: out of memory")
+        if count <= capacity:
+            return ti[:count], di[:count], iou[:count]
+        capacity = count
+
+
+def _boxes(name: str, value) -> np.ndarray:
+    a = np.ascontiguousarray(value, dtype=np.float64)
+    if a.size == 0:
+        return a.reshape(0, 5)
+    if a.ndim != 2 or a.shape[1] != 5:
+        raise ValueError(f"{name} must have shape (N, 5) [cx, cy, w, h, angle], got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+    return a
 
 
 def greedy_match(ti: np.ndarray, di: np.ndarray, iou: np.ndarray, threshold: float,

@@ -3,12 +3,14 @@
 SORT and ByteTrack filter (cx, cy, w, h) with a constant-velocity model whose noise matrices are diagonal; such a
 filter splits exactly into one 2-state filter (value, velocity) per dimension. obbmeta's state is (cx, cy, w, h,
 angle): the angle is one more such dimension, kept continuous by :func:`obbmeta.track.angles.align_to` before each
-update (the residual is then small, so no wrapping inside the filter). Splitting keeps every step a handful of
-NumPy operations on (tracks, dims) arrays: no per-track Python, no batched matrix products.
+update (the residual is then small, so no wrapping inside the filter). The arithmetic is in C (kernels/track_cpu.c),
+the same code the tracker's step runs; :class:`KalmanBank` holds the (tracks, dims) arrays of FollowTracker.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from ._core import address, library, rows_f64
 
 
 class KalmanBank:
@@ -39,24 +41,49 @@ class KalmanBank:
 
     def predict(self, value_std: np.ndarray, velocity_std: np.ndarray, rows=None) -> None:
         """One step: value += velocity; process noise of the given standard deviations (T, D) or (K, D) for
-        ``rows``."""
-        sel = slice(None) if rows is None else rows
-        p00, p01, p11 = self.p00[sel], self.p01[sel], self.p11[sel]
-        self.mean[sel] = self.mean[sel] + self.velocity[sel]
-        self.p00[sel] = p00 + 2.0 * p01 + p11 + np.square(value_std)
-        self.p01[sel] = p01 + p11
-        self.p11[sel] = p11 + np.square(velocity_std)
+        ``rows`` (boolean mask or indices). One C call (kernels/track_cpu.c, the tracker's own filter)."""
+        self._contiguous()
+        dims = self.mean.shape[1]
+        index = None if rows is None else _indices(rows, len(self))
+        n = len(self) if index is None else index.size
+        q_value, q_velocity = rows_f64(value_std, dims, n), rows_f64(velocity_std, dims, n)
+        if n:
+            library().obbmeta_kalman_predict(*self._pointers(), dims, address(index), n, address(q_value),
+                                             address(q_velocity))
 
     def update(self, rows, value: np.ndarray, measurement_std: np.ndarray, dims=None) -> None:
-        """Measure ``value`` (K, d) for filters ``rows`` (K,) with noise ``measurement_std`` (K, d); ``dims``
-        restricts the update to some dimensions (e.g. only the centre)."""
-        at = (rows, slice(None)) if dims is None else np.ix_(np.asarray(rows), np.asarray(dims))
-        p00, p01, p11 = self.p00[at], self.p01[at], self.p11[at]
-        residual = value - self.mean[at]
-        s = p00 + np.square(measurement_std)
-        k0, k1 = p00 / s, p01 / s
-        self.mean[at] = self.mean[at] + k0 * residual
-        self.velocity[at] = self.velocity[at] + k1 * residual
-        self.p00[at] = (1.0 - k0) * p00
-        self.p01[at] = (1.0 - k0) * p01
-        self.p11[at] = p11 - k1 * p01
+        """Measure ``value`` (K, d) for filters ``rows`` (K,) (distinct) with noise ``measurement_std`` (K, d);
+        ``dims`` restricts the update to some dimensions (e.g. only the centre). One C call."""
+        self._contiguous()
+        width = self.mean.shape[1]
+        index = _indices(rows, len(self))
+        if np.unique(index).size != index.size:
+            raise ValueError("rows must be distinct: each filter is measured once per step")
+        cols = None if dims is None else np.ascontiguousarray(np.arange(width)[np.asarray(dims)], np.int64)
+        d = width if cols is None else cols.size
+        z, r = rows_f64(value, d, index.size), rows_f64(measurement_std, d, index.size)
+        if index.size and d:
+            library().obbmeta_kalman_update(*self._pointers(), width, address(index), index.size, address(cols), d,
+                                            address(z), address(r))
+
+    def _contiguous(self) -> None:
+        for name in self.__slots__:
+            a = getattr(self, name)
+            if not (a.flags.c_contiguous and a.flags.writeable and a.dtype == np.float64):
+                setattr(self, name, np.array(a, dtype=np.float64, order="C"))
+
+    def _pointers(self) -> tuple:
+        return tuple(address(getattr(self, name)) for name in self.__slots__)
+
+
+def _indices(rows, n: int) -> np.ndarray:
+    """``rows`` (a boolean mask of length n, or indices) as C-contiguous int64 indices in [0, n)."""
+    r = np.asarray(rows)
+    if r.dtype == np.bool_:
+        if r.shape != (n,):
+            raise ValueError(f"a boolean rows mask must have shape ({n},), got {r.shape}")
+        return np.flatnonzero(r).astype(np.int64)
+    index = np.ascontiguousarray(r.reshape(-1), dtype=np.int64)
+    if index.size and (index.min() < -n or index.max() >= n):
+        raise IndexError(f"rows must index {n} filters, got {index.min()}..{index.max()}")
+    return np.ascontiguousarray(np.where(index < 0, index + n, index))

@@ -23,8 +23,8 @@ import numpy as np
 
 from .._validators import int_in_range, is_int, number_in_range
 from ..nvds.nvtracker import TRACKER_MADE_CONFIDENCE
-from .angles import align_to
-from .association import ASSOCIATIONS, candidate_ious, greedy_match
+from ._core import Detections, TrackParams, TrackReport, Tracks, address, motion_noise, rows_f64, track_step
+from .association import ASSOCIATIONS
 from .kalman import KalmanBank
 
 if TYPE_CHECKING:  # torch is imported by the OrientedBoxes paths only: obbmeta.track itself is torch-free
@@ -50,13 +50,15 @@ class MotionNoise:
 
     def stds(self, wh: np.ndarray, dims: slice = slice(0, 5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(process value std, process velocity std, measurement std), each (T, 5)[:, dims], for boxes of
-        widths / heights ``wh`` (T, 2)."""
-        size = np.sqrt(np.maximum(wh[:, 0] * wh[:, 1], 1.0))[:, None]
-        ones = np.ones((1, 4))
-        value = np.concatenate((self.position * size * ones, np.full_like(size, self.angle_process)), axis=1)
-        velocity = np.concatenate((self.velocity * size * ones, np.full_like(size, self.angle_velocity)), axis=1)
-        measure = np.concatenate((self.position * size * ones, np.full_like(size, self.angle)), axis=1)
-        return value[:, dims], velocity[:, dims], measure[:, dims]
+        widths / heights ``wh`` (T, 2). One C call (kernels/track_cpu.c: the tracker's step uses the same noise)."""
+        size = rows_f64(wh, 2)
+        n = size.shape[0]
+        out = np.empty((3, n, 5))
+        if n:
+            params = TrackParams(position=self.position, velocity=self.velocity, angle=self.angle,
+                                 angle_process=self.angle_process, angle_velocity=self.angle_velocity)
+            motion_noise(params, size, out)
+        return out[0][:, dims], out[1][:, dims], out[2][:, dims]
 
 
 @dataclass
@@ -76,16 +78,17 @@ class TrackStep:
 
 
 class _Tracks:
-    """The tracks of one stream, as parallel arrays (row = track)."""
+    """The tracks of one stream, as parallel arrays (row = track), the state the C step reads and writes."""
 
-    def __init__(self):
-        self.ids = np.zeros(0, np.int64)
-        self.labels = np.zeros(0, np.int64)
-        self.confirmed = np.zeros(0, bool)
-        self.hits = np.zeros(0, np.int64)
-        self.lost = np.zeros(0, np.int64)  # detection frames since the last match
-        self.score = np.zeros(0, np.float32)
+    def __init__(self, capacity: int = 0):
+        ints = np.zeros((4, capacity), np.int64)
+        self.ids, self.labels, self.hits, self.lost = ints  # lost: detection frames since the last match
+        self.confirmed = np.zeros(capacity, bool)
+        self.score = np.zeros(capacity, np.float32)
         self.kf = KalmanBank(5)
+        filters = np.zeros((5, capacity, 5))
+        for name, a in zip(KalmanBank.__slots__, filters):
+            setattr(self.kf, name, a)
         self.detection_frames = 0
 
     def __len__(self) -> int:
@@ -96,10 +99,18 @@ class _Tracks:
         b[:, 2:4] = np.maximum(b[:, 2:4], MIN_SIDE)
         return b
 
-    def keep(self, index) -> None:
-        for name in ("ids", "labels", "confirmed", "hits", "lost", "score"):
-            setattr(self, name, getattr(self, name)[index])
-        self.kf.keep(index)
+    def struct(self) -> Tracks:
+        """The ``obb_tracks`` view of these arrays (kept alive by self)."""
+        return Tracks(*(address(a) for a in (self.ids, self.labels, self.hits, self.lost, self.confirmed,
+                                            self.score)),
+                      *(address(getattr(self.kf, name)) for name in KalmanBank.__slots__), len(self))
+
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` rows (views: the arrays stay C-contiguous)."""
+        for name in ("ids", "labels", "hits", "lost", "confirmed", "score"):
+            setattr(self, name, getattr(self, name)[:n])
+        for name in KalmanBank.__slots__:
+            setattr(self.kf, name, getattr(self.kf, name)[:n])
 
 
 def _check_fraction(name: str, value: Any) -> float:
@@ -188,9 +199,9 @@ class OrientedTracker:
     @staticmethod
     def _inputs(xywhr: Any, scores: Any, labels: Any, source_id: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One frame's detections as (x (D, 5) float64, scores (D,) float64, labels (D,) int64), or the error."""
-        x = np.asarray(xywhr, dtype=np.float64).reshape(-1, 5)
+        x = np.ascontiguousarray(np.asarray(xywhr, dtype=np.float64).reshape(-1, 5))
         d = x.shape[0]
-        s = np.asarray(scores, dtype=np.float64).reshape(-1)
+        s = np.ascontiguousarray(np.asarray(scores, dtype=np.float64).reshape(-1))
         lab = np.asarray(labels).reshape(-1)
         if s.shape != (d,) or lab.shape != (d,):
             raise ValueError(f"scores and labels must have shape ({d},) to match xywhr, got {s.shape} and {lab.shape}")
@@ -208,130 +219,53 @@ class OrientedTracker:
              detection_done: bool = True) -> TrackStep:
         """One frame on NumPy arrays (``xywhr`` (D, 5), ``scores`` (D,), ``labels`` (D,)); see :class:`TrackStep`."""
         x, s, lab = self._inputs(xywhr, scores, labels, source_id)
-        if detection_done:
-            return self._detection_step([(source_id, x, s, lab)])[0]
-        st = self._streams.setdefault(source_id, _Tracks())
-        if len(st):  # a frame without detection: the prediction moves on, nothing counts as a miss
-            q_value, q_velocity, _ = self.noise.stds(np.maximum(st.kf.mean[:, 2:4], MIN_SIDE))
-            st.kf.predict(q_value, q_velocity)
-        self.last = self._predictions(st, np.full(x.shape[0], -1, np.int64), x.astype(np.float32),
-                                      lost_max=self.output_lost)
+        self.last = self._stream_step(self._params(), source_id, x, s, lab, detection_done)
         return self.last
 
     def step_many(self, frames: Sequence[tuple[int, Any, Any, Any]]) -> list[TrackStep]:
         """:meth:`step` of several streams' detection frames at once: ``frames`` is a sequence of ``(source_id,
-        xywhr, scores, labels)``, one per stream (a source twice is a ValueError). The same results, track ids and
-        states as calling :meth:`step` on each in order (tested), in one pass over all their tracks: the per-call
-        cost of NumPy is paid once for the batch, not once per frame (16 streams of a DeepStream batch)."""
+        xywhr, scores, labels)``, one per stream (a source twice is a ValueError); the same results, track ids and
+        states as calling :meth:`step` on each in order. Every input is checked before any stream moves on."""
         inputs = [(src, *self._inputs(x, sc, lab, src)) for src, x, sc, lab in frames]
         sources = [src for src, *_ in inputs]
         if len(set(sources)) != len(sources):
             raise ValueError(f"step_many takes one frame per stream, got source ids {sources}")
-        return self._detection_step(inputs) if inputs else []
-
-    def _detection_step(self, inputs: list) -> list[TrackStep]:
-        """The detection step of checked frames ``(source_id, x, scores, labels)`` of distinct streams: every
-        stream's tracks in one set of arrays, stream after stream (one stream: its own arrays), candidates only
-        within a stream, greedy matching over all (pairs of two streams never share a track or a detection)."""
-        streams = [self._streams.setdefault(src, _Tracks()) for src, *_ in inputs]
-        g = len(streams)
-        t_counts = np.array([len(st) for st in streams], np.int64)
-        d_counts = np.array([x.shape[0] for _, x, _, _ in inputs], np.int64)
-        t_off, d_off = np.concatenate(([0], np.cumsum(t_counts))), np.concatenate(([0], np.cumsum(d_counts)))
-        if g == 1:
-            m = streams[0]
-            _, x, s, lab = inputs[0]
-        else:
-            m = _Tracks()
-            for name in ("ids", "labels", "confirmed", "hits", "lost", "score"):
-                setattr(m, name, np.concatenate([getattr(st, name) for st in streams]))
-            for name in KalmanBank.__slots__:
-                setattr(m.kf, name, np.concatenate([getattr(st.kf, name) for st in streams]))
-            x = np.concatenate([x for _, x, _, _ in inputs])
-            s = np.concatenate([sc for _, _, sc, _ in inputs])
-            lab = np.concatenate([la for _, _, _, la in inputs])
-        t_group = np.repeat(np.arange(g), t_counts)
-        d_group = np.repeat(np.arange(g), d_counts)
-        first_g = np.array([st.detection_frames == 0 for st in streams])
-        n = self.noise
-        if len(m):
-            q_value, q_velocity, _ = n.stds(np.maximum(m.kf.mean[:, 2:4], MIN_SIDE))
-            m.kf.predict(q_value, q_velocity)
-        det_ids = np.full(x.shape[0], -1, np.int64)
-        det_boxes = x.astype(np.float32)
-        t = len(m)
-        pred = m.boxes()
-        ti, di, iou = _grouped_candidates(pred, x, t_off, d_off, self.association,
-                                          m.labels if self.class_aware else None, lab if self.class_aware else None,
-                                          self.buffer)
-        high = s >= self.high_score
-        low = (s >= self.low_score) & ~high
-        det_free = high.copy()
-        m1 = greedy_match(ti, di, iou, self.match_iou, m.confirmed.copy(), det_free)
-        m2 = greedy_match(ti, di, iou, self.low_match_iou, m.confirmed & (m.lost == 0) & ~_mask(t, m1[0]),
-                          low.copy())
-        m3 = greedy_match(ti, di, iou, self.tentative_match_iou, ~m.confirmed, det_free)
-        mt = np.concatenate((m1[0], m2[0], m3[0]))
-        md = np.concatenate((m1[1], m2[1], m3[1]))
-        if mt.size:
-            z = align_to(x[md], m.kf.mean[mt, 4], self.heading)
-            _, _, r = n.stds(np.maximum(z[:, 2:4], MIN_SIDE))
-            m.kf.update(mt, z, r)
-            m.hits[mt] += 1
-            m.lost[mt] = 0
-            m.score[mt] = s[md]
-            m.confirmed[mt] |= m.hits[mt] >= self.min_hits
-        matched = _mask(t, mt)
-        m.lost[~matched] += 1
-        ok = m.confirmed[mt]
-        det_ids[md[ok]] = m.ids[mt[ok]]
-        det_boxes[md[ok]] = m.boxes()[mt[ok]].astype(np.float32)
-        kept = (matched | m.confirmed) & (m.lost <= self.max_age)
-        m.keep(kept)
-        t_group = t_group[kept]
-        new = det_free & (s >= self.new_track_score)
-        if new.any():
-            k = int(new.sum())
-            ids = np.arange(self._next_id, self._next_id + k, dtype=np.int64)  # in frame order, as step would
-            self._next_id += k
-            z = x[new]
-            _, q_velocity, r = n.stds(z[:, 2:4])
-            m.kf.append(z, 2.0 * r, 10.0 * q_velocity)
-            confirm = first_g[d_group[new]] | (self.min_hits <= 1)
-            m.ids = np.concatenate((m.ids, ids))
-            m.labels = np.concatenate((m.labels, lab[new]))
-            m.confirmed = np.concatenate((m.confirmed, confirm))
-            m.hits = np.concatenate((m.hits, np.ones(k, np.int64)))
-            m.lost = np.concatenate((m.lost, np.zeros(k, np.int64)))
-            m.score = np.concatenate((m.score, s[new].astype(np.float32)))
-            t_group = np.concatenate((t_group, d_group[new]))
-            det_ids[np.flatnonzero(new)[confirm]] = ids[confirm]
-        if g > 1:
-            order = np.argsort(t_group, kind="stable")  # per stream: its kept tracks, then its new ones
-            m.keep(order)
-            bounds = np.searchsorted(t_group[order], np.arange(g + 1))
-            for k, st in enumerate(streams):
-                rows = slice(int(bounds[k]), int(bounds[k + 1]))
-                for name in ("ids", "labels", "confirmed", "hits", "lost", "score"):
-                    setattr(st, name, getattr(m, name)[rows].copy())
-                for name in KalmanBank.__slots__:
-                    setattr(st.kf, name, getattr(m.kf, name)[rows].copy())
-        steps = []
-        for k, st in enumerate(streams):
-            st.detection_frames += 1
-            dets = slice(int(d_off[k]), int(d_off[k + 1]))
-            steps.append(self._predictions(st, det_ids[dets].copy(), det_boxes[dets].copy(),
-                                           lost_max=self.output_lost, skip_matched=True))
-        self.last = steps[-1]
+        params = self._params()
+        steps = [self._stream_step(params, src, x, s, lab, True) for src, x, s, lab in inputs]
+        if steps:
+            self.last = steps[-1]
         return steps
 
-    def _predictions(self, st: _Tracks, det_ids: np.ndarray, det_boxes: np.ndarray, lost_max: int,
-                     skip_matched: bool = False) -> TrackStep:
-        sel = st.confirmed & (st.lost <= lost_max)
-        if skip_matched:
-            sel &= st.lost >= 1
-        return TrackStep(det_ids, det_boxes, st.ids[sel].copy(), st.boxes()[sel].astype(np.float32),
-                         st.labels[sel].copy(), st.score[sel].copy())
+    def _params(self) -> TrackParams:
+        n = self.noise
+        return TrackParams(self.match_iou, self.low_match_iou, self.tentative_match_iou, self.high_score,
+                           self.low_score, self.new_track_score, self.buffer, n.position, n.velocity, n.angle,
+                           n.angle_process, n.angle_velocity, self.min_hits, self.max_age, self.output_lost,
+                           int(self.association == "aabb"), int(self.class_aware), int(self.heading))
+
+    def _stream_step(self, params: TrackParams, source: int, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
+                     detection: bool) -> TrackStep:
+        """One checked frame of one stream: one C call (kernels/track_cpu.c, obbmeta_track_step; the class
+        docstring says what it does). The interpreter lock is released while it runs."""
+        st = self._streams.setdefault(source, _Tracks())
+        d = x.shape[0]
+        out = _Tracks(len(st) + d)
+        out.detection_frames = st.detection_frames + int(detection)
+        det_ids, det_boxes = np.empty(d, np.int64), np.empty((d, 5), np.float32)
+        pred_ids, pred_labels = np.empty((2, len(out)), np.int64)
+        pred_boxes, pred_scores = np.empty((len(out), 5), np.float32), np.empty(len(out), np.float32)
+        lab = np.ascontiguousarray(lab, np.int64)
+        dets = Detections(address(x), address(s), address(lab), d)
+        report = TrackReport(*(address(a) for a in (det_ids, det_boxes, pred_ids, pred_labels, pred_boxes,
+                                                    pred_scores)), 0)
+        tracks_in, tracks_out = st.struct(), out.struct()
+        self._next_id = track_step(params, tracks_in, dets, detection, st.detection_frames == 0, self._next_id,
+                                   tracks_out, report)
+        out.truncate(tracks_out.n)
+        self._streams[source] = out
+        k = report.n_pred
+        return TrackStep(det_ids, det_boxes, pred_ids[:k].copy(), pred_boxes[:k].copy(), pred_labels[:k].copy(),
+                         pred_scores[:k].copy())
 
     # ---------------------------------------------------------------- OrientedBoxes in, OrientedBoxes out
     def update(self, boxes: OrientedBoxes | None, *, source_id: int = 0, detection_done: bool = True
@@ -381,10 +315,15 @@ class OrientedTracker:
                     for f, a, st, cache in zip(fs, reads, steps, caches)]
 
     def _remember_labels(self, source: int, objects: Any) -> dict:
+        """Each class's label and component id as last seen on this stream (its last object on this frame)."""
         cache = self._labels.setdefault(source, {})
-        for cls, label, comp in zip(objects.class_id.tolist(), objects.label.tolist(),
-                                    objects.component_id.tolist()):
-            cache[cls] = (label, comp)
+        classes = np.asarray(objects.class_id)
+        if classes.size:
+            kinds, first = np.unique(classes[::-1], return_index=True)  # first from the end: each class's last object
+            last = classes.size - 1 - first
+            for cls, label, comp in zip(kinds.tolist(), np.asarray(objects.label)[last].tolist(),
+                                        np.asarray(objects.component_id)[last].tolist()):
+                cache[cls] = (label, comp)
         return cache
 
     def update_frame(self, batch: Any, frame: Any, *, remove_untracked: bool = True,
@@ -469,30 +408,6 @@ def _add_predicted(batch: Any, frame: Any, step: TrackStep, cache: dict, frame_s
                         obb_flags=nvds.OBB_PREDICTED, object_ids=step.pred_track_ids[written].astype(np.uint64),
                         rect=True, tracker_confidence=step.pred_scores[written], frame_size=frame_size)
     return res.written
-
-
-def _grouped_candidates(tracks: np.ndarray, detections: np.ndarray, t_off: np.ndarray, d_off: np.ndarray,
-                        method: str, track_labels, detection_labels, buffer: float) -> tuple:
-    """:func:`candidate_ious` of each stream's tracks with its own detections (stream k: rows ``t_off[k]:t_off[k+1]``
-    and ``d_off[k]:d_off[k+1]``), as indices into all of them; the pairs of one stream come in one block."""
-    parts = []
-    for k in range(len(t_off) - 1):
-        t0, t1, d0, d1 = int(t_off[k]), int(t_off[k + 1]), int(d_off[k]), int(d_off[k + 1])
-        if t1 == t0 or d1 == d0:
-            continue
-        ti, di, iou = candidate_ious(tracks[t0:t1], detections[d0:d1], method,
-                                     None if track_labels is None else track_labels[t0:t1],
-                                     None if detection_labels is None else detection_labels[d0:d1], buffer)
-        parts.append((ti + t0, di + d0, iou))
-    if not parts:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return tuple(np.concatenate(c) for c in zip(*parts))
-
-
-def _mask(n: int, index: np.ndarray) -> np.ndarray:
-    m = np.zeros(n, bool)
-    m[index] = True
-    return m
 
 
 def _boxes(step: TrackStep, scores, labels, device) -> OrientedBoxes:

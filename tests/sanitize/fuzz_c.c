@@ -1,4 +1,5 @@
-/* Fuzz driver for every exported C entry point of obbmeta (kernels/geometry_cpu.c, draw_cpu.c, nvds_meta.c),
+/* Fuzz driver for every exported C entry point of obbmeta (kernels/geometry_cpu.c, track_cpu.c, draw_cpu.c,
+ * nvds_meta.c),
  * built by tests/sanitize/run.sh with AddressSanitizer + UndefinedBehaviorSanitizer and run again under valgrind.
  *
  * Every call respects the C contract the Python layer guarantees (valid pointers, buffer sizes that match the
@@ -6,7 +7,7 @@
  * NaN / inf / huge / tiny / negative values, empty and odd sizes, wrong layouts, foreign frames, frame sizes beyond
  * the uint32 pixel range, labels out of range, batches copied and released while holding our payloads.
  *
- * Usage: fuzz_c SEED ITERATIONS [path/to/libnvds_meta.so]   (without the library only geometry + drawing run)
+ * Usage: fuzz_c SEED ITERATIONS [path/to/libnvds_meta.so]   (without the library only geometry, tracker + drawing run)
  *        fuzz_c --selftest   (commits the undefined cast this driver must catch: proves the sanitizers are on)
  * Exit status 0 when every check passed; any sanitizer report aborts the run with a non-zero status.
  */
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "nvds_meta.h"
+#include "obb_track.h"
 
 /* ---- the entry points under test (their definitions are linked in from kernels/) */
 int obbmeta_geometry_abi_version(void);
@@ -196,6 +198,93 @@ static void fuzz_pairs_and_matching(void)
         for (int64_t q = 0; q < k; ++q) CHECK(mt[q] != mt[k] && md[q] != md[k], "a track or detection taken twice");
     }
     free(a), free(b), free(ti), free(di), free(iou), free(tf), free(df), free(mt), free(md);
+}
+
+/* ---------------------------------------------------------------- the tracker's step
+ * Several frames of one stream through obbmeta_track_step, the state carried from each output to the next input, with
+ * hostile settings (thresholds anywhere in [0, 1], huge and tiny noise, any buffer in [0, 2]) and hostile detections
+ * within the contract (finite, w > 0, h > 0: huge, tiny, far away, identical, flipped angles). */
+static double positive_side(void)
+{
+    const double v = chance(20) ? (chance(50) ? 1e-300 : 1e15) : fabs(hostile(1.0, 80.0));
+    return isfinite(v) && v > 0 ? v : 3.0;
+}
+
+static void alloc_tracks(obb_tracks *t, int64_t cap)
+{
+    const size_t c = (size_t)(cap ? cap : 1);
+    t->ids = malloc(c * 8), t->labels = malloc(c * 8), t->hits = malloc(c * 8), t->lost = malloc(c * 8);
+    t->confirmed = malloc(c), t->score = malloc(c * 4);
+    t->mean = malloc(c * 40), t->velocity = malloc(c * 40), t->p00 = malloc(c * 40), t->p01 = malloc(c * 40);
+    t->p11 = malloc(c * 40);
+    t->n = 0;
+}
+
+static void free_tracks(obb_tracks *t)
+{
+    free(t->ids), free(t->labels), free(t->hits), free(t->lost), free(t->confirmed), free(t->score);
+    free(t->mean), free(t->velocity), free(t->p00), free(t->p01), free(t->p11);
+}
+
+static void fuzz_track_step(void)
+{
+    obb_track_params p;
+    double unit[6];
+    for (int k = 0; k < 6; ++k) unit[k] = chance(20) ? (double)rand_int(0, 1) : rand_unit();
+    p.match_iou = unit[0], p.low_match_iou = unit[1], p.tentative_match_iou = unit[2];
+    p.low_score = fmin(unit[3], unit[4]), p.high_score = fmax(unit[3], unit[4]);
+    p.new_track_score = fmax(p.high_score, unit[5]);
+    p.buffer = chance(30) ? 0.0 : 2.0 * rand_unit();
+    double *noise[5] = {&p.position, &p.velocity, &p.angle, &p.angle_process, &p.angle_velocity};
+    for (int k = 0; k < 5; ++k) *noise[k] = chance(10) ? (chance(50) ? 1e-300 : 1e150) : rand_unit() + 1e-6;
+    p.min_hits = rand_int(1, 4), p.max_age = rand_int(0, 5), p.output_lost = rand_int(0, 6);
+    p.aabb_association = chance(30), p.class_aware = chance(70), p.heading = chance(30);
+    obb_tracks in;
+    alloc_tracks(&in, 0);
+    int64_t next_id = 1;
+    const int frames = (int)rand_int(1, 8);
+    for (int f = 0; f < frames; ++f) {
+        const int64_t d = rand_int(0, 30);
+        double *x = malloc((size_t)(d + 1) * 40), *s = malloc((size_t)(d + 1) * 8);
+        int64_t *lab = malloc((size_t)(d + 1) * 8);
+        for (int64_t j = 0; j < d; ++j) {
+            const double extent = chance(10) ? 1e14 : 300.0;
+            x[5 * j] = chance(20) && j ? x[5 * (j - 1)] : extent * rand_unit();
+            x[5 * j + 1] = extent * rand_unit();
+            x[5 * j + 2] = positive_side(), x[5 * j + 3] = positive_side();
+            x[5 * j + 4] = chance(10) ? 1e6 * (rand_unit() - 0.5) : 7.0 * (rand_unit() - 0.5);
+            s[j] = chance(20) ? (double)rand_int(0, 1) : rand_unit();
+            lab[j] = rand_int(-2, 3);
+        }
+        obb_detections det = {x, s, lab, d};
+        obb_tracks out;
+        alloc_tracks(&out, in.n + d);
+        const int64_t cap = in.n + d;
+        obb_track_report r;
+        r.det_ids = malloc((size_t)(d + 1) * 8), r.det_xywhr = malloc((size_t)(d + 1) * 20);
+        r.pred_ids = malloc((size_t)(cap + 1) * 8), r.pred_labels = malloc((size_t)(cap + 1) * 8);
+        r.pred_xywhr = malloc((size_t)(cap + 1) * 20), r.pred_scores = malloc((size_t)(cap + 1) * 4);
+        const int detection = !chance(20);
+        const int64_t before = next_id;
+        const int64_t rc = obbmeta_track_step(&p, &in, &det, detection, f == 0, &next_id, &out, &r);
+        CHECK(rc == 0, "track_step returned %lld", (long long)rc);
+        CHECK(out.n >= 0 && out.n <= cap && r.n_pred >= 0 && r.n_pred <= out.n, "track_step sizes %lld %lld of %lld",
+              (long long)out.n, (long long)r.n_pred, (long long)cap);
+        CHECK(next_id >= before && next_id - before <= d, "track_step gave %lld ids", (long long)(next_id - before));
+        for (int64_t i = 0; i < out.n; ++i) {
+            CHECK(out.ids[i] >= 1 && out.ids[i] < next_id && (i == 0 || out.ids[i] != out.ids[i - 1]),
+                  "track id %lld", (long long)out.ids[i]);
+            CHECK(out.confirmed[i] <= 1 && out.lost[i] >= 0 && out.hits[i] >= 1, "track state");
+        }
+        for (int64_t j = 0; j < d; ++j) CHECK(r.det_ids[j] == -1 || (r.det_ids[j] >= 1 && r.det_ids[j] < next_id),
+                                             "detection's track %lld", (long long)r.det_ids[j]);
+        free(x), free(s), free(lab);
+        free(r.det_ids), free(r.det_xywhr), free(r.pred_ids), free(r.pred_labels), free(r.pred_xywhr);
+        free(r.pred_scores);
+        free_tracks(&in);
+        in = out;
+    }
+    free_tracks(&in);
 }
 
 /* ---------------------------------------------------------------- drawing */
@@ -739,10 +828,11 @@ int main(int argc, char **argv)
     for (long it = 0; it < iterations; ++it) {
         fuzz_geometry();
         fuzz_pairs_and_matching();
+        fuzz_track_step();
         fuzz_draw();
         if (layout) fuzz_nvds_round(layout);
     }
     printf("fuzz OK: %ld iterations, seed %s, %s\n", iterations, argv[1],
-           layout ? "geometry + drawing + DeepStream metadata" : "geometry + drawing");
+           layout ? "geometry + tracker + drawing + DeepStream metadata" : "geometry + tracker + drawing");
     return 0;
 }

@@ -4,7 +4,7 @@
 # aborts), once plain under valgrind memcheck (any error or definitely lost block fails).
 # Usage: bash tests/sanitize/run.sh [libnvds_meta.so] [seed] [asan iterations] [valgrind iterations]
 #        bash tests/sanitize/run.sh --selftest   (must FAIL: the driver commits a float-to-uint32 overflow)
-# Without the library only the geometry and drawing entry points run. Exit status 0 only when both runs are clean.
+# Without the library only the geometry, tracker and drawing entry points run. Exit status 0 only when both runs are clean.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -15,7 +15,8 @@ SEED="${2:-1}"
 ASAN_ITER="${3:-3000}"
 VG_ITER="${4:-150}"
 OUT="$(mktemp -d /tmp/obbmeta-sanitize.XXXXXX)"
-SRC=("$HERE/fuzz_c.c" "$ROOT/kernels/geometry_cpu.c" "$ROOT/kernels/draw_cpu.c" "$ROOT/kernels/nvds_meta.c")
+SRC=("$HERE/fuzz_c.c" "$ROOT/kernels/geometry_cpu.c" "$ROOT/kernels/track_cpu.c" "$ROOT/kernels/draw_cpu.c"
+     "$ROOT/kernels/nvds_meta.c")
 CC="${CC:-gcc}"
 ARGS=("$SEED")
 status=0

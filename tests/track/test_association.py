@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from shapely.geometry import box as shapely_box
 
 from obbmeta.geometry import aabb
-from obbmeta.track.association import buffered, candidate_ious, greedy_match
+from obbmeta.track.association import candidate_ious, greedy_match
 
 
 def boxes(n, seed):
@@ -36,9 +36,16 @@ def test_aabb_candidates_are_the_iou_of_the_axis_aligned_boxes():
 
 
 def test_the_buffer_lengthens_both_sides_by_the_same_margin():
-    out = buffered(np.array([[0.0, 0.0, 400.0, 16.0, 0.5]]), 0.1)
-    assert out[0, 2] - 400 == pytest.approx(out[0, 3] - 16) == pytest.approx(2 * 0.1 * 80)
-    assert out[0, 4] == 0.5
+    """With a buffer, a pair is scored by the exact IoU (shapely) of both boxes with both sides lengthened by
+    2 * buffer * sqrt(w * h): two parallel text lines 17.5 px apart across their 16 px height meet only then."""
+    a = np.array([[100.0, 100.0, 400.0, 16.0, 0.5]])
+    b = a + [[0.0, 20.0, 0.0, 0.0, 0.0]]
+    assert candidate_ious(a, b, "rotated")[0].size == 0
+    margin = 2 * 0.1 * np.sqrt(400.0 * 16.0)
+    grown = lambda x: x + [[0.0, 0.0, margin, margin, 0.0]]  # noqa: E731
+    ti, di, iou = candidate_ious(a, b, "rotated", buffer=0.1)
+    assert (ti.tolist(), di.tolist()) == ([0], [0])
+    np.testing.assert_allclose(iou, reference.iou_matrix(grown(a), grown(b))[0], atol=1e-5)
 
 
 def test_labels_keep_classes_apart():
