@@ -115,7 +115,7 @@ setup(
     cmdclass={"build_ext": BuildExt},
     ext_modules=[
         c_library("obbmeta._geometry", "kernels/geometry_cpu.c"),
-        c_library("obbmeta.track._tracker", "kernels/track_cpu.c"),
+        c_library("obbmeta.track._tracker", "kernels/track_cpu.c", libraries=("m", "pthread")),
         c_library("obbmeta._draw", "kernels/draw_cpu.c"),
         c_library("obbmeta._crop", "kernels/crop_cpu.c"),
         c_library("obbmeta.nvds._nvdsmeta", "kernels/nvds_meta.c"),

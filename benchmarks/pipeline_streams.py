@@ -490,7 +490,12 @@ def main() -> None:
     ap.add_argument("--chains", default="obbinfer+track+overlay",
                     help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
                          + ", ".join(CHAINS))
+    ap.add_argument("--switch-interval", type=float, default=None,
+                    help="sys.setswitchinterval for the run, in seconds (Python's default 0.005): how long a thread "
+                         "running Python keeps the interpreter lock from one whose C call returned")
     args = ap.parse_args()
+    if args.switch_interval is not None:
+        sys.setswitchinterval(args.switch_interval)
     MODEL = args.model
     obbmeta.gst.register()
     count, repeats = (10, 1) if args.quick else (40, args.repeats)
@@ -515,12 +520,14 @@ def main() -> None:
                     for v in ([] if args.variants == "none" else chosen or ["eager", "graph"]):
                         for depth in (int(d) for d in args.depths.split(",")):
                             r = measure_sourced(producers, source, s, fmt, "obbinfer", v, depth, count, repeats)
+                            r["switch_interval_s"] = sys.getswitchinterval()
                             print(r, flush=True)
                             rows.append(r)
                             save()
                     for chain in filter(None, args.chains.split(",")):
                         r = measure_sourced(producers, source, s, fmt, chain, "graph",
                                             max(int(d) for d in args.depths.split(",")), count, repeats)
+                        r["switch_interval_s"] = sys.getswitchinterval()
                         print(r, flush=True)
                         rows.append(r)
                         save()

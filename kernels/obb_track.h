@@ -47,6 +47,9 @@ int obbmeta_track_abi_version(void);
 int64_t obbmeta_track_step(const obb_track_params *p, const obb_tracks *in, const obb_detections *det,
                            int detection_done, int first_frame, int64_t *next_id, obb_tracks *out,
                            obb_track_report *report);
+int64_t obbmeta_track_step_many(const obb_track_params *p, int64_t n_streams, const obb_tracks *in,
+                                const obb_detections *det, const uint8_t *first_frame, int64_t threads,
+                                int64_t *next_id, obb_tracks *out, obb_track_report *report);
 int64_t obbmeta_candidate_ious(const double *tracks, const int64_t *track_labels, int64_t nt, const double *dets,
                                const int64_t *det_labels, int64_t nd, int aabb, double buffer, int64_t *ti,
                                int64_t *di, double *iou, int64_t capacity);

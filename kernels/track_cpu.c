@@ -16,6 +16,7 @@
  * so results are bit for bit those of the NumPy reference apart from the cosines and sines of the axis-aligned
  * boxes (libm and NumPy may differ by an ulp). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,4 +481,103 @@ done:
     free(mt);
     free(md);
     return status;
+}
+
+/* ---------------------------------------------------------------- one frame of several streams */
+
+typedef struct {
+    const obb_track_params *p;
+    const obb_tracks *in;
+    const obb_detections *det;
+    const uint8_t *first_frame;
+    obb_tracks *out;
+    obb_track_report *report;
+    int64_t *next_id; /* per stream: its provisional first id in, the next one out */
+    int64_t *status;
+    int64_t n_streams, stride, start;
+} obb_step_job;
+
+static void *obb_step_worker(void *arg)
+{
+    const obb_step_job *j = (const obb_step_job *)arg;
+    for (int64_t k = j->start; k < j->n_streams; k += j->stride)
+        j->status[k] = obbmeta_track_step(j->p, j->in + k, j->det + k, 1, j->first_frame[k], j->next_id + k,
+                                          j->out + k, j->report + k);
+    return NULL;
+}
+
+/* obbmeta_track_step of the detection frames of n_streams distinct streams (in[k], det[k] -> out[k], report[k]), on
+ * up to `threads` threads: the same results as calling it stream after stream, new ids included (stream k's new
+ * tracks take the ids after stream k - 1's, from *next_id on; *next_id is advanced). Each stream runs with ids
+ * from a provisional base of its own (above every id the streams before it could take), and its new ids are
+ * shifted down to their place once all are done. Returns 0, or -1 when out of memory (then every out and report is
+ * undefined and *next_id unchanged). */
+OBB_EXPORT int64_t obbmeta_track_step_many(const obb_track_params *p, int64_t n_streams, const obb_tracks *in,
+                                           const obb_detections *det, const uint8_t *first_frame, int64_t threads,
+                                           int64_t *next_id, obb_tracks *out, obb_track_report *report)
+{
+    if (n_streams <= 0) return 0;
+    int64_t *ids = (int64_t *)malloc(sizeof(int64_t) * 2 * (size_t)n_streams);
+    int64_t *status = (int64_t *)calloc((size_t)n_streams, sizeof(int64_t));
+    if (!ids || !status) {
+        free(ids);
+        free(status);
+        return -1;
+    }
+    int64_t *base = ids + n_streams;
+    int64_t bound = *next_id;
+    for (int64_t k = 0; k < n_streams; ++k) {
+        base[k] = ids[k] = bound;
+        bound += det[k].n; /* at most one new track per detection */
+    }
+    if (threads > n_streams) threads = n_streams;
+    if (threads < 1) threads = 1;
+    obb_step_job job = {p, in, det, first_frame, out, report, ids, status, n_streams, threads, 0};
+    pthread_t *workers = threads > 1 ? (pthread_t *)malloc(sizeof(pthread_t) * (size_t)(threads - 1)) : NULL;
+    obb_step_job *jobs = threads > 1 ? (obb_step_job *)malloc(sizeof(obb_step_job) * (size_t)threads) : NULL;
+    int64_t started = 0;
+    if (workers && jobs)
+        for (int64_t t = 1; t < threads; ++t) {
+            jobs[t] = job;
+            jobs[t].start = t;
+            if (pthread_create(&workers[started], NULL, obb_step_worker, &jobs[t]) != 0) break;
+            ++started;
+        }
+    /* this thread takes stream 0, threads, 2 threads, ... and every stream of a worker that did not start */
+    job.stride = started + 1 == threads ? threads : 1;
+    if (job.stride == 1) {
+        /* some workers did not start: run every stream not owned by a started worker here, in order */
+        for (int64_t k = 0; k < n_streams; ++k) {
+            const int64_t owner = k % threads;
+            if (owner != 0 && owner <= started) continue;
+            status[k] = obbmeta_track_step(p, in + k, det + k, 1, first_frame[k], ids + k, out + k, report + k);
+        }
+    } else {
+        obb_step_worker(&job);
+    }
+    for (int64_t t = 0; t < started; ++t) pthread_join(workers[t], NULL);
+    free(workers);
+    free(jobs);
+    int64_t rc = 0;
+    for (int64_t k = 0; k < n_streams; ++k)
+        if (status[k] < 0) rc = -1;
+    if (rc == 0) {
+        int64_t next = *next_id;
+        for (int64_t k = 0; k < n_streams; ++k) {
+            const int64_t shift = base[k] - next, used = ids[k] - base[k];
+            if (shift) {
+                for (int64_t i = 0; i < out[k].n; ++i)
+                    if (out[k].ids[i] >= base[k]) out[k].ids[i] -= shift;
+                for (int64_t j = 0; j < det[k].n; ++j)
+                    if (report[k].det_ids[j] >= base[k]) report[k].det_ids[j] -= shift;
+                for (int64_t i = 0; i < report[k].n_pred; ++i)
+                    if (report[k].pred_ids[i] >= base[k]) report[k].pred_ids[i] -= shift;
+            }
+            next += used;
+        }
+        *next_id = next;
+    }
+    free(ids);
+    free(status);
+    return rc;
 }

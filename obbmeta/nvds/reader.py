@@ -62,16 +62,20 @@ class Obb:
         return self.source == "user_meta"
 
 
+_ROOM = [64]  # rows the last frame needed: the next read starts with that much room (a hint; races are harmless)
+
+
 def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
     f = reader_frame(frame, batch)
     core = _core.get()
-    capacity = 64
+    capacity = _ROOM[0]
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
         rows = (_core.ReadRow * capacity)()
         got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
         if got < 0:
             raise _core.writer_error(got, "reader")
         if got <= capacity:
+            _ROOM[0] = min(max(64, got), 1 << 16)
             return rows, got
         capacity = got
 

@@ -50,6 +50,7 @@ TRACKER = NativeLibrary(
         "obbmeta_align_to": (None, [_p, _p, _i64, _int]),
         "obbmeta_candidate_ious": (_i64, [_p, _p, _i64, _p, _p, _i64, _int, _d, _p, _p, _p, _i64]),
         "obbmeta_track_step": (_i64, [_p, _p, _p, _int, _int, _p, _p, _p]),
+        "obbmeta_track_step_many": (_i64, [_p, _i64, _p, _p, _p, _i64, _p, _p, _p]),
     },
     structs={"obb_track_params": TrackParams, "obb_tracks": Tracks, "obb_detections": Detections,
              "obb_track_report": TrackReport},
@@ -93,4 +94,20 @@ def track_step(params: TrackParams, tracks_in: Tracks, detections: Detections, d
                                     int(detection), int(first_frame), ctypes.byref(nid), ctypes.byref(tracks_out),
                                     ctypes.byref(report)) < 0:
         raise MemoryError("OrientedTracker: out of memory in the C step")
+    return nid.value
+
+
+def track_step_many(params: TrackParams, tracks_in: list, detections: list, first_frame: list, threads: int,
+                    next_id: int, tracks_out: list, reports: list) -> int:
+    """``obbmeta_track_step_many`` over lists of structs (one per stream); returns the next free track id."""
+    k = len(tracks_in)
+    ins, outs = (Tracks * k)(*tracks_in), (Tracks * k)(*tracks_out)
+    dets, reps = (Detections * k)(*detections), (TrackReport * k)(*reports)
+    first = (ctypes.c_uint8 * k)(*(int(f) for f in first_frame))
+    nid = ctypes.c_int64(next_id)
+    if library().obbmeta_track_step_many(ctypes.byref(params), k, ins, dets, first, int(threads), ctypes.byref(nid),
+                                         outs, reps) < 0:
+        raise MemoryError("OrientedTracker: out of memory in the C step")
+    for k, (out, rep) in enumerate(zip(outs, reps)):  # the C structs were copies: their counts come back here
+        tracks_out[k].n, reports[k].n_pred = out.n, rep.n_pred
     return nid.value

@@ -15,6 +15,7 @@ not count as misses, like nvtracker.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
@@ -23,7 +24,17 @@ import numpy as np
 
 from .._validators import int_in_range, is_int, number_in_range
 from ..nvds.nvtracker import TRACKER_MADE_CONFIDENCE
-from ._core import Detections, TrackParams, TrackReport, Tracks, address, motion_noise, rows_f64, track_step
+from ._core import (
+    Detections,
+    TrackParams,
+    TrackReport,
+    Tracks,
+    address,
+    motion_noise,
+    rows_f64,
+    track_step,
+    track_step_many,
+)
 from .association import ASSOCIATIONS
 from .kalman import KalmanBank
 
@@ -113,6 +124,26 @@ class _Tracks:
             setattr(self.kf, name, getattr(self.kf, name)[:n])
 
 
+class _StepJob:
+    """One stream's frame prepared for the C step: its tracks in, room for its tracks out (``tracks`` + detections
+    rows) and for its report, and the ``obb_*`` structs over them (the arrays are kept alive here)."""
+
+    def __init__(self, st: _Tracks, x: np.ndarray, s: np.ndarray, lab: np.ndarray, detection: bool):
+        d = x.shape[0]
+        self.out = _Tracks(len(st) + d)
+        self.out.detection_frames = st.detection_frames + int(detection)
+        self.first = st.detection_frames == 0
+        self.det_ids, self.det_boxes = np.empty(d, np.int64), np.empty((d, 5), np.float32)
+        self.pred_ids, self.pred_labels = np.empty((2, len(self.out)), np.int64)
+        self.pred_boxes = np.empty((len(self.out), 5), np.float32)
+        self.pred_scores = np.empty(len(self.out), np.float32)
+        self.arrays = (x, s, np.ascontiguousarray(lab, np.int64), st)
+        self.dets = Detections(address(x), address(s), address(self.arrays[2]), d)
+        self.report = TrackReport(*(address(a) for a in (self.det_ids, self.det_boxes, self.pred_ids,
+                                                         self.pred_labels, self.pred_boxes, self.pred_scores)), 0)
+        self.tracks_in, self.tracks_out = st.struct(), self.out.struct()
+
+
 def _check_fraction(name: str, value: Any) -> float:
     return number_in_range(name, value, 0.0, 1.0)
 
@@ -146,13 +177,15 @@ class OrientedTracker:
         output_lost: also report confirmed tracks missed for up to this many detection frames, at their predicted
             box (0: only tracks matched on this frame, like nvtracker without shadow-track output).
         noise: :class:`MotionNoise`.
+        threads: how many threads :meth:`step_many` (and ``update_batch``) spread a batch's streams over (the C
+            step releases the interpreter lock); None: one per CPU, at most 8. The results do not depend on it.
     """
 
     def __init__(self, association: str = "rotated", *, match_iou: float = 0.2, low_match_iou: float = 0.5,
                  tentative_match_iou: float = 0.3, high_score: float = 0.5, low_score: float = 0.1,
                  new_track_score: float = 0.6, min_hits: int = 2, max_age: int = 30, class_aware: bool = True,
                  heading: bool = False, output_lost: int = 0, buffer: float = 0.15,
-                 noise: MotionNoise = MotionNoise()):
+                 noise: MotionNoise = MotionNoise(), threads: int | None = None):
         if association not in ASSOCIATIONS:
             raise ValueError(f"association must be one of {ASSOCIATIONS}, got {association!r}")
         if not isinstance(noise, MotionNoise):
@@ -175,6 +208,7 @@ class OrientedTracker:
         self.class_aware = bool(class_aware)
         self.heading = bool(heading)
         self.noise = noise
+        self.threads = min(8, os.cpu_count() or 1) if threads is None else _check_count("threads", threads, 1)
         self._streams: dict[int, _Tracks] = {}
         self._next_id = 1
         self.last: TrackStep | None = None
@@ -230,8 +264,7 @@ class OrientedTracker:
         sources = [src for src, *_ in inputs]
         if len(set(sources)) != len(sources):
             raise ValueError(f"step_many takes one frame per stream, got source ids {sources}")
-        params = self._params()
-        steps = [self._stream_step(params, src, x, s, lab, True) for src, x, s, lab in inputs]
+        steps = self._streams_step(self._params(), inputs) if inputs else []
         if steps:
             self.last = steps[-1]
         return steps
@@ -247,25 +280,30 @@ class OrientedTracker:
                      detection: bool) -> TrackStep:
         """One checked frame of one stream: one C call (kernels/track_cpu.c, obbmeta_track_step; the class
         docstring says what it does). The interpreter lock is released while it runs."""
-        st = self._streams.setdefault(source, _Tracks())
-        d = x.shape[0]
-        out = _Tracks(len(st) + d)
-        out.detection_frames = st.detection_frames + int(detection)
-        det_ids, det_boxes = np.empty(d, np.int64), np.empty((d, 5), np.float32)
-        pred_ids, pred_labels = np.empty((2, len(out)), np.int64)
-        pred_boxes, pred_scores = np.empty((len(out), 5), np.float32), np.empty(len(out), np.float32)
-        lab = np.ascontiguousarray(lab, np.int64)
-        dets = Detections(address(x), address(s), address(lab), d)
-        report = TrackReport(*(address(a) for a in (det_ids, det_boxes, pred_ids, pred_labels, pred_boxes,
-                                                    pred_scores)), 0)
-        tracks_in, tracks_out = st.struct(), out.struct()
-        self._next_id = track_step(params, tracks_in, dets, detection, st.detection_frames == 0, self._next_id,
-                                   tracks_out, report)
-        out.truncate(tracks_out.n)
+        job = _StepJob(self._streams.setdefault(source, _Tracks()), x, s, lab, detection)
+        self._next_id = track_step(params, job.tracks_in, job.dets, detection, job.first, self._next_id,
+                                   job.tracks_out, job.report)
+        return self._finish(source, job)
+
+    def _streams_step(self, params: TrackParams, inputs: list) -> list[TrackStep]:
+        """The detection frames ``(source_id, x, scores, labels)`` of distinct streams in one C call
+        (obbmeta_track_step_many) on up to :attr:`threads` threads: the same as :meth:`_stream_step` on each in
+        order, new ids included."""
+        if len(inputs) == 1:
+            return [self._stream_step(params, *inputs[0], True)]
+        jobs = [_StepJob(self._streams.setdefault(src, _Tracks()), x, s, lab, True) for src, x, s, lab in inputs]
+        self._next_id = track_step_many(params, [j.tracks_in for j in jobs], [j.dets for j in jobs],
+                                        [j.first for j in jobs], self.threads, self._next_id,
+                                        [j.tracks_out for j in jobs], [j.report for j in jobs])
+        return [self._finish(src, job) for (src, *_), job in zip(inputs, jobs)]
+
+    def _finish(self, source: int, job: "_StepJob") -> TrackStep:
+        out = job.out
+        out.truncate(job.tracks_out.n)
         self._streams[source] = out
-        k = report.n_pred
-        return TrackStep(det_ids, det_boxes, pred_ids[:k].copy(), pred_boxes[:k].copy(), pred_labels[:k].copy(),
-                         pred_scores[:k].copy())
+        k = job.report.n_pred
+        return TrackStep(job.det_ids, job.det_boxes, job.pred_ids[:k].copy(), job.pred_boxes[:k].copy(),
+                         job.pred_labels[:k].copy(), job.pred_scores[:k].copy())
 
     # ---------------------------------------------------------------- OrientedBoxes in, OrientedBoxes out
     def update(self, boxes: OrientedBoxes | None, *, source_id: int = 0, detection_done: bool = True

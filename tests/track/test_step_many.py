@@ -46,8 +46,10 @@ def same(a, b):
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("kwargs", [{}, {"association": "aabb", "buffer": 0.0}, {"min_hits": 1, "output_lost": 3},
                                     {"class_aware": False, "max_age": 2}])
-def test_step_many_is_step_frame_after_frame(seed, kwargs):
-    one, many = OrientedTracker(**kwargs), OrientedTracker(**kwargs)
+@pytest.mark.parametrize("threads", [1, 3, 16])
+def test_step_many_is_step_frame_after_frame(seed, kwargs, threads):
+    """Whatever the threads a batch's streams are spread over: the ids are those frame after frame would give."""
+    one, many = OrientedTracker(**kwargs), OrientedTracker(**kwargs, threads=threads)
     sources = [7, 2, 11, 0, 5]  # not in order: ids follow the batch's order, as frame after frame does
     for frame in sequence(seed):
         want = [one.step(x, s, lab, source_id=src) for src, (x, s, lab) in zip(sources, frame)]
@@ -61,6 +63,13 @@ def test_step_many_is_step_frame_after_frame(seed, kwargs):
         np.testing.assert_array_equal(a.ids, b.ids)
         np.testing.assert_array_equal(a.kf.mean, b.kf.mean)
         np.testing.assert_array_equal(a.kf.p01, b.kf.p01)
+
+
+def test_threads_must_be_a_positive_count():
+    with pytest.raises(ValueError, match="threads"):
+        OrientedTracker(threads=0)
+    with pytest.raises(ValueError, match="threads"):
+        OrientedTracker(threads=2.5)
 
 
 def test_step_many_refuses_a_stream_twice_and_bad_frames_by_name():
