@@ -261,14 +261,22 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
 {
     double *boxes = (double *)malloc(sizeof(double) * 5 * (size_t)(nt + nd + 1));
     double *bounds = (double *)malloc(sizeof(double) * 4 * (size_t)(nt + nd + 1));
+    /* the exact IoU's per-box part (its sines and cosines), once per box rather than once per pair */
+    obb_prep *prep = aabb ? NULL : (obb_prep *)malloc(sizeof(obb_prep) * (size_t)(nt + nd + 1));
     int64_t *pairs = NULL, *ti = NULL, *di = NULL, count = 0;
     double *iou = NULL;
-    if (!boxes || !bounds) goto oom;
+    if (!boxes || !bounds || (!aabb && !prep)) goto oom;
     memcpy(boxes, tb, sizeof(double) * 5 * (size_t)nt);
     memcpy(boxes + 5 * nt, db, sizeof(double) * 5 * (size_t)nd);
     for (int64_t i = 0; i < nt + nd; ++i) {
         obb_buffered(boxes + 5 * i, buffer);
         obb_box_bounds(boxes + 5 * i, bounds + 4 * i);
+        if (prep) { /* box_iou_rotated_host: the float32 values of the boxes */
+            float f[5];
+            for (int d = 0; d < 5; ++d) f[d] = (float)boxes[5 * i + d];
+            const obb_box b = obb_box_from_float(f);
+            prep[i] = obb_prep_make(&b);
+        }
     }
     const double *ta = bounds, *da = bounds + 4 * nt;
     const int64_t found = obb_overlap_pairs(ta, nt, da, nd, &pairs);
@@ -283,19 +291,13 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
         double v;
         if (aabb) {
             const double *a = ta + 4 * i, *b = da + 4 * j;
-            const double iw = fmin(a[2], b[2]) - fmax(a[0], b[0]);
-            const double ih = fmin(a[3], b[3]) - fmax(a[1], b[1]);
+            const double iw = obb_min(a[2], b[2]) - obb_max(a[0], b[0]);
+            const double ih = obb_min(a[3], b[3]) - obb_max(a[1], b[1]);
             const double inter = iw * ih;
             const double area_t = (a[2] - a[0]) * (a[3] - a[1]), area_d = (b[2] - b[0]) * (b[3] - b[1]);
             v = inter / fmax(area_t + area_d - inter, 1e-12);
         } else {
-            float fa[5], fb[5];
-            for (int d = 0; d < 5; ++d) {
-                fa[d] = (float)boxes[5 * i + d];
-                fb[d] = (float)boxes[5 * (nt + j) + d];
-            }
-            const obb_box ba = obb_box_from_float(fa), bb = obb_box_from_float(fb);
-            v = (double)(float)obb_box_iou(&ba, &bb);
+            v = (double)(float)obb_prep_iou(prep + i, prep + nt + j); /* what obb_box_iou computes, float32 out */
         }
         if (!(v > 0.0)) continue;
         ti[count] = i;
@@ -304,6 +306,7 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
     }
     free(boxes);
     free(bounds);
+    free(prep);
     free(pairs);
     *ti_out = ti;
     *di_out = di;
@@ -312,6 +315,7 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
 oom:
     free(boxes);
     free(bounds);
+    free(prep);
     free(pairs);
     free(ti);
     free(di);

@@ -11,8 +11,8 @@ For thin objects at 45 degrees side by side (parking rows, moored ships, skewed 
 overlap heavily while the rotated boxes do not: that is where the two measures disagree.
 
 Only pairs whose AABBs overlap (and, when asked, of one class) are scored: the rest have IoU 0 under both measures,
-and skipping them keeps a frame of 100 x 100 boxes to a few hundred exact IoUs. The pairs come from a sweep in C
-(kernels/obb_match.h, also :func:`obbmeta.geometry.aabb_overlap_pairs`), not a dense (tracks x detections) mask: a
+and skipping them keeps a frame of 100 x 100 boxes to a few hundred exact IoUs. The pairs come from a uniform grid in
+C (kernels/obb_match.h, also :func:`obbmeta.geometry.aabb_overlap_pairs`), not a dense (tracks x detections) mask: a
 frame of 500 aerial vehicles costs what its overlapping pairs cost. Both functions here are the C code the tracker's
 step runs (kernels/track_cpu.c).
 """

@@ -144,6 +144,14 @@ class _StepJob:
         self.tracks_in, self.tracks_out = st.struct(), self.out.struct()
 
 
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity where the OS says, else the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _check_fraction(name: str, value: Any) -> float:
     return number_in_range(name, value, 0.0, 1.0)
 
@@ -178,7 +186,8 @@ class OrientedTracker:
             box (0: only tracks matched on this frame, like nvtracker without shadow-track output).
         noise: :class:`MotionNoise`.
         threads: how many threads :meth:`step_many` (and ``update_batch``) spread a batch's streams over (the C
-            step releases the interpreter lock); None: one per CPU, at most 8. The results do not depend on it.
+            step releases the interpreter lock); None: one per CPU this process may use, at most 8. The results do
+            not depend on it.
     """
 
     def __init__(self, association: str = "rotated", *, match_iou: float = 0.2, low_match_iou: float = 0.5,
@@ -208,7 +217,7 @@ class OrientedTracker:
         self.class_aware = bool(class_aware)
         self.heading = bool(heading)
         self.noise = noise
-        self.threads = min(8, os.cpu_count() or 1) if threads is None else _check_count("threads", threads, 1)
+        self.threads = min(8, _cpus()) if threads is None else _check_count("threads", threads, 1)
         self._streams: dict[int, _Tracks] = {}
         self._next_id = 1
         self.last: TrackStep | None = None
