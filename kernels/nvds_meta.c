@@ -149,7 +149,7 @@ OBB_EXPORT int32_t obbmeta_nvds_init(const obbmeta_nvds_api *api)
     if (!api || !api->acquire_obj_meta || !api->add_obj_meta_to_frame || !api->acquire_user_meta ||
         !api->add_user_meta_to_obj || !api->acquire_meta_lock || !api->release_meta_lock ||
         !api->get_user_meta_type || !api->g_malloc || !api->g_free || !api->acquire_display_meta ||
-        !api->add_display_meta_to_frame || !api->remove_display_meta_from_frame)
+        !api->add_display_meta_to_frame || !api->remove_display_meta_from_frame || !api->remove_obj_meta_from_frame)
         return OBBMETA_ERR_ARGUMENT;
     g_api = *api;
     /* nvds_get_user_meta_type interns the descriptor with g_quark_from_static_string: it must outlive the
@@ -340,7 +340,7 @@ static int obbmeta_display_pool_matches(const obbmeta_layout *L, void *batch)
  * report back, and a few inputs after fields of another size), else a constant, with its value in `values[i]`.
  * Writes at most `capacity` entries and returns how many there are. The ABI version changes when an entry point's
  * signature does. */
-OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 4; }
+OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 5; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {
@@ -353,6 +353,7 @@ OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, i
         OBB_ABI_OFFSET(obbmeta_nvds_api, g_free), OBB_ABI_OFFSET(obbmeta_nvds_api, acquire_display_meta),
         OBB_ABI_OFFSET(obbmeta_nvds_api, add_display_meta_to_frame),
         OBB_ABI_OFFSET(obbmeta_nvds_api, remove_display_meta_from_frame),
+        OBB_ABI_OFFSET(obbmeta_nvds_api, remove_obj_meta_from_frame),
 
         OBB_ABI_SIZE(obbmeta_write_params),
         OBB_ABI_OFFSET(obbmeta_write_params, n), OBB_ABI_OFFSET(obbmeta_write_params, component_id),

@@ -289,6 +289,8 @@ typedef struct {
     void (*add_display_meta_to_frame)(void *frame, void *display);
     /* releases the display meta (NVIDIA's release_display_meta zeroes it) and returns it to the pool */
     void (*remove_display_meta_from_frame)(void *frame, void *display);
+    /* unlinks an object from its frame and returns it (and its user metas) to the pools */
+    void (*remove_obj_meta_from_frame)(void *frame, void *obj);
 } obbmeta_nvds_api;
 
 /* ---- Writer input (one call for one frame or for all frames of a batch). ---- */

@@ -69,6 +69,10 @@ class NativeLibrary:
       int result) that reports the built one. setup.py rebuilds a library whose sources changed, so a different
       number means an install that was not rebuilt (a ``git pull`` without ``pip install -e .``).
     - ``functions``: ``{name: (restype, argtypes)}`` for every C function Python calls.
+    - ``held``: functions of ``functions`` also bound as ``<name>_held``, called without releasing the interpreter
+      lock (ctypes.PyDLL). ctypes releases it for every call, and a thread whose call returns then waits for it up
+      to Python's switch interval (5 ms) while another thread runs Python: for a short call that wait dwarfs the
+      call. Callers use ``_held`` only where the call cannot block (e.g. on a lock the thread already holds).
     - ``structs``: ``{C type name: ctypes mirror}``; ``constants``: ``{C name: Python value}``. Checked against
       ``table_function`` (``int64_t f(const char **names, int64_t *values, int64_t capacity)``, returning how many
       entries it has): an entry ``"T"`` is ``sizeof(T)``, ``"T.f"`` is ``offsetof(T, f)``, any other name a
@@ -84,6 +88,7 @@ class NativeLibrary:
     structs: Mapping[str, Any] = field(default_factory=dict)
     constants: Mapping[str, int] = field(default_factory=dict)
     table_function: Optional[str] = None
+    held: Sequence[str] = ()
     _lock: Any = field(default_factory=threading.Lock, init=False, repr=False)
     _loaded: list = field(default_factory=list, init=False, repr=False)
 
@@ -113,6 +118,13 @@ class NativeLibrary:
         for name, (restype, argtypes) in self.functions.items():
             fn = self._function(lib, name, path)
             fn.restype, fn.argtypes = restype, list(argtypes)
+        if self.held:
+            keep = ctypes.PyDLL(str(path))  # the same loaded library; its functions keep the interpreter lock
+            for name in self.held:
+                restype, argtypes = self.functions[name]
+                fn = self._function(keep, name, path)
+                fn.restype, fn.argtypes = restype, list(argtypes)
+                setattr(lib, name + "_held", fn)
         if self.table_function is not None:
             self.check_table(self._table(lib, path), path)
         return lib

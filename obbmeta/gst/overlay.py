@@ -81,13 +81,16 @@ class ObbOverlay(ObbmetaElement):
             batch = nvds.BatchMeta.from_gst_buffer(buf)
         except LookupError:
             return Gst.FlowReturn.OK  # nothing upstream wrote metadata: nothing to draw
-        if self.follow is not None:
-            for frame in batch.frames:
-                self.follow.update_frame(batch, frame, frame_size=(self.video.width, self.video.height))
-        if self.prop("mode") == "meta":
-            self._plan(batch)
-        else:
-            self._draw(buf, batch)
+        # One batch lock around the batch's frames: obbmeta's C calls under it keep the interpreter lock, so a
+        # frame costs no handoff of it (obbmeta.nvds.batch.holds_lock)
+        with batch.locked():
+            if self.follow is not None:
+                for frame in batch.frames:
+                    self.follow.update_frame(batch, frame, frame_size=(self.video.width, self.video.height))
+            if self.prop("mode") == "meta":
+                self._plan(batch)
+            else:
+                self._draw(buf, batch)
         return Gst.FlowReturn.OK
 
     def _plan(self, batch: Any) -> None:
@@ -99,6 +102,7 @@ class ObbOverlay(ObbmetaElement):
                             label=self.prop("label"), native=self.prop("native"), frame_size=size)
 
     def _draw(self, buf: Gst.Buffer, batch: Any) -> None:
+        import numpy as np
         import torch
 
         from .. import nvds
@@ -106,17 +110,24 @@ class ObbOverlay(ObbmetaElement):
 
         frames = batch.frames
         with mapped_frames(buf, self.video, write=True) as views:
+            todo = []  # (surface, boxes, colours) per frame with objects
             for frame in frames:
                 if not 0 <= frame.batch_id < len(views):
                     raise ValueError(f"frame meta batch_id {frame.batch_id} has no surface (the buffer holds "
                                      f"{len(views)})")
                 objects = nvds.read_objects(frame)
-                if not len(objects):
-                    continue
-                image = views[frame.batch_id].image
-                xywhr = torch.from_numpy(objects.xywhr).to(image.device, non_blocking=True)
-                colors = _colors(objects.class_id, views[frame.batch_id].format).to(image.device, non_blocking=True)
-                draw_obbs(image, xywhr, colors=colors, thickness=self.prop("thickness"))
+                if len(objects):
+                    todo.append((views[frame.batch_id], objects.xywhr,
+                                 _colors(objects.class_id, views[frame.batch_id].format)))
+            if not todo:
+                return
+            # every frame's boxes and colours in one copy to the device, then one draw per surface
+            device = todo[0][0].image.device
+            sizes = [len(x) for _, x, _ in todo]
+            xywhr = torch.from_numpy(np.concatenate([x for _, x, _ in todo])).to(device, non_blocking=True)
+            colors = torch.cat([c for _, _, c in todo]).to(device, non_blocking=True)
+            for (view, _, _), x, c in zip(todo, xywhr.split(sizes), colors.split(sizes)):
+                draw_obbs(view.image, x, colors=c, thickness=self.prop("thickness"))
             if views and views[0].image is not None and views[0].image.is_cuda:
                 torch.cuda.current_stream(views[0].image.device).synchronize()  # done before the buffer moves on
 

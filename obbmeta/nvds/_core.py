@@ -30,7 +30,8 @@ class ApiTable(Structure):
     _fields_ = [(name, c_void_p) for name in (
         "acquire_obj_meta", "add_obj_meta_to_frame", "acquire_user_meta", "add_user_meta_to_obj",
         "acquire_meta_lock", "release_meta_lock", "get_user_meta_type", "g_malloc", "g_free",
-        "acquire_display_meta", "add_display_meta_to_frame", "remove_display_meta_from_frame")]
+        "acquire_display_meta", "add_display_meta_to_frame", "remove_display_meta_from_frame",
+        "remove_obj_meta_from_frame")]
 
 
 class WriteParams(Structure):
@@ -220,7 +221,7 @@ def get() -> Core:
             addr(m, "nvds_acquire_meta_lock"), addr(m, "nvds_release_meta_lock"),
             addr(m, "nvds_get_user_meta_type"), addr(libs.glib, "g_malloc"), addr(libs.glib, "g_free"),
             addr(m, "nvds_acquire_display_meta_from_pool"), addr(m, "nvds_add_display_meta_to_frame"),
-            addr(m, "nvds_remove_display_meta_from_frame"))
+            addr(m, "nvds_remove_display_meta_from_frame"), addr(m, "nvds_remove_obj_meta_from_frame"))
         meta_type = c.obbmeta_nvds_init(ctypes.byref(api))
         if meta_type < layouts.NVDS_START_USER_META:
             raise layouts.LayoutError(f"nvds_get_user_meta_type returned {meta_type}, below NVDS_START_USER_META")
@@ -253,7 +254,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=4, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=5, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -265,6 +266,7 @@ NVDS_META = NativeLibrary(
         "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
         "obbmeta_nvds_read": (c_int64, [c_int, _vp, POINTER(ReadRow), c_int64]),
         "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp]),
+        "obbmeta_nvds_remove_objects": (c_int64, [_vp, _vp, _vp, c_int64, POINTER(c_int64)]),
         "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
         "obbmeta_nvds_classifier_layout_info": (c_int, [POINTER(c_int64), c_int]),
         "obbmeta_nvds_init_classifier": (c_int32, [POINTER(ClassifierApiTable)]),
@@ -290,7 +292,11 @@ NVDS_META = NativeLibrary(
                "OBBMETA_OBB_TRACKED": layouts.OBB_TRACKED, "OBBMETA_SOURCE_USER_META": layouts.SOURCE_USER_META,
                "OBBMETA_SOURCE_ROTATION": layouts.SOURCE_ROTATION, "OBBMETA_SOURCE_AABB": layouts.SOURCE_AABB,
                "OBBMETA_SOURCE_PREDICTED": layouts.SOURCE_PREDICTED},
-    table_function="obbmeta_nvds_abi_table")
+    table_function="obbmeta_nvds_abi_table",
+    # short calls that take the batch lock: kept without a handoff of the interpreter lock where the caller holds
+    # the batch lock already (obbmeta.nvds.batch.holds_lock)
+    held=("obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_remove_objects", "obbmeta_nvds_overlay",
+          "obbmeta_nvds_add_lines"))
 
 _classifier_lock = threading.Lock()
 _classifier_core: Core | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import threading
 import weakref
 from typing import Any, Iterator
 
@@ -422,6 +423,23 @@ class _NvDsMetaHead(ctypes.Structure):
                 ("user_data", ctypes.c_void_p), ("meta_type", ctypes.c_int)]
 
 
+_HELD = threading.local()  # per thread: {batch address: depth} of the batch meta locks it holds
+
+
+def holds_lock(address: int) -> bool:
+    """Whether this thread holds the batch meta lock of the batch at ``address`` (``with batch.locked():``). Then
+    obbmeta's short C calls on that batch keep the interpreter lock (``NativeLibrary.held``): the batch lock is
+    recursive, so they cannot block on it, and each call saves the wait for the interpreter lock after it."""
+    return getattr(_HELD, "depth", {}).get(address, 0) > 0
+
+
+def entry(c: Any, name: str, batch_address: int) -> Any:
+    """The C function ``name`` of library ``c``, in its ``_held`` form (the interpreter lock kept: ``NativeLibrary
+    .held``) when this thread holds the lock of the batch at ``batch_address``: a batch's frames handled under one
+    ``with batch.locked():`` cost no handoff of the interpreter lock per frame."""
+    return getattr(c, name + "_held") if holds_lock(batch_address) else getattr(c, name)
+
+
 class _MetaLock:
     __slots__ = ("_batch",)
 
@@ -429,8 +447,17 @@ class _MetaLock:
         self._batch = batch
 
     def __enter__(self) -> BatchMeta:
-        self._batch._core.libs.meta.nvds_acquire_meta_lock(self._batch.address)
+        address = self._batch.address
+        depth = _HELD.__dict__.setdefault("depth", {})
+        if not depth.get(address):  # held already by this thread: NVIDIA's lock is recursive, nothing to take
+            self._batch._core.libs.meta.nvds_acquire_meta_lock(address)
+        depth[address] = depth.get(address, 0) + 1
         return self._batch
 
     def __exit__(self, *exc: object) -> None:
-        self._batch._core.libs.meta.nvds_release_meta_lock(self._batch.address)
+        address = self._batch._address
+        depth = _HELD.depth
+        depth[address] -= 1
+        if not depth[address]:
+            del depth[address]
+            self._batch._core.libs.meta.nvds_release_meta_lock(address)

@@ -19,6 +19,7 @@ from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, reader_frame, to_host_once, to_numpy
 from ._tables import DEFAULT_PALETTE_TABLE, palette_table
 from .batch import BatchMeta, FrameMeta
+from .batch import entry as c_entry
 
 
 def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0, 1.0, 1.0, 1.0),
@@ -69,9 +70,9 @@ def add_display_lines(batch: Any, frame: Any, segments: Any, colors: Any = (1.0,
     fw, fh = frame_size_of(f, frame_size)
     core = b._core
     n_display = ctypes.c_int64(0)
-    written = core.c.obbmeta_nvds_add_lines(core.layout.id, b.address, f.address, address_of(seg) or None, m,
-                                            address_of(rgba) or None, rgba.shape[0], width, fw, fh,
-                                            ctypes.byref(n_display))
+    add_lines = c_entry(core.c, "obbmeta_nvds_add_lines", b.address)
+    written = add_lines(core.layout.id, b.address, f.address, address_of(seg) or None, m, address_of(rgba) or None,
+                        rgba.shape[0], width, fw, fh, ctypes.byref(n_display))
     if written < 0:
         bad = int(n_display.value) if written == _core.WriterError.INVALID_BOX else -1  # a row (edge) of seg
         entry, shown = bad // per_polygon, None
@@ -139,7 +140,8 @@ def _overlay(batch: Any, frame: Any, palette: tuple[Any, int], width: int, flags
     params = _core.OverlayParams()
     params.palette, params.num_colors = ctypes.addressof(palette[0]), palette[1]
     params.line_width, params.flags, params.frame_width, params.frame_height = width, flags, fw, fh
-    code = core.c.obbmeta_nvds_overlay(core.layout.id, b.address, f.address, ctypes.addressof(params))
+    code = c_entry(core.c, "obbmeta_nvds_overlay", b.address)(core.layout.id, b.address, f.address,
+                                                             ctypes.addressof(params))
     if code < 0:
         raise _core.writer_error(code, "overlay writer", native, layout=core.layout,
                                  detail="use the default line overlay")

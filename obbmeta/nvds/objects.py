@@ -15,8 +15,7 @@ import numpy as np
 from .._validators import is_int
 from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
-from .batch import FrameMeta
-from .layouts import BaseMeta
+from .batch import entry
 from .obbs import OBB_PREDICTED, OBB_TRACKED
 
 
@@ -159,7 +158,8 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
             raise ValueError("rotation_angle needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the "
                              f"loaded library has {core.layout.name} (only NaN, which leaves the angle, is accepted)")
     params.flags = flags
-    rc = core.c.obbmeta_nvds_update_objects(core.layout.id, b.address, f.address, ctypes.addressof(params))
+    rc = entry(core.c, "obbmeta_nvds_update_objects", b.address)(core.layout.id, b.address, f.address,
+                                                                  ctypes.addressof(params))
     if rc < 0:
         i = int(params.bad_index)
         if rc == _core.WriterError.INVALID_BOX:
@@ -175,36 +175,22 @@ def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
     """Remove objects from ``frame`` with NVIDIA's ``nvds_remove_obj_meta_from_frame`` (which releases each one
     and its user metas back to the pools), as nvtracker removes the objects it does not track; objects of the frame
     whose parent was removed get no parent (NULL, not a pointer into the pool). Addresses that are not objects of
-    the frame are refused before anything is removed. Returns the number removed."""
+    the frame, or an address twice, are refused before anything is removed. One C call under the batch lock
+    (kernels/nvds_meta_track.inc). Returns the number removed."""
     b = batch_of(batch)
     f = frame_of(frame, b)
     objs = _objects(objects)
     if not objs.size:
         return 0
-    if len(set(objs.tolist())) != objs.size:
+    bad = ctypes.c_int64(-1)
+    got = entry(b._core.c, "obbmeta_nvds_remove_objects", b.address)(b.address, f.address, address_of(objs), objs.size,
+                                                                      ctypes.byref(bad))
+    if got == _core.WriterError.ARGUMENT and bad.value >= 0:
         raise ValueError("objects lists an address twice")
-    meta = b._core.libs.meta
-    with b.locked():
-        present = set(_frame_object_addresses(f))
-        missing = [int(o) for o in objs.tolist() if o not in present]
-        if missing:
-            raise ValueError(f"objects holds 0x{missing[0]:x}, which is not an object meta of this frame")
-        for o in objs.tolist():
-            meta.nvds_remove_obj_meta_from_frame(f.address, int(o))
-        # children of a removed object would point into the pool (NVIDIA's removal leaves them): they lose the parent
-        gone, offset = set(objs.tolist()), ctypes.sizeof(BaseMeta)  # NvDsObjectMeta.parent follows its base meta
-        for address in _frame_object_addresses(f):
-            parent = ctypes.c_void_p.from_address(address + offset)
-            if parent.value in gone:
-                parent.value = None
-    return int(objs.size)
+    if got == _core.WriterError.FOREIGN_FRAME and bad.value >= 0:
+        raise ValueError(f"objects holds 0x{int(objs[bad.value]):x}, which is not an object meta of this frame")
+    if got < 0:
+        raise _core.writer_error(got, "object remover")
+    return int(got)
 
-
-def _frame_object_addresses(frame: FrameMeta) -> list[int]:
-    out = []
-    node = frame._head.obj_meta_list
-    while node:
-        out.append(int(node.contents.data))
-        node = node.contents.next
-    return out
 

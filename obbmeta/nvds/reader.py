@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _core, layouts
 from ._inputs import reader_frame
+from .batch import entry
 
 if TYPE_CHECKING:
     from ..boxes import OrientedBoxes
@@ -71,7 +72,8 @@ def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
     capacity = _ROOM[0]
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
         rows = (_core.ReadRow * capacity)()
-        got = core.c.obbmeta_nvds_read(core.layout.id, f.address, rows, capacity)
+        read = entry(core.c, "obbmeta_nvds_read", f._head.base_meta.batch_meta or 0)
+        got = read(core.layout.id, f.address, rows, capacity)
         if got < 0:
             raise _core.writer_error(got, "reader")
         if got <= capacity:

@@ -125,7 +125,8 @@ class FakeDs8:
             get_user_meta_type=META_TYPE(self._meta_type), g_malloc=MALLOC(self._malloc), g_free=FREE(self._free),
             acquire_display_meta=ACQUIRE(self._acquire_display),
             add_display_meta_to_frame=ADD2(self._add_display),
-            remove_display_meta_from_frame=ADD2(self._remove_display))
+            remove_display_meta_from_frame=ADD2(self._remove_display),
+            remove_obj_meta_from_frame=ADD2(self._remove_obj))
         self.api = _core.ApiTable(**{k: ctypes.cast(v, vp).value for k, v in self.callbacks.items()})
 
     # ---- memory
@@ -233,6 +234,17 @@ class FakeDs8:
         ctypes.memset(display + 40, 0, self.sizes[display] - 40)
         self.kind[display] = "released"
         self.removed.append(display)
+
+    def _remove_obj(self, frame, obj):
+        """Unlink the object from its frame and mark it released (NVIDIA returns it to the pool)."""
+        self._check("remove_obj_meta_from_frame")
+        head = frame + raw.FRAME["obj_meta_list"]
+        if obj not in raw.glist(raw.ptr(head)):
+            self.errors.append("remove_obj_meta_from_frame: not in the frame's list")
+            return
+        _set(vp, head, self.g.g_list_remove(raw.ptr(head), obj))
+        self.kind[obj] = "released"
+        self.removed.append(obj)
 
     def _lock(self, batch):
         if batch != self.batch:

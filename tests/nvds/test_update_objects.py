@@ -172,6 +172,60 @@ def test_remove_objects_releases_them_and_their_payloads(make_batch):
     assert nvds.read_obbs_arrays(frame)["address"].tolist() == [objs[1]]
 
 
+def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_address_twice(make_batch):
+    """NVIDIA's removal leaves a child's parent pointing into the pool: obbmeta's removal sets it to NULL (read
+    at the object's own offset), and it refuses a list naming one object twice before removing anything."""
+    batch = make_batch()
+    frame = batch.frames[0]
+    parents = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]])
+    nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 20, 10, 0.3], [800, 400, 20, 10, 0.3]], np.float32),
+                     scores=np.full(2, 0.8, np.float32), labels=np.zeros(2, np.int64), parents=parents)
+    children = [a for a in nvds.read_obbs_arrays(frame)["address"].tolist() if a not in parents.tolist()]
+    assert sorted(raw.ptr(c + raw.OBJ["parent"]) for c in children) == sorted(parents.tolist())
+    with pytest.raises(ValueError, match="lists an address twice"):
+        nvds.remove_objects(batch, frame, parents[[0, 0]])
+    assert len(nvds.read_obbs_arrays(frame)["address"]) == 4  # nothing removed
+    assert nvds.remove_objects(batch, frame, parents[[0]]) == 1
+    by_child = {c: raw.ptr(c + raw.OBJ["parent"]) for c in children}
+    assert sorted(v or 0 for v in by_child.values()) == [0, int(parents[1])]
+
+
+def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_batch, monkeypatch):
+    """Under ``with batch.locked():`` the reader and writers take their ``_held`` entry points (no handoff of the
+    interpreter lock), a nested lock does not call NVIDIA's lock again, and another thread does not see the lock
+    as its own; outside, the releasing entry points are used."""
+    import threading
+
+    from obbmeta.nvds import batch as batch_module
+
+    batch = make_batch()
+    frame = batch.frames[0]
+    objs = write(batch, frame, [[500, 400, 120, 40, 0.3]])
+    used, meta = [], batch._core.libs.meta
+    real = batch_module.entry
+    monkeypatch.setattr(batch_module, "entry", lambda c, name, address: used.append(
+        (name, batch_module.holds_lock(address))) or real(c, name, address))
+    for module in ("reader", "objects"):
+        monkeypatch.setattr(f"obbmeta.nvds.{module}.entry", batch_module.entry)
+    nvds.read_objects(frame)
+    locks = []
+    acquire = meta.nvds_acquire_meta_lock
+    monkeypatch.setattr(meta, "nvds_acquire_meta_lock", lambda b: locks.append(b) or acquire(b))
+    seen_elsewhere = []
+    with batch.locked():
+        with batch.locked():
+            nvds.read_objects(frame)
+            nvds.update_objects(batch, frame, objs, object_ids=[7])
+        worker = threading.Thread(target=lambda: seen_elsewhere.append(batch_module.holds_lock(batch.address)))
+        worker.start()
+        worker.join()
+        assert batch_module.holds_lock(batch.address)
+    assert not batch_module.holds_lock(batch.address) and seen_elsewhere == [False]
+    assert len(locks) == 1  # the nested lock took nothing
+    assert used == [("obbmeta_nvds_read", False), ("obbmeta_nvds_read", True), ("obbmeta_nvds_update_objects", True)]
+    assert nvds.read_objects(frame).object_id.tolist() == [7]
+
+
 def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
     batch = make_batch()
     frame = batch.frames[0]

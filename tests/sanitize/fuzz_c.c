@@ -345,6 +345,7 @@ static int load_nvds(const char *path)
     api.acquire_display_meta = sym(meta, "nvds_acquire_display_meta_from_pool");
     api.add_display_meta_to_frame = sym(meta, "nvds_add_display_meta_to_frame");
     api.remove_display_meta_from_frame = sym(meta, "nvds_remove_display_meta_from_frame");
+    api.remove_obj_meta_from_frame = sym(meta, "nvds_remove_obj_meta_from_frame");
     nv.create_batch = (create_batch_fn)sym(meta, "nvds_create_batch_meta");
     nv.acquire_frame = (acquire_fn)sym(meta, "nvds_acquire_frame_meta_from_pool");
     nv.add_frame = (add2_fn)sym(meta, "nvds_add_frame_meta_to_batch");
