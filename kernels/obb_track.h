@@ -9,7 +9,7 @@
 typedef struct {
     double match_iou, low_match_iou, tentative_match_iou; /* the three stages' least IoU */
     double high_score, low_score, new_track_score;
-    double buffer;                                         /* association.buffered's margin */
+    double buffer; /* the matching margin: both sides lengthened by 2 * buffer * sqrt(w * h) */
     double position, velocity, angle, angle_process, angle_velocity; /* MotionNoise */
     int64_t min_hits, max_age, output_lost;
     int64_t aabb_association; /* 0: exact rotated IoU, 1: IoU of the axis-aligned boxes */

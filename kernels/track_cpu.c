@@ -48,6 +48,9 @@ OBB_EXPORT int64_t obbmeta_track_abi_table(const char **names, int64_t *values, 
     return OBB_ABI_COPY(table, names, values, capacity);
 }
 
+/* numpy.maximum(a, b) for a b that is never NaN: NaN stays NaN (fmax would return b) */
+static inline double obb_np_max(double a, double b) { return isnan(a) || a >= b ? a : b; }
+
 /* ---------------------------------------------------------------- the filter, per (value, velocity) pair */
 
 static inline void obb_kf_predict(double *mean, double *velocity, double *p00, double *p01, double *p11,
@@ -111,7 +114,7 @@ OBB_EXPORT void obbmeta_kalman_update(double *mean, double *velocity, double *p0
 static void obb_noise(const obb_track_params *p, double w, double h, double value[5], double velocity[5],
                       double measure[5])
 {
-    const double size = sqrt(fmax(w * h, 1.0));
+    const double size = sqrt(obb_np_max(w * h, 1.0));
     for (int d = 0; d < 4; ++d) {
         value[d] = p->position * size;
         velocity[d] = p->velocity * size;
@@ -180,11 +183,12 @@ OBB_EXPORT void obbmeta_align_to(double *xywhr, const double *reference, int64_t
 static inline void obb_track_box(const obb_tracks *t, int64_t i, double out[5]) /* _Tracks.boxes: sides clamped */
 {
     for (int d = 0; d < 5; ++d) out[d] = t->mean[5 * i + d];
-    out[2] = fmax(out[2], OBB_MIN_SIDE);
-    out[3] = fmax(out[3], OBB_MIN_SIDE);
+    out[2] = obb_np_max(out[2], OBB_MIN_SIDE);
+    out[3] = obb_np_max(out[3], OBB_MIN_SIDE);
 }
 
-static inline void obb_buffered(double b[5], double buffer) /* association.buffered */
+/* both sides lengthened by 2 * buffer * sqrt(w * h) around the same centre and angle (C-BIoU-style buffering) */
+static inline void obb_buffered(double b[5], double buffer)
 {
     if (buffer == 0.0) return;
     const double margin = 2.0 * buffer * sqrt(b[2] * b[3]);
@@ -223,7 +227,7 @@ static void obb_predict_tracks(const obb_track_params *p, obb_tracks *t)
     for (int64_t i = 0; i < t->n; ++i) {
         double q_value[5], q_velocity[5], unused[5];
         const double *m = t->mean + 5 * i;
-        obb_noise(p, fmax(m[2], OBB_MIN_SIDE), fmax(m[3], OBB_MIN_SIDE), q_value, q_velocity, unused);
+        obb_noise(p, obb_np_max(m[2], OBB_MIN_SIDE), obb_np_max(m[3], OBB_MIN_SIDE), q_value, q_velocity, unused);
         for (int d = 0; d < 5; ++d) {
             const int64_t k = 5 * i + d;
             obb_kf_predict(t->mean + k, t->velocity + k, t->p00 + k, t->p01 + k, t->p11 + k, q_value[d],
@@ -250,7 +254,7 @@ static void obb_report_tracks(const obb_track_params *p, const obb_tracks *t, in
 }
 
 /* The candidate pairs of boxes `tb` (nt, 5) and `db` (nd, 5) (association.candidate_ious): every pair whose
- * axis-aligned boxes overlap after both are enlarged by `buffer` (association.buffered), of one class when both
+ * axis-aligned boxes overlap after both are enlarged by `buffer` (obb_buffered), of one class when both
  * label arrays are given, scored by the IoU of the enlarged boxes (the exact rotated IoU of their float32 values, as
  * geometry.box_iou_rotated_host computes it, or with `aabb` the IoU of their axis-aligned boxes); pairs of IoU 0
  * are dropped. Sets the three malloc'ed arrays (track index, detection index, IoU; row-major) and returns their
@@ -295,7 +299,7 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
             const double ih = obb_min(a[3], b[3]) - obb_max(a[1], b[1]);
             const double inter = iw * ih;
             const double area_t = (a[2] - a[0]) * (a[3] - a[1]), area_d = (b[2] - b[0]) * (b[3] - b[1]);
-            v = inter / fmax(area_t + area_d - inter, 1e-12);
+            v = inter / obb_np_max(area_t + area_d - inter, 1e-12);
         } else {
             v = (double)(float)obb_prep_iou(prep + i, prep + nt + j); /* what obb_box_iou computes, float32 out */
         }
@@ -423,7 +427,8 @@ OBB_EXPORT int64_t obbmeta_track_step(const obb_track_params *p, const obb_track
         double z[5], unused_value[5], unused_velocity[5], r[5];
         memcpy(z, det->xywhr + 5 * j, sizeof(z));
         obb_align(z, out->mean[5 * i + 4], (int)p->heading);
-        obb_noise(p, fmax(z[2], OBB_MIN_SIDE), fmax(z[3], OBB_MIN_SIDE), unused_value, unused_velocity, r);
+        obb_noise(p, obb_np_max(z[2], OBB_MIN_SIDE), obb_np_max(z[3], OBB_MIN_SIDE), unused_value, unused_velocity,
+                  r);
         for (int d = 0; d < 5; ++d) {
             const int64_t e = 5 * i + d;
             obb_kf_update(out->mean + e, out->velocity + e, out->p00 + e, out->p01 + e, out->p11 + e, z[d], r[d]);
