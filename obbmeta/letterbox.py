@@ -56,21 +56,7 @@ class Letterbox:
         """A (..., 5) tensor [cx, cy, w, h, angle] in model-input pixels -> a new one in source-frame pixels:
         centres ``(input - pad) / scale`` per axis; sides ``/ scale`` and the angle unchanged when the scale is
         uniform, else the rectangle the class docstring describes."""
-        import torch
-
-        cx, cy, w, h, a = xywhr.unbind(-1)
-        sx = self.scale
-        if self.scale_y is None:
-            return torch.stack(((cx - self.pad_x) / sx, (cy - self.pad_y) / sx, w / sx, h / sx, a), dim=-1)
-        sy = self.scale_y
-        c, s = torch.cos(a), torch.sin(a)
-        # The width edge's direction (cos a, sin a) maps to (cos a / sx, sin a / sy).
-        ex, ey = c / sx, s / sy
-        stretch = torch.sqrt(ex * ex + ey * ey)
-        new_w = w * stretch
-        new_h = h / (sx * sy * stretch)  # the mapped area w * h / (sx * sy), across the new width edge
-        return torch.stack(((cx - self.pad_x) / sx, (cy - self.pad_y) / sy, new_w, new_h,
-                            torch.atan2(ey, ex)), dim=-1)
+        return source_boxes(xywhr, self.scale, self.pad_x, self.pad_y, self.scale_y)
 
     @classmethod
     def fit(cls, source_size, input_size, center: bool = True) -> "Letterbox":
@@ -94,3 +80,33 @@ class Letterbox:
         else:
             pad_x, pad_y = 0, 0
         return cls(new_w / sw, float(pad_x), float(pad_y), scale_y=new_h / sh)
+
+
+def source_boxes(xywhr, scale, pad_x=0.0, pad_y=0.0, scale_y=None):
+    """:meth:`Letterbox.to_source` of (..., 5) boxes, with one letterbox for all (floats) or one per box: ``scale``
+    and ``scale_y`` float64 tensors broadcasting against ``xywhr[..., 0]`` (pads stay floats). A box whose two scales
+    are equal maps as under a uniform letterbox, as :class:`Letterbox` spells one. The arithmetic is the same either
+    way (the per-box scales are rounded to ``xywhr``'s dtype as a float would be), so per-box results equal the
+    per-letterbox ones."""
+    import torch
+
+    def same_dtype(v):
+        return v.to(xywhr.dtype) if isinstance(v, torch.Tensor) else v
+
+    cx, cy, w, h, a = xywhr.unbind(-1)
+    sx = same_dtype(scale)
+    uniform = ((cx - pad_x) / sx, (cy - pad_y) / sx, w / sx, h / sx, a)
+    if scale_y is None:
+        return torch.stack(uniform, dim=-1)
+    sy = same_dtype(scale_y)
+    c, s = torch.cos(a), torch.sin(a)
+    # The width edge's direction (cos a, sin a) maps to (cos a / sx, sin a / sy).
+    ex, ey = c / sx, s / sy
+    stretch = torch.sqrt(ex * ex + ey * ey)
+    new_w = w * stretch
+    new_h = h / (same_dtype(scale * scale_y) * stretch)  # the mapped area w * h / (sx * sy), across the new width edge
+    mapped = ((cx - pad_x) / sx, (cy - pad_y) / sy, new_w, new_h, torch.atan2(ey, ex))
+    if not isinstance(scale, torch.Tensor) and not isinstance(scale_y, torch.Tensor):
+        return torch.stack(mapped, dim=-1)
+    equal = torch.as_tensor(scale == scale_y)
+    return torch.stack([torch.where(equal, u, m) for u, m in zip(uniform, mapped)], dim=-1)

@@ -123,3 +123,25 @@ def test_children_of_parents_in_several_frames_and_an_empty_table():
     for parent, kids in zip([(45, 40, 30, 20, 0.3), (30, 25, 20, 10, -1.0)], got):
         outline = Polygon(corners(*parent)).buffer(0.5)
         assert all(outline.contains(Polygon(p)) for p in kids.polygons().double().numpy())
+
+
+def test_children_of_many_crops_map_back_as_each_crop_alone():
+    """to_frames maps every crop's children in one pass (one copy from the device): bit for bit what each crop
+    alone gives, with stretched and letterboxed crops mixed, one of equal scales (the uniform map) and empty ones."""
+    from obbmeta.secondary.detect import CropRegion, regions, to_frame, to_frames
+
+    rng = np.random.default_rng(5)
+    for keep, center in ((False, True), (True, True), (True, False)):
+        table = torch.tensor(np.c_[rng.uniform(0, 1000, (6, 2)), rng.uniform(5, 300, (6, 2)), rng.uniform(-4, 4, 6)])
+        regs = regions(table, (256, 64), keep, center, 0.1, "long-side")
+        regs[0] = CropRegion(regs[0].cx, regs[0].cy, 128.0, 32.0, regs[0].angle, regs[0].box)  # equal scales
+        rows = [np.c_[rng.uniform(0, 256, (n, 1)), rng.uniform(0, 64, (n, 1)), rng.uniform(1, 50, (n, 2)),
+                      rng.uniform(-3, 3, n)] for n in (3, 0, 2, 5, 0, 1)]
+        boxes = [OrientedBoxes(torch.tensor(x, dtype=torch.float32), torch.rand(len(x)), torch.randint(0, 3, (len(x),)))
+                 for x in rows]
+        together = to_frames(boxes, regs, (256, 64))
+        for b, r, got in zip(boxes, regs, together):
+            alone = to_frame(b, r, (256, 64))
+            assert torch.equal(got.xywhr, alone.xywhr) and torch.equal(got.scores, b.scores)
+            assert torch.equal(got.labels, b.labels) and len(got) == len(b)
+    assert to_frames([], [], (256, 64)) == []

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import torch
 
 from ..boxes import OrientedBoxes
-from ..letterbox import Letterbox
+from ..letterbox import Letterbox, source_boxes
 from ..ops import crop_rotated
 from ..pixels import lookup, to_rgb
 
@@ -80,15 +80,33 @@ def regions(boxes: torch.Tensor, input_size: tuple[int, int], keep_ratio: bool, 
 def to_frame(boxes: OrientedBoxes, region: CropRegion, input_size: tuple[int, int]) -> OrientedBoxes:
     """Boxes in a crop's input pixels -> frame pixels (the crop map above; a stretched crop maps a rotated child to a
     parallelogram, returned as :meth:`obbmeta.Letterbox.to_source` describes)."""
+    return to_frames([boxes], [region], input_size)[0]
+
+
+def to_frames(boxes: Sequence[OrientedBoxes], regions: Sequence[CropRegion], input_size: tuple[int, int]
+              ) -> list[OrientedBoxes]:
+    """:func:`to_frame` of each crop's boxes with its region, on the CPU: one copy from the device for all of them
+    (not one per parent) and one vectorised map, row for row what :func:`to_frame` of each gives."""
     iw, ih = input_size
-    lb = Letterbox(iw / region.w, iw / 2, ih / 2, ih / region.h)  # input pixels -> region-centred coordinates
-    local = boxes.rescale(lb)
-    x = local.xywhr.double()
-    c, s = math.cos(region.angle), math.sin(region.angle)
-    cx = region.cx + c * x[:, 0] - s * x[:, 1]
-    cy = region.cy + s * x[:, 0] + c * x[:, 1]
-    xywhr = torch.stack((cx, cy, x[:, 2], x[:, 3], x[:, 4] + region.angle), dim=1).to(boxes.xywhr.dtype)
-    return OrientedBoxes._checked_elsewhere(xywhr, local.scores, local.labels)
+    counts = [len(b) for b in boxes]
+    # one letterbox per crop: input pixels -> region-centred coordinates (Letterbox checks its scales)
+    lbs = [Letterbox(iw / r.w, iw / 2, ih / 2, ih / r.h) for r in regions]
+    if not boxes:
+        return []
+    xywhr = torch.cat([b.xywhr for b in boxes]).to("cpu")
+    scores = torch.cat([b.scores for b in boxes]).to("cpu")
+    labels = torch.cat([b.labels for b in boxes]).to("cpu")
+    row = torch.repeat_interleave(torch.arange(len(boxes)), torch.tensor(counts, dtype=torch.int64))
+    per_crop = torch.tensor([[lb.scale, lb.scale if lb.scale_y is None else lb.scale_y, r.cx, r.cy,
+                              math.cos(r.angle), math.sin(r.angle), r.angle] for lb, r in zip(lbs, regions)],
+                            dtype=torch.float64).reshape(-1, 7)[row]
+    sx, sy, rcx, rcy, c, s, angle = per_crop.unbind(-1)
+    x = source_boxes(xywhr, sx, iw / 2, ih / 2, sy).double()
+    cx = rcx + c * x[:, 0] - s * x[:, 1]
+    cy = rcy + s * x[:, 0] + c * x[:, 1]
+    out = torch.stack((cx, cy, x[:, 2], x[:, 3], x[:, 4] + angle), dim=1).to(xywhr.dtype)
+    return [OrientedBoxes._checked_elsewhere(b, sc, lab)
+            for b, sc, lab in zip(out.split(counts), scores.split(counts), labels.split(counts))]
 
 
 class SecondaryDetector:
@@ -184,8 +202,8 @@ class SecondaryDetector:
                 outputs.append(RawOutputs(x, output_layers(output)))
             dets = d.decode(output, [Letterbox(1.0)] * x.shape[0], [(iw, ih)] * x.shape[0], p,
                             input_size=(ih, iw))
-            out += [to_frame(dd.to("cpu"), r, (iw, ih)) for dd, r in zip(dets, regs)]
+            out += to_frames(dets, regs, (iw, ih))
         return out
 
 
-__all__ = ["SecondaryDetector", "CropRegion", "read_box", "regions", "to_frame"]
+__all__ = ["SecondaryDetector", "CropRegion", "read_box", "regions", "to_frame", "to_frames"]
