@@ -441,6 +441,8 @@ class ObbInfer(ObbmetaElement):
         secondary-reinfer-interval frames, attaching its last result meanwhile; a detector re-infers after the
         interval, or always with the default G_MAXINT). Returns (rows [batch id, cx, cy, w, h, angle], addresses,
         history keys, cached (address, result))."""
+        import numpy as np
+
         from .. import nvds
 
         gie = s.operate_on_gie_id
@@ -452,14 +454,28 @@ class ObbInfer(ObbmetaElement):
         for f in frames:
             history = self._history.setdefault(f.source_id, {})
             frame_num = f.frame_number
-            for info, obb in nvds.read_obbs(f):
-                w, h = info.rect[2], info.rect[3]
-                if (gie >= 0 and info.component_id != gie) or (classes and info.class_id not in classes) or \
-                        w < lo_w or h < lo_h or (hi_w and w > hi_w) or (hi_h and h > hi_h):
-                    continue
-                if info.component_id == s.unique_id and detector:
-                    continue  # a secondary detector's own children are no parents of its next run
-                key = info.object_id if info.tracked else None
+            o = nvds.read_objects(f)  # columns: the filters below are array masks, no object per row
+            w_all, h_all = o.rect[:, 2].astype(np.float64), o.rect[:, 3].astype(np.float64)  # compared as Python does
+            take = (w_all >= lo_w) & (h_all >= lo_h)
+            if gie >= 0:
+                take &= o.component_id == gie
+            if classes:
+                take &= np.isin(o.class_id, list(classes))
+            if hi_w:
+                take &= w_all <= hi_w
+            if hi_h:
+                take &= h_all <= hi_h
+            if detector:
+                take &= o.component_id != s.unique_id  # a secondary detector's own children are no parents
+            index = np.flatnonzero(take)
+            if not index.size:
+                continue
+            batch_id = float(f.batch_id)
+            tracked = o.tracked[index].tolist()
+            for w, h, key, address, xywhr, is_tracked in zip(
+                    o.rect[index, 2].tolist(), o.rect[index, 3].tolist(), o.object_id[index].tolist(),
+                    o.address[index].tolist(), o.xywhr[index].tolist(), tracked):
+                key = key if is_tracked else None
                 past = history.get(key) if key is not None else None
                 if past is not None:
                     past.seen = frame_num
@@ -468,10 +484,10 @@ class ObbInfer(ObbmetaElement):
                         continue  # nvinfer keeps no children of an object that is not due
                     grew = w * h > past.area * (1 + REINFER_AREA_GROWTH)
                     if not detector and not grew and not due:
-                        cached.append((info.address, past.result))
+                        cached.append((address, past.result))
                         continue
-                rows.append([float(f.batch_id), *obb.xywhr])
-                targets.append(info.address)
+                rows.append([batch_id, *xywhr])
+                targets.append(address)
                 keys.append((f.source_id, key, frame_num, w * h, f))
             for k in [k for k, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
                 del history[k]
