@@ -456,20 +456,18 @@ class ObbInfer(ObbmetaElement):
             frame_num = f.frame_number
             o = nvds.read_objects(f)  # columns: the filters below are array masks, no object per row
             w_all, h_all = o.rect[:, 2].astype(np.float64), o.rect[:, 3].astype(np.float64)  # compared as Python does
-            take = (w_all >= lo_w) & (h_all >= lo_h)
+            take = ~(w_all < lo_w) & ~(h_all < lo_h)  # the comparisons nvinfer's rule is written with (NaN kept)
             if gie >= 0:
                 take &= o.component_id == gie
             if classes:
                 take &= np.isin(o.class_id, list(classes))
             if hi_w:
-                take &= w_all <= hi_w
+                take &= ~(w_all > hi_w)
             if hi_h:
-                take &= h_all <= hi_h
+                take &= ~(h_all > hi_h)
             if detector:
                 take &= o.component_id != s.unique_id  # a secondary detector's own children are no parents
             index = np.flatnonzero(take)
-            if not index.size:
-                continue
             batch_id = float(f.batch_id)
             tracked = o.tracked[index].tolist()
             for w, h, key, address, xywhr, is_tracked in zip(

@@ -81,16 +81,18 @@ class ObbOverlay(ObbmetaElement):
             batch = nvds.BatchMeta.from_gst_buffer(buf)
         except LookupError:
             return Gst.FlowReturn.OK  # nothing upstream wrote metadata: nothing to draw
-        # One batch lock around the batch's frames: obbmeta's C calls under it keep the interpreter lock, so a
-        # frame costs no handoff of it (obbmeta.nvds.batch.holds_lock)
+        # One batch lock around the metadata work of the batch's frames: obbmeta's C calls under it keep the
+        # interpreter lock, so a frame costs no handoff of it (obbmeta.nvds.batch.holds_lock). Mapping and drawing
+        # run after it: nothing that waits for the GPU or another thread happens under the batch lock.
         with batch.locked():
             if self.follow is not None:
                 for frame in batch.frames:
                     self.follow.update_frame(batch, frame, frame_size=(self.video.width, self.video.height))
             if self.prop("mode") == "meta":
                 self._plan(batch)
-            else:
-                self._draw(buf, batch)
+                return Gst.FlowReturn.OK
+            objects = [(frame.batch_id, nvds.read_objects(frame)) for frame in batch.frames]
+        self._draw(buf, objects)
         return Gst.FlowReturn.OK
 
     def _plan(self, batch: Any) -> None:
@@ -101,24 +103,21 @@ class ObbOverlay(ObbmetaElement):
             add_obb_overlay(batch, frame, width=self.prop("thickness"), hide_aabb=self.prop("hide-aabb"),
                             label=self.prop("label"), native=self.prop("native"), frame_size=size)
 
-    def _draw(self, buf: Gst.Buffer, batch: Any) -> None:
+    def _draw(self, buf: Gst.Buffer, objects: list) -> None:
+        """Paint each frame's objects (``(batch_id, FrameObjects)`` per frame meta) into its surface."""
         import numpy as np
         import torch
 
-        from .. import nvds
         from ..osd import draw_obbs
 
-        frames = batch.frames
         with mapped_frames(buf, self.video, write=True) as views:
             todo = []  # (surface, boxes, colours) per frame with objects
-            for frame in frames:
-                if not 0 <= frame.batch_id < len(views):
-                    raise ValueError(f"frame meta batch_id {frame.batch_id} has no surface (the buffer holds "
+            for batch_id, objs in objects:
+                if not 0 <= batch_id < len(views):
+                    raise ValueError(f"frame meta batch_id {batch_id} has no surface (the buffer holds "
                                      f"{len(views)})")
-                objects = nvds.read_objects(frame)
-                if len(objects):
-                    todo.append((views[frame.batch_id], objects.xywhr,
-                                 _colors(objects.class_id, views[frame.batch_id].format)))
+                if len(objs):
+                    todo.append((views[batch_id], objs.xywhr, _colors(objs.class_id, views[batch_id].format)))
             if not todo:
                 return
             # every frame's boxes and colours in one copy to the device, then one draw per surface

@@ -398,6 +398,9 @@ class BatchMeta:
         """Release an owned batch through ``nvds_batch_meta_release_func`` (frees every meta and payload). The
         wrapper, its frames and the wrappers of the same batch from ``from_address`` are unusable afterwards."""
         if self._owned:
+            if holds_lock(self._address):
+                raise RuntimeError("destroy() inside this batch's own batch.locked(): leave the lock first (the "
+                                   "lock lives in the batch meta that destroy frees)")
             self._owned = False
             self._released = True
             if _OWNERS.get(self._address) is self:
@@ -460,4 +463,5 @@ class _MetaLock:
         depth[address] -= 1
         if not depth[address]:
             del depth[address]
-            self._batch._core.libs.meta.nvds_release_meta_lock(address)
+            if not self._batch.released:  # freed meanwhile (another wrapper's destroy): its lock is gone with it
+                self._batch._core.libs.meta.nvds_release_meta_lock(address)

@@ -70,12 +70,17 @@ def address(a: np.ndarray | None) -> int | None:
     return a.ctypes.data
 
 
-def rows_f64(value, width: int, n: int | None = None) -> np.ndarray:
-    """``value`` as a C-contiguous (n, width) float64 array (broadcast when ``n`` is given)."""
+def rows_f64(value, width: int, n: int | None = None, name: str = "value") -> np.ndarray:
+    """``value`` as a C-contiguous (n, width) float64 array (broadcast when ``n`` is given), or ValueError naming
+    ``name`` and the shape expected."""
     a = np.asarray(value, dtype=np.float64)
-    if n is not None:
-        a = np.broadcast_to(a, (n, width))
-    return np.ascontiguousarray(a.reshape(-1, width))
+    try:
+        if n is not None:
+            a = np.broadcast_to(a, (n, width))
+        return np.ascontiguousarray(a.reshape(-1, width))
+    except ValueError:
+        want = f"({n}, {width})" if n is not None else f"(N, {width})"
+        raise ValueError(f"{name} must have shape {want} (or broadcast to it), got {a.shape}") from None
 
 
 def motion_noise(params: TrackParams, wh: np.ndarray, out: np.ndarray) -> None:

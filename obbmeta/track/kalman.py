@@ -27,12 +27,17 @@ class KalmanBank:
         return self.mean.shape[0]
 
     def append(self, value: np.ndarray, value_std: np.ndarray, velocity_std: np.ndarray) -> None:
-        """New filters at ``value`` (K, D) with zero velocity and the given standard deviations (K, D)."""
-        self.mean = np.concatenate((self.mean, value))
-        self.velocity = np.concatenate((self.velocity, np.zeros_like(value)))
-        self.p00 = np.concatenate((self.p00, np.square(value_std)))
-        self.p01 = np.concatenate((self.p01, np.zeros_like(value)))
-        self.p11 = np.concatenate((self.p11, np.square(velocity_std)))
+        """New filters at ``value`` (K, D) with zero velocity and the given standard deviations (K, D, or
+        broadcasting to it)."""
+        dims = self.mean.shape[1]
+        z = rows_f64(value, dims, name="value")
+        k = z.shape[0]
+        v, u = rows_f64(value_std, dims, k, "value_std"), rows_f64(velocity_std, dims, k, "velocity_std")
+        self.mean = np.concatenate((self.mean, z))
+        self.velocity = np.concatenate((self.velocity, np.zeros_like(z)))
+        self.p00 = np.concatenate((self.p00, np.square(v)))
+        self.p01 = np.concatenate((self.p01, np.zeros_like(z)))
+        self.p11 = np.concatenate((self.p11, np.square(u)))
 
     def keep(self, index) -> None:
         """Keep only the filters selected by ``index`` (boolean mask or indices), in that order."""
@@ -45,8 +50,11 @@ class KalmanBank:
         self._contiguous()
         dims = self.mean.shape[1]
         index = None if rows is None else _indices(rows, len(self))
+        if index is not None and np.unique(index).size != index.size:
+            raise ValueError("rows must be distinct: each filter moves on once per step")
         n = len(self) if index is None else index.size
-        q_value, q_velocity = rows_f64(value_std, dims, n), rows_f64(velocity_std, dims, n)
+        q_value = rows_f64(value_std, dims, n, "value_std")
+        q_velocity = rows_f64(velocity_std, dims, n, "velocity_std")
         if n:
             library().obbmeta_kalman_predict(*self._pointers(), dims, address(index), n, address(q_value),
                                              address(q_velocity))
@@ -61,14 +69,22 @@ class KalmanBank:
             raise ValueError("rows must be distinct: each filter is measured once per step")
         cols = None if dims is None else np.ascontiguousarray(np.arange(width)[np.asarray(dims)], np.int64)
         d = width if cols is None else cols.size
-        z, r = rows_f64(value, d, index.size), rows_f64(measurement_std, d, index.size)
+        z = rows_f64(value, d, index.size, "value")
+        r = rows_f64(measurement_std, d, index.size, "measurement_std")
         if index.size and d:
             library().obbmeta_kalman_update(*self._pointers(), width, address(index), index.size, address(cols), d,
                                             address(z), address(r))
 
     def _contiguous(self) -> None:
+        """Every array C-contiguous float64 and of ``mean``'s (T, D) shape: the C code walks them as one table."""
+        shape = np.shape(self.mean)
+        if len(shape) != 2:
+            raise ValueError(f"KalmanBank.mean must be (T, D), got shape {shape}")
         for name in self.__slots__:
             a = getattr(self, name)
+            if np.shape(a) != shape:
+                raise ValueError(f"KalmanBank.{name} has shape {np.shape(a)}, mean {shape}: the five arrays must "
+                                 "have one (T, D) shape")
             if not (a.flags.c_contiguous and a.flags.writeable and a.dtype == np.float64):
                 setattr(self, name, np.array(a, dtype=np.float64, order="C"))
 
@@ -79,6 +95,8 @@ class KalmanBank:
 def _indices(rows, n: int) -> np.ndarray:
     """``rows`` (a boolean mask of length n, or indices) as C-contiguous int64 indices in [0, n)."""
     r = np.asarray(rows)
+    if r.dtype != np.bool_ and r.dtype.kind not in "iu" and r.size:
+        raise IndexError(f"rows must be a boolean mask or integer indices, got dtype {r.dtype}")
     if r.dtype == np.bool_:
         if r.shape != (n,):
             raise ValueError(f"a boolean rows mask must have shape ({n},), got {r.shape}")

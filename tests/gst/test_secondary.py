@@ -256,3 +256,36 @@ def test_frames_a_few_pixels_thin_are_cropped_by_their_known_layout(fmt, size):
     rows = torch.tensor([[0.0, w / 2, h / 2, max(w / 2, 1.0), max(h / 2, 1.0), 0.3]])
     (result,) = sec([frame], fmt, rows)
     assert result is None or all(0 <= r.class_id < 3 for r in result)
+
+
+def test_the_reinfer_history_forgets_an_object_unseen_for_long_also_over_frames_without_objects(monkeypatch):
+    """_select prunes each stream's history on every frame, those where no object is taken included: an object
+    classified on frame 0 and back after 200 empty frames is inferred again, not given its 200-frame-old result."""
+    import types
+
+    import numpy as np
+
+    import obbmeta.gst.infer as element
+    from obbmeta import nvds
+    from obbmeta.nvds.reader import FrameObjects
+
+    def objects(ids):
+        n = len(ids)
+        z = lambda *shape, d=np.float32: np.zeros(shape, d)  # noqa: E731
+        return FrameObjects(
+            xywhr=z(n, 5), corners=z(n, 4, 2), rect=np.tile(np.array([10, 10, 50, 50], np.float32), (n, 1)),
+            class_id=z(n, d=np.int32), confidence=z(n), object_id=np.array(ids, np.uint64), source=z(n, d=np.int32),
+            flags=z(n, d=np.uint32), detector_bbox=z(n, 4), tracker_bbox=z(n, 4), tracker_confidence=z(n),
+            component_id=np.ones(n, np.int32), label=np.zeros(n, "S128"), rotation_angle=z(n),
+            address=np.arange(1, n + 1, dtype=np.uint64), num_user_meta=z(n, d=np.int32), parent=z(n, d=np.uint64))
+
+    frame = lambda num, o: types.SimpleNamespace(source_id=0, frame_number=num, batch_id=0, objects=o)  # noqa: E731
+    monkeypatch.setattr(nvds, "read_objects", lambda f: f.objects)
+    s = types.SimpleNamespace(operate_on_gie_id=-1, operate_on_class_ids=[], input_object_min_width=0,
+                              input_object_min_height=0, input_object_max_width=0, input_object_max_height=0,
+                              secondary_reinfer_interval=element.S.G_MAXINT, unique_id=2)
+    me = types.SimpleNamespace(_history={0: {7: element._History(0, 2500.0, 0, "old result")}})
+    for num in range(1, element.HISTORY_MAX_AGE + 2):
+        element.ObbInfer._select(me, [frame(num, objects([]))], s, False)
+    rows, _, _, cached = element.ObbInfer._select(me, [frame(element.HISTORY_MAX_AGE + 2, objects([7]))], s, False)
+    assert len(rows) == 1 and not cached

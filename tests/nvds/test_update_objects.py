@@ -226,6 +226,20 @@ def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_
     assert nvds.read_objects(frame).object_id.tolist() == [7]
 
 
+def test_a_batch_is_not_destroyed_inside_its_own_lock():
+    """The lock lives in the batch meta: destroy() inside ``with batch.locked():`` is refused (leaving the block
+    afterwards would unlock freed memory), and works once the block is left."""
+    from obbmeta.nvds import batch as batch_module
+
+    b = nvds.BatchMeta.create(1)
+    with pytest.raises(RuntimeError, match="inside this batch's own batch.locked"):
+        with b.locked():
+            b.destroy()
+    assert not batch_module.holds_lock(b.address)
+    b.destroy()
+    assert b.released
+
+
 def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
     batch = make_batch()
     frame = batch.frames[0]

@@ -52,3 +52,24 @@ def test_updating_some_dimensions_leaves_the_others_predicted():
     bank.update(np.array([0]), np.array([[5.0]]), np.array([[1.0]]), dims=[1])
     assert bank.mean[0, 1] > 0 and bank.mean[0, 0] == before[0][0, 0] and bank.mean[0, 2] == before[0][0, 2]
     assert (bank.mean[1] == before[0][1]).all() and bank.p00[0, 1] < before[1][0, 1]
+
+
+def test_the_bank_refuses_what_the_c_filter_cannot_walk():
+    """Arrays of different lengths, duplicated or fractional rows and misshapen noise are refused with the argument's
+    name before any C call (the C code walks the five arrays as one table)."""
+    import pytest
+
+    bank = KalmanBank(5)
+    with pytest.raises(ValueError, match=r"value_std must have shape \(3, 5\)"):
+        bank.append(np.zeros((3, 5)), np.ones((2, 5)), np.ones((1, 5)))
+    bank.append(np.zeros((3, 5)), np.ones((1, 5)), np.ones((1, 5)))  # one row broadcasts
+    assert bank.p00.shape == bank.p11.shape == (3, 5)
+    with pytest.raises(ValueError, match="rows must be distinct"):
+        bank.predict(np.ones((2, 5)), np.ones((2, 5)), rows=[1, 1])
+    with pytest.raises(IndexError, match="integer indices"):
+        bank.update(np.array([0.7]), np.zeros((1, 5)), np.ones((1, 5)))
+    with pytest.raises(ValueError, match=r"measurement_std must have shape \(1, 5\)"):
+        bank.update(np.array([0]), np.zeros((1, 5)), np.ones((2, 5)))
+    bank.p00 = np.zeros((200, 5))
+    with pytest.raises(ValueError, match="one \\(T, D\\) shape"):
+        bank.predict(np.ones((1, 5)), np.ones((1, 5)))
