@@ -261,6 +261,22 @@ def performance_table() -> str:
                  f"| obbmeta's previous (quadratic) NMS {ms(previous)} ms "
                  f"| {hardware(cpu)} | {link('nms_cpu.json')} |")
 
+    tracking = load("tracking_cost.json")
+    step = next(o for o in tracking["by_objects"] if o["objects_per_frame"] == 500)["cases"]
+    lines.append(f"| `OrientedTracker.step`, 500 objects a frame (one core) "
+                 f"| {step['step_rotated']['median_ms']:.3g} ms "
+                 f"| the same rules in NumPy {step['step_numpy_reference']['median_ms']:.3g} ms "
+                 f"| {hardware(tracking)} | {link('tracking_cost.json')} |")
+
+    gil = load("gil_handoffs.json")
+    by = {(r["calls"], r["python_neighbour"]): r for r in gil["rows"] if r["switch_interval_s"] == 0.005}
+    held, releasing, alone = (by[k]["median_ms_per_batch"] for k in (("held", True), ("releasing", True),
+                                                                       ("held", False)))
+    lines.append(f"| `update_batch`, 16 × {gil['objects_per_frame']} objects, beside a thread running Python "
+                 f"| {held:.3g} ms | every C call releasing the interpreter lock {releasing:.3g} ms "
+                 f"(alone {alone:.3g} ms) "
+                 f"| {hardware(gil)} | {link('gil_handoffs.json')} |")
+
     cer = load("recognizer_cer.json")
     res = cer["results"]
     lines.append(f"| text recogniser's character error rate on {thousands(res['rotated']['lines'])} held-out "
