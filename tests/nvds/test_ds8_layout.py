@@ -223,28 +223,27 @@ class FakeDs8:
         head = frame + raw.FRAME["display_meta_list"]
         _set(vp, head, self.g.g_list_prepend(raw.ptr(head) or None, display))
 
+    def _unlink(self, name, frame, meta, list_name):
+        """NVIDIA's removal ``name``: unlink ``meta`` from the frame's ``list_name`` and mark it released; False
+        (an error noted) when it is not in that list."""
+        self._check(name)
+        head = frame + raw.FRAME[list_name]
+        if meta not in raw.glist(raw.ptr(head)):
+            self.errors.append(f"{name}: not in the frame's list")
+            return False
+        _set(vp, head, self.g.g_list_remove(raw.ptr(head), meta))
+        self.kind[meta] = "released"
+        self.removed.append(meta)
+        return True
+
     def _remove_display(self, frame, display):
         """Unlink, zero after base_meta (NVIDIA's release_display_meta) and return to the pool."""
-        self._check("remove_display_meta_from_frame")
-        head = frame + raw.FRAME["display_meta_list"]
-        if display not in raw.glist(raw.ptr(head)):
-            self.errors.append("remove_display_meta_from_frame: not in the frame's list")
-            return
-        _set(vp, head, self.g.g_list_remove(raw.ptr(head), display))
-        ctypes.memset(display + 40, 0, self.sizes[display] - 40)
-        self.kind[display] = "released"
-        self.removed.append(display)
+        if self._unlink("remove_display_meta_from_frame", frame, display, "display_meta_list"):
+            ctypes.memset(display + 40, 0, self.sizes[display] - 40)
 
     def _remove_obj(self, frame, obj):
         """Unlink the object from its frame and mark it released (NVIDIA returns it to the pool)."""
-        self._check("remove_obj_meta_from_frame")
-        head = frame + raw.FRAME["obj_meta_list"]
-        if obj not in raw.glist(raw.ptr(head)):
-            self.errors.append("remove_obj_meta_from_frame: not in the frame's list")
-            return
-        _set(vp, head, self.g.g_list_remove(raw.ptr(head), obj))
-        self.kind[obj] = "released"
-        self.removed.append(obj)
+        self._unlink("remove_obj_meta_from_frame", frame, obj, "obj_meta_list")
 
     def _lock(self, batch):
         if batch != self.batch:
