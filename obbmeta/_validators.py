@@ -146,6 +146,17 @@ def rgba(name: str, colour: Any, what: str = "") -> tuple[float, float, float, f
     return tuple(float(v) for v in colour)
 
 
+def finite_rows(name: str, value: Any, width: int, dtype: Any, form: str) -> np.ndarray:
+    """``value`` as a C-contiguous (N, ``width``) ``dtype`` array, every entry finite, or ValueError naming it and
+    the ``form`` expected (the C cores read raw rows)."""
+    a = np.ascontiguousarray(value, dtype=dtype)
+    if a.ndim != 2 or a.shape[1] != width:
+        raise ValueError(f"{name} must have shape {form}, got {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or inf; every box must be finite")
+    return a
+
+
 def box_tensor(name: str, boxes: Any) -> Any:
     """Raise unless `boxes` is an (N, 5) floating-point tensor; return it unchanged. Reads only the type, shape
     and dtype, so it runs on fake tensors and under torch.compile."""

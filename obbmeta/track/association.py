@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validators import number_in_range
+from .._validators import finite_rows, number_in_range
 from ..geometry import geometry_library
 from ._core import address, library
 
@@ -69,14 +69,9 @@ def candidate_ious(tracks: np.ndarray, detections: np.ndarray, method: str, trac
 
 
 def _boxes(name: str, value) -> np.ndarray:
-    a = np.ascontiguousarray(value, dtype=np.float64)
-    if a.size == 0:
-        return a.reshape(0, 5)
-    if a.ndim != 2 or a.shape[1] != 5:
-        raise ValueError(f"{name} must have shape (N, 5) [cx, cy, w, h, angle], got {a.shape}")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} contains NaN or inf; every box must be finite")
-    return a
+    """(N, 5) float64 finite boxes; an empty input of any shape is no box (candidate_ious takes empty frames)."""
+    a = np.asarray(value, dtype=np.float64)
+    return a.reshape(0, 5) if a.size == 0 else finite_rows(name, a, 5, np.float64, "(N, 5) [cx, cy, w, h, angle]")
 
 
 def greedy_match(ti: np.ndarray, di: np.ndarray, iou: np.ndarray, threshold: float,
