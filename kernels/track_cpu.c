@@ -196,17 +196,6 @@ static inline void obb_buffered(double b[5], double buffer)
     b[3] += margin;
 }
 
-static inline void obb_box_bounds(const double b[5], double out[4]) /* geometry.aabb */
-{
-    const double c = fabs(cos(b[4])), s = fabs(sin(b[4]));
-    const double ex = 0.5 * (c * b[2] + s * b[3]);
-    const double ey = 0.5 * (s * b[2] + c * b[3]);
-    out[0] = b[0] - ex;
-    out[1] = b[1] - ey;
-    out[2] = b[0] + ex;
-    out[3] = b[1] + ey;
-}
-
 static void obb_copy_row(const obb_tracks *from, int64_t i, obb_tracks *to, int64_t j)
 {
     to->ids[j] = from->ids[i];
@@ -274,7 +263,9 @@ static int64_t obb_candidates(const double *tb, const int64_t *tl, int64_t nt, c
     memcpy(boxes + 5 * nt, db, sizeof(double) * 5 * (size_t)nd);
     for (int64_t i = 0; i < nt + nd; ++i) {
         obb_buffered(boxes + 5 * i, buffer);
-        obb_box_bounds(boxes + 5 * i, bounds + 4 * i);
+        const obb_box grown = obb_box_from_double(boxes + 5 * i);
+        obb_box_aabb(&grown, bounds + 4 * i); /* geometry.aabb's box: halving is exact, so c w/2 + s h/2 is
+                                                * 0.5 (c w + s h) but for subnormal or overflowing sides */
         if (prep) { /* box_iou_rotated_host: the float32 values of the boxes */
             float f[5];
             for (int d = 0; d < 5; ++d) f[d] = (float)boxes[5 * i + d];

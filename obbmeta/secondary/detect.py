@@ -87,12 +87,12 @@ def to_frames(boxes: Sequence[OrientedBoxes], regions: Sequence[CropRegion], inp
               ) -> list[OrientedBoxes]:
     """:func:`to_frame` of each crop's boxes with its region, on the CPU: one copy from the device for all of them
     (not one per parent) and one vectorised map, row for row what :func:`to_frame` of each gives."""
+    if not boxes:
+        return []
     iw, ih = input_size
     counts = [len(b) for b in boxes]
     # one letterbox per crop: input pixels -> region-centred coordinates (Letterbox checks its scales)
     lbs = [Letterbox(iw / r.w, iw / 2, ih / 2, ih / r.h) for r in regions]
-    if not boxes:
-        return []
     xywhr = torch.cat([b.xywhr for b in boxes]).to("cpu")
     scores = torch.cat([b.scores for b in boxes]).to("cpu")
     labels = torch.cat([b.labels for b in boxes]).to("cpu")

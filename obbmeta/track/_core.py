@@ -113,6 +113,6 @@ def track_step_many(params: TrackParams, tracks_in: list, detections: list, firs
     if library().obbmeta_track_step_many(ctypes.byref(params), k, ins, dets, first, int(threads), ctypes.byref(nid),
                                          outs, reps) < 0:
         raise MemoryError("OrientedTracker: out of memory in the C step")
-    for k, (out, rep) in enumerate(zip(outs, reps)):  # the C structs were copies: their counts come back here
-        tracks_out[k].n, reports[k].n_pred = out.n, rep.n_pred
+    for i, (out, rep) in enumerate(zip(outs, reps)):  # the C structs were copies: their counts come back here
+        tracks_out[i].n, reports[i].n_pred = out.n, rep.n_pred
     return nid.value

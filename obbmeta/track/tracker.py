@@ -105,20 +105,16 @@ class _Tracks:
     def __len__(self) -> int:
         return self.ids.shape[0]
 
-    def boxes(self) -> np.ndarray:
-        b = self.kf.mean.copy()
-        b[:, 2:4] = np.maximum(b[:, 2:4], MIN_SIDE)
-        return b
+    FIELDS = ("ids", "labels", "hits", "lost", "confirmed", "score")  # obb_tracks' order, before the filters
 
     def struct(self) -> Tracks:
         """The ``obb_tracks`` view of these arrays (kept alive by self)."""
-        return Tracks(*(address(a) for a in (self.ids, self.labels, self.hits, self.lost, self.confirmed,
-                                            self.score)),
+        return Tracks(*(address(getattr(self, name)) for name in self.FIELDS),
                       *(address(getattr(self.kf, name)) for name in KalmanBank.__slots__), len(self))
 
     def truncate(self, n: int) -> None:
         """Keep the first ``n`` rows (views: the arrays stay C-contiguous)."""
-        for name in ("ids", "labels", "hits", "lost", "confirmed", "score"):
+        for name in self.FIELDS:
             setattr(self, name, getattr(self, name)[:n])
         for name in KalmanBank.__slots__:
             setattr(self.kf, name, getattr(self.kf, name)[:n])
