@@ -30,22 +30,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import arguments, write_json  # noqa: E402
-from tracking_cost import scene  # noqa: E402
+from tracking_cost import batch_of, scene  # noqa: E402
 
-from obbmeta import nvds  # noqa: E402
 from obbmeta.nvds import batch as batch_module  # noqa: E402
 from obbmeta.track import OrientedTracker  # noqa: E402
 
 STREAMS, OBJECTS = 16, 450
-
-
-def batch_for(scenes, f):
-    b = nvds.BatchMeta.create(STREAMS)
-    for s in range(STREAMS):
-        fr = b.add_frame(source_id=s, width=1920, height=1080, frame_num=f)
-        x, sc, lab = scenes[s][f % len(scenes[s])]
-        nvds.attach_obbs(b, fr, xywhr=x, scores=sc, labels=lab)
-    return b
 
 
 def run(scenes, neighbour: bool, batches: int, warmup: int) -> float:
@@ -63,7 +53,7 @@ def run(scenes, neighbour: bool, batches: int, warmup: int) -> float:
     tracker, times = OrientedTracker(threads=1), []
     try:
         for f in range(warmup + batches):
-            b = batch_for(scenes, f)
+            b = batch_of([sc[f % len(sc)] for sc in scenes], f)
             t0 = time.perf_counter()
             tracker.update_batch(b, frame_size=(1920, 1080))
             times.append(time.perf_counter() - t0)

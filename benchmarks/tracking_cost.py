@@ -113,6 +113,16 @@ def _frame_with(k, fr):
     return batch, frame
 
 
+def batch_of(frames: list, frame_num: int):
+    """A real NvDsBatchMeta with one frame per stream, ``frames[k]`` = stream k's (xywhr, scores, labels) written
+    by ``attach_obbs``, as a muxed 1080p batch."""
+    batch = nvds.BatchMeta.create(len(frames))
+    for k, (x, s, lab) in enumerate(frames):
+        frame = batch.add_frame(source_id=k, width=W, height=H, frame_num=frame_num)
+        nvds.attach_obbs(batch, frame, xywhr=x, scores=s, labels=lab)
+    return batch
+
+
 def case_update_frame(frames, warmup):
     tracker = OrientedTracker()
 
@@ -131,10 +141,7 @@ def case_batch(n: int, streams: int, warmup: int, timed_frames: int, batched: bo
     tracker = OrientedTracker()
     times = []
     for f in range(warmup + timed_frames):
-        batch = nvds.BatchMeta.create(streams)
-        for k in range(streams):
-            frame = batch.add_frame(source_id=k, width=W, height=H, frame_num=f)
-            nvds.attach_obbs(batch, frame, xywhr=scenes[k][f][0], scores=scenes[k][f][1], labels=scenes[k][f][2])
+        batch = batch_of([scenes[k][f] for k in range(streams)], f)
         if batched:
             t = timed(lambda: tracker.update_batch(batch))
         else:
