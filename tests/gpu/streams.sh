@@ -7,7 +7,8 @@
 # chains: upload sources, obbinfer alone and with obbtrack + obboverlay after it (with and without queues).
 # models: the same weights as a factory, a TorchScript trace and an ONNX export (benchmarks/model_files.py), 16
 # batched streams, eager and graph: the rows name the model format.
-# Logs and the benchmarks' JSON go to $OUT (or ./gpu-out). TESTS=... replaces the test files of the tests step.
+# Logs and the benchmarks' JSON go to $OUT (or ./gpu-out). TESTS=... replaces the test files of the tests step,
+# CHAINS=... the chains of the chains step (names in benchmarks/pipeline_streams.py's CHAINS).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
 STEPS="${*:-tests upload decoder separate models chains}"
@@ -45,5 +46,5 @@ if [[ " $STEPS " == *" models "* ]]; then
   done
 fi
 [[ " $STEPS " == *" chains "* ]] && bench pipeline_streams_chains --sources upload --streams 16 --formats RGBA \
-  --variants graph --depths 2 --chains obbinfer+track+overlay,obbinfer+queue+track+queue+overlay
+  --variants graph --depths 2 --chains ${CHAINS:-obbinfer+track+overlay,obbinfer+queue+track+queue+overlay}
 exit $status
