@@ -32,7 +32,13 @@ CUDA = NativeLibrary(
                                          _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
         "obbmeta_cuda_draw_outlines": (_i32, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]),
         "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
-    })
+    },
+    # Every entry point only queues work on the stream it is given (no synchronisation, no allocation) or answers
+    # from the host, so none can wait on another thread: all keep the interpreter lock (NativeLibrary.held). A
+    # launch that released it would wait up to Python's switch interval to get it back while another element's
+    # thread runs Python (obboverlay's 16 draws of a batch: 32 such waits).
+    held=("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms_sizes", "obbmeta_cuda_nms",
+          "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines", "obbmeta_cuda_crop"))
 
 
 def cuda_problem() -> Optional[str]:
@@ -63,17 +69,19 @@ def _on_device(lib, index: int):
     was before afterwards: a kernel on cuda:1 must not move the caller's later ``torch.empty(..., device="cuda")``
     there. Set also when it is the current one already: that binds this library's runtime to the device."""
     previous = torch.cuda.current_device()
-    code = lib.obbmeta_cuda_set_device(index)
+    code = lib.obbmeta_cuda_set_device_held(index)
     try:
         yield code
     finally:
         if index != previous:
-            lib.obbmeta_cuda_set_device(previous)
+            lib.obbmeta_cuda_set_device_held(previous)
 
 
 def launch(device: torch.device, fn, *args) -> None:
-    """Call a kernel entry point on `device` with torch's current stream appended; raise on a CUDA error."""
+    """Call a kernel entry point on `device` with torch's current stream appended, keeping the interpreter lock (its
+    ``_held`` form); raise on a CUDA error."""
     lib = cuda_library()
+    fn = getattr(lib, fn.__name__ + "_held")
     with _on_device(lib, device.index if device.index is not None else torch.cuda.current_device()) as code:
         if code == 0:
             code = fn(*args, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
@@ -95,7 +103,7 @@ def _sizes(index: int, entry: str, args: tuple) -> "tuple[int, int]":
     ws, bound = ctypes.c_int64(), ctypes.c_int64()
     with _on_device(lib, index) as code:
         if code == 0:
-            code = getattr(lib, entry)(*args, ctypes.byref(ws), ctypes.byref(bound))
+            code = getattr(lib, entry + "_held")(*args, ctypes.byref(ws), ctypes.byref(bound))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel sizes failed: {lib.obbmeta_cuda_error_string(code).decode()}")
     return ws.value, bound.value

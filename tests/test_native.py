@@ -194,23 +194,39 @@ def test_doctor_reports_stale_cuda_kernels_as_a_problem(monkeypatch, capsys, cud
 def test_a_kernel_launch_on_another_gpu_gives_the_thread_its_device_back(monkeypatch):
     """Fake library and devices (the rule needs no GPU; the two-GPU run is for a machine with two): a launch on
     cuda:1 from a thread whose device is 0 sets 1 for the call, then 0 again, also when the kernel fails; a launch
-    on the current device sets it once (binding the library's runtime) and nothing after."""
+    on the current device sets it once (binding the library's runtime) and nothing after. Every call is the
+    entry point's ``_held`` form (the interpreter lock kept: a launch only queues work)."""
     import types
 
     import torch
 
-    calls = []
-    lib = types.SimpleNamespace(obbmeta_cuda_set_device=lambda i: calls.append(("set", i)) or 0,
-                                obbmeta_cuda_error_string=lambda code: b"an error")
+    calls, code = [], [0]
+
+    def kernel(stream):  # the releasing form: never called
+        calls.append(("released", stream.value))
+        return 0
+
+    lib = types.SimpleNamespace(obbmeta_cuda_set_device_held=lambda i: calls.append(("set", i)) or 0,
+                                obbmeta_cuda_error_string=lambda code: b"an error", kernel=kernel,
+                                kernel_held=lambda stream: calls.append(("kernel", stream.value)) or code[0])
     monkeypatch.setattr(_cuda_lib, "cuda_library", lambda: lib)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: types.SimpleNamespace(cuda_stream=0))
-    _cuda_lib.launch(torch.device("cuda", 1), lambda stream: calls.append(("kernel", stream.value)) or 0)
+    _cuda_lib.launch(torch.device("cuda", 1), lib.kernel)
     assert calls == [("set", 1), ("kernel", None), ("set", 0)]
     calls.clear()
+    code[0] = 7
     with pytest.raises(RuntimeError, match="obbmeta CUDA kernel failed: an error"):
-        _cuda_lib.launch(torch.device("cuda", 1), lambda stream: 7)
-    assert calls == [("set", 1), ("set", 0)]
+        _cuda_lib.launch(torch.device("cuda", 1), lib.kernel)
+    assert calls == [("set", 1), ("kernel", None), ("set", 0)]
     calls.clear()
-    _cuda_lib.launch(torch.device("cuda", 0), lambda stream: 0)
-    assert calls == [("set", 0)]
+    code[0] = 0
+    _cuda_lib.launch(torch.device("cuda", 0), lib.kernel)
+    assert calls == [("set", 0), ("kernel", None)]
+
+
+def test_every_cuda_entry_point_that_launches_is_bound_held():
+    """The CUDA library's launches and size queries keep the interpreter lock: each is in ``CUDA.held`` (checked
+    by the loader against the library's symbols where it is built)."""
+    launched = {n for n in _cuda_lib.CUDA.functions if n not in ("obbmeta_cuda_error_string",)}
+    assert launched <= set(_cuda_lib.CUDA.held) <= set(_cuda_lib.CUDA.functions)

@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from ._element import ObbmetaElement, one_of
@@ -44,11 +45,24 @@ class ObbOverlay(ObbmetaElement):
     def __init__(self):
         super().__init__()
         self.follow = None
+        self._streams: dict = {}  # device index -> the element's own CUDA stream for drawing
 
     def start(self) -> None:
         from ..track import FollowTracker
 
         self.follow = FollowTracker() if self.prop("follow-tracker") else None
+        self._streams = {}
+
+    def _stream(self, device: Any) -> Any:
+        """The element's own CUDA stream on ``device`` (non-blocking, like obbinfer's): its draws never go on the
+        legacy default stream, which would make them wait for every other library's GPU work in the process (the
+        sources' uploads, the model) and make that work wait for them."""
+        import torch
+
+        stream = self._streams.get(device.index)
+        if stream is None:
+            stream = self._streams[device.index] = torch.cuda.Stream(device=device)
+        return stream
 
     def reset(self) -> None:
         if self.follow is not None:
@@ -120,15 +134,20 @@ class ObbOverlay(ObbmetaElement):
                     todo.append((views[batch_id], objs.xywhr, _colors(objs.class_id, views[batch_id].format)))
             if not todo:
                 return
-            # every frame's boxes and colours in one copy to the device, then one draw per surface
+            # every frame's boxes and colours in one copy to the device, then one draw per surface, on the
+            # element's own stream (upstream pushed the frames ready: nothing of theirs to wait for)
             device = todo[0][0].image.device
-            sizes = [len(x) for _, x, _ in todo]
-            xywhr = torch.from_numpy(np.concatenate([x for _, x, _ in todo])).to(device, non_blocking=True)
-            colors = torch.cat([c for _, _, c in todo]).to(device, non_blocking=True)
-            for (view, _, _), x, c in zip(todo, xywhr.split(sizes), colors.split(sizes)):
-                draw_obbs(view.image, x, colors=c, thickness=self.prop("thickness"))
-            if views and views[0].image is not None and views[0].image.is_cuda:
-                torch.cuda.current_stream(views[0].image.device).synchronize()  # done before the buffer moves on
+            stream = self._stream(device) if device.type == "cuda" else None
+            with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+                sizes = [len(x) for _, x, _ in todo]
+                xywhr = torch.from_numpy(np.concatenate([x for _, x, _ in todo])).to(device, non_blocking=True)
+                colors = torch.cat([c for _, _, c in todo]).to(device, non_blocking=True)
+                for (view, _, _), x, c in zip(todo, xywhr.split(sizes), colors.split(sizes)):
+                    draw_obbs(view.image, x, colors=c, thickness=self.prop("thickness"))
+            if stream is not None:  # done before the buffer moves on; the thread sleeps (no spin) without the GIL
+                done = torch.cuda.Event(blocking=True)
+                done.record(stream)
+                done.synchronize()
 
 
 _DRAW_CAPS = Gst.Caps.from_string(caps_string(DRAW_FORMATS))

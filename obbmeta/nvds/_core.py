@@ -295,8 +295,8 @@ NVDS_META = NativeLibrary(
     table_function="obbmeta_nvds_abi_table",
     # short calls that take the batch lock: kept without a handoff of the interpreter lock where the caller holds
     # the batch lock already (obbmeta.nvds.batch.holds_lock)
-    held=("obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_remove_objects", "obbmeta_nvds_overlay",
-          "obbmeta_nvds_add_lines"))
+    held=("obbmeta_nvds_attach", "obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_remove_objects",
+          "obbmeta_nvds_overlay", "obbmeta_nvds_add_lines"))
 
 _classifier_lock = threading.Lock()
 _classifier_core: Core | None = None

@@ -36,7 +36,7 @@ from ..palette import PALETTE_RGBA
 from . import _core, layouts
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from ._tables import DEFAULT_PALETTE_TABLE, label_table, palette_table
-from .batch import BatchMeta, FrameMeta
+from .batch import BatchMeta, FrameMeta, entry
 
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
@@ -248,7 +248,8 @@ def _attach(batch: BatchMeta, frames: list[FrameMeta], sizes: list[tuple[float, 
                 (ctypes.c_double * (2 * nf))(*[v for wh in sizes for v in wh]))
         params.frames, params.offsets, params.frame_sizes = (ctypes.addressof(a) for a in keep)
         params.num_frames = nf
-    written = core.c.obbmeta_nvds_attach(core.layout.id, batch.address, ctypes.addressof(params))
+    written = entry(core.c, "obbmeta_nvds_attach", batch.address)(core.layout.id, batch.address,
+                                                                    ctypes.addressof(params))
     if written < 0:
         raise _explain(written, params.bad_index, x, s, lab, n_names)
     written_mask = mask

@@ -191,9 +191,9 @@ def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_addres
 
 
 def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_batch, monkeypatch):
-    """Under ``with batch.locked():`` the reader and writers take their ``_held`` entry points (no handoff of the
-    interpreter lock), a nested lock does not call NVIDIA's lock again, and another thread does not see the lock
-    as its own; outside, the releasing entry points are used."""
+    """Under ``with batch.locked():`` the reader and writers (attach included) take their ``_held`` entry points
+    (no handoff of the interpreter lock), a nested lock does not call NVIDIA's lock again, and another thread does
+    not see the lock as its own; outside, the releasing entry points are used."""
     import threading
 
     from obbmeta.nvds import batch as batch_module
@@ -205,7 +205,7 @@ def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_
     real = batch_module.entry
     monkeypatch.setattr(batch_module, "entry", lambda c, name, address: used.append(
         (name, batch_module.holds_lock(address))) or real(c, name, address))
-    for module in ("reader", "objects"):
+    for module in ("reader", "objects", "obbs"):
         monkeypatch.setattr(f"obbmeta.nvds.{module}.entry", batch_module.entry)
     nvds.read_objects(frame)
     locks = []
@@ -216,14 +216,18 @@ def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_
         with batch.locked():
             nvds.read_objects(frame)
             nvds.update_objects(batch, frame, objs, object_ids=[7])
+            nvds.attach_obbs(batch, frame, xywhr=[[900, 600, 80, 30, -0.2]], scores=[0.8], labels=[0])
         worker = threading.Thread(target=lambda: seen_elsewhere.append(batch_module.holds_lock(batch.address)))
         worker.start()
         worker.join()
         assert batch_module.holds_lock(batch.address)
     assert not batch_module.holds_lock(batch.address) and seen_elsewhere == [False]
     assert len(locks) == 1  # the nested lock took nothing
-    assert used == [("obbmeta_nvds_read", False), ("obbmeta_nvds_read", True), ("obbmeta_nvds_update_objects", True)]
-    assert nvds.read_objects(frame).object_id.tolist() == [7]
+    assert used == [("obbmeta_nvds_read", False), ("obbmeta_nvds_read", True), ("obbmeta_nvds_update_objects", True),
+                    ("obbmeta_nvds_attach", True)]
+    nvds.attach_obbs(batch, frame, xywhr=[[300, 200, 80, 30, 0.1]], scores=[0.7], labels=[0])
+    assert used[-1] == ("obbmeta_nvds_attach", False)  # outside the lock: the releasing entry point
+    assert nvds.read_objects(frame).object_id.tolist()[2] == 7
 
 
 def test_a_batch_is_not_destroyed_inside_its_own_lock():
