@@ -82,6 +82,24 @@ class Letterbox:
         return cls(new_w / sw, float(pad_x), float(pad_y), scale_y=new_h / sh)
 
 
+def rows_to_source(xywhr, letterboxes, counts):
+    """:meth:`Letterbox.to_source` of several frames' boxes at once: ``xywhr`` (sum(counts), 5) holds frame k's
+    ``counts[k]`` boxes in frame order, each frame under ``letterboxes[k]``. The same values as mapping frame by
+    frame (see :func:`source_boxes`), in a handful of tensor operations instead of a handful per frame."""
+    import torch
+
+    if len(letterboxes) != len(counts):
+        raise ValueError(f"letterboxes has {len(letterboxes)} entries but counts has {len(counts)}")
+    row = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts, dtype=torch.int64))
+    table = torch.tensor([[lb.scale, lb.pad_x, lb.pad_y, lb.scale if lb.scale_y is None else lb.scale_y]
+                          for lb in letterboxes], dtype=torch.float64).reshape(-1, 4)[row].to(xywhr.device)
+    sx, px, py, sy = table.unbind(-1)
+    # pads in the boxes' dtype, as a float pad is taken by the arithmetic (source_boxes' rounding rule)
+    px, py = px.to(xywhr.dtype), py.to(xywhr.dtype)
+    uniform = all(lb.scale_y is None for lb in letterboxes)
+    return source_boxes(xywhr, sx, px, py, None if uniform else sy)
+
+
 def source_boxes(xywhr, scale, pad_x=0.0, pad_y=0.0, scale_y=None):
     """:meth:`Letterbox.to_source` of (..., 5) boxes, with one letterbox for all (floats) or one per box: ``scale``
     and ``scale_y`` float64 tensors broadcasting against ``xywhr[..., 0]`` (pads stay floats). A box whose two scales

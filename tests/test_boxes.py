@@ -233,3 +233,23 @@ def test_inside_is_the_frame_covering_the_exact_polygon(b):
 
     assume(all(min(abs(x), abs(x - 100), abs(y), abs(y - 80)) > 1e-3 for x, y in reference.corners(b)))  # no tie
     assert make([b]).inside(100.0, 80.0).tolist() == [sbox(0, 0, 100.0, 80.0).covers(reference.rect(*b))]
+
+
+_LETTERBOXES = st.builds(
+    lambda sx, sy, px, py, uniform: Letterbox(sx, px, py, None if uniform else sy),
+    st.floats(0.05, 20), st.floats(0.05, 20), st.floats(-500, 500), st.floats(-500, 500), st.booleans())
+
+
+@given(st.lists(st.tuples(_LETTERBOXES, st.integers(0, 6)), min_size=1, max_size=5), st.integers(0, 2**31))
+def test_rows_to_source_equals_each_frames_own_letterbox_bit_for_bit(frames, seed):
+    """Several frames' boxes mapped at once (the padded decode's result path) equal each frame mapped under its own
+    letterbox, to the bit, with uniform and two-scale letterboxes mixed."""
+    from obbmeta.letterbox import rows_to_source
+
+    g = torch.Generator().manual_seed(seed)
+    counts = [n for _, n in frames]
+    x = torch.rand(sum(counts), 5, generator=g) * torch.tensor([1280.0, 720.0, 300.0, 200.0, 6.0]) + torch.tensor(
+        [0.0, 0.0, 1.0, 1.0, -3.0])
+    got = rows_to_source(x, [lb for lb, _ in frames], counts)
+    want = torch.cat([lb.to_source(part) for (lb, _), part in zip(frames, x.split(counts))])
+    assert got.dtype == want.dtype and torch.equal(got, want)

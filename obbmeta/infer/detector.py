@@ -16,7 +16,7 @@ from .. import decode
 from .._validators import flag, int_in_range
 from ..boxes import OrientedBoxes
 from ..geometry import STATUS_OVERFLOW
-from ..letterbox import Letterbox
+from ..letterbox import Letterbox, rows_to_source
 from ..pixels import frame_size
 from ..preprocess import MAX_FRAME_SIDE, Preprocess, preset
 from .batcher import BATCHERS, BATCHERS_LOCK, Batcher
@@ -628,9 +628,11 @@ class _PaddedPending(Pending):
             from ..decode.yolo_padded import padded_status_error
 
             raise padded_status_error(status)
-        dets = []
-        for b, (lb, n) in enumerate(zip(self.letterboxes, counts)):
-            dets.append(OrientedBoxes._checked_elsewhere(boxes[b, :n], scores[b, :n], labels[b, :n]).rescale(lb))
+        # every frame's rows mapped back to its source frame at once (rows_to_source), then one view per frame
+        keep = torch.arange(boxes.shape[1]) < torch.tensor(counts, dtype=torch.int64)[:, None]
+        x = rows_to_source(boxes[keep], self.letterboxes, counts)
+        dets = [OrientedBoxes._checked_elsewhere(*t) for t in zip(x.split(counts), scores[keep].split(counts),
+                                                                   labels[keep].split(counts))]
         self.dets = d._filter_after_decode(dets, self.sizes, p)
         self.images = self.formats = None
         return self.dets

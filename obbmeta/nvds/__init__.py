@@ -4,7 +4,8 @@ Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func
 :func:`read_boxes` (an OrientedBoxes and :class:`FrameObjects`), :func:`read_objects` (the columns, torch-free),
 :func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
 :func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`,
-:func:`update_objects` / :func:`remove_objects` (what a tracker does to a frame's objects),
+:func:`update_objects` / :func:`remove_objects` / :func:`remove_objects_batch` (what a tracker does to a frame's
+objects),
 :func:`attach_classifications` / :func:`read_classifications` with :class:`Label`, :class:`Classification`,
 :class:`ClassificationResult` (secondary results as NvDsClassifierMeta / NvDsLabelInfo). NVIDIA's library is
 loaded on first use (not at import), from
@@ -35,7 +36,7 @@ from .obbs import (
     attach_obbs,
     attach_obbs_batch,
 )
-from .objects import UpdateResult, remove_objects, update_objects
+from .objects import UpdateResult, remove_objects, remove_objects_batch, update_objects
 from .reader import FrameBoxes, FrameObjects, Obb, ObjectInfo, read_boxes, read_obbs, read_obbs_arrays, read_objects
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
@@ -45,8 +46,9 @@ __all__ = [
     "FrameObjects", "read_obbs", "read_obbs_arrays", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
-    "read_display_lines", "update_objects", "remove_objects", "UpdateResult", "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED",
-    "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications", "read_classifications", "Label", "Classification",
+    "read_display_lines", "update_objects", "remove_objects", "remove_objects_batch", "UpdateResult",
+    "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED", "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications",
+    "read_classifications", "Label", "Classification",
     "ClassificationResult", "TEXT_CLASS_ID", "native_libraries",
 ]
 

@@ -254,7 +254,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=5, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=6, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -266,7 +266,7 @@ NVDS_META = NativeLibrary(
         "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
         "obbmeta_nvds_read": (c_int64, [c_int, _vp, POINTER(ReadRow), c_int64]),
         "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp]),
-        "obbmeta_nvds_remove_objects": (c_int64, [_vp, _vp, _vp, c_int64, POINTER(c_int64)]),
+        "obbmeta_nvds_remove_objects": (c_int64, [_vp, _vp, _vp, c_int64, _vp, POINTER(c_int64)]),
         "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
         "obbmeta_nvds_classifier_layout_info": (c_int, [POINTER(c_int64), c_int]),
         "obbmeta_nvds_init_classifier": (c_int32, [POINTER(ClassifierApiTable)]),
@@ -294,9 +294,11 @@ NVDS_META = NativeLibrary(
                "OBBMETA_SOURCE_PREDICTED": layouts.SOURCE_PREDICTED},
     table_function="obbmeta_nvds_abi_table",
     # short calls that take the batch lock: kept without a handoff of the interpreter lock where the caller holds
-    # the batch lock already (obbmeta.nvds.batch.holds_lock)
-    held=("obbmeta_nvds_attach", "obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_remove_objects",
-          "obbmeta_nvds_overlay", "obbmeta_nvds_add_lines"))
+    # the batch lock already (obbmeta.nvds.batch.holds_lock). Not the removal: NVIDIA's removal of one object walks
+    # the batch pool's list of live objects, so a tracker's removals of a batch take milliseconds (py-spy on the
+    # H200: most of obbtrack's GIL-holding samples), and they run without the interpreter lock, in one call a batch.
+    held=("obbmeta_nvds_attach", "obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_overlay",
+          "obbmeta_nvds_add_lines"))
 
 _classifier_lock = threading.Lock()
 _classifier_core: Core | None = None

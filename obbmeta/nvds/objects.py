@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -176,21 +176,55 @@ def remove_objects(batch: Any, frame: Any, objects: Any) -> int:
     and its user metas back to the pools), as nvtracker removes the objects it does not track; objects of the frame
     whose parent was removed get no parent (NULL, not a pointer into the pool). Addresses that are not objects of
     the frame, or an address twice, are refused before anything is removed. One C call under the batch lock
-    (kernels/nvds_meta_track.inc). Returns the number removed."""
+    (kernels/nvds_meta_track.inc), without the interpreter lock (NVIDIA's removal of an object walks the batch's
+    live objects: milliseconds for a tracker's batch). Returns the number removed."""
     b = batch_of(batch)
-    f = frame_of(frame, b)
-    objs = _objects(objects)
-    if not objs.size:
+    return _remove(b, [frame_of(frame, b)], [_objects(objects)], None)
+
+
+def remove_objects_batch(batch: Any, removals: Sequence[tuple[Any, Any]]) -> tuple[int, ...]:
+    """:func:`remove_objects` for several frames of ``batch`` in one C call: ``removals`` is a sequence of
+    ``(frame, objects)``. Nothing is removed when any entry is refused (the error names it). Returns the number
+    removed from each entry."""
+    b = batch_of(batch)
+    frames, arrays = [], []
+    for k, item in enumerate(removals):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"removals[{k}] must be a (frame, objects) tuple, got {type(item).__name__}")
+        try:
+            frames.append(frame_of(item[0], b))
+            arrays.append(_objects(item[1]))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"removals[{k}]: {exc}") from None
+    _remove(b, frames, arrays, "removals")
+    return tuple(int(a.size) for a in arrays)
+
+
+def _remove(b: Any, frames: list, arrays: list, name: str | None) -> int:
+    """One removal call over ``arrays[k]`` of ``frames[k]``; errors name the entry (``name[k]``) when ``name``."""
+    keep = [(f, a) for f, a in zip(frames, arrays) if a.size]
+    if not keep:
         return 0
+    objs = keep[0][1] if len(keep) == 1 else np.concatenate([a for _, a in keep])
+    offsets = np.zeros(len(keep) + 1, np.int64)
+    np.cumsum([a.size for _, a in keep], out=offsets[1:])
+    addresses = (ctypes.c_void_p * len(keep))(*[f.address for f, _ in keep])
     bad = ctypes.c_int64(-1)
-    got = entry(b._core.c, "obbmeta_nvds_remove_objects", b.address)(b.address, f.address, address_of(objs), objs.size,
-                                                                      ctypes.byref(bad))
-    if got == _core.WriterError.ARGUMENT and bad.value >= 0:
-        raise ValueError("objects lists an address twice")
-    if got == _core.WriterError.FOREIGN_FRAME and bad.value >= 0:
-        raise ValueError(f"objects holds 0x{int(objs[bad.value]):x}, which is not an object meta of this frame")
+    got = b._core.c.obbmeta_nvds_remove_objects(b.address, addresses, address_of(offsets), len(keep),
+                                                address_of(objs), ctypes.byref(bad))
+    if got < 0 and bad.value >= 0:
+        k = int(np.searchsorted(offsets, bad.value, side="right")) - 1
+        where = "" if name is None else f"{name}[{_entry(arrays, keep[k][1])}]: "
+        if got == _core.WriterError.ARGUMENT:
+            raise ValueError(f"{where}objects lists an address twice" + ("" if name is None else " (in this call)"))
+        if got == _core.WriterError.FOREIGN_FRAME:
+            raise ValueError(f"{where}objects holds 0x{int(objs[bad.value]):x}, which is not an object meta of this "
+                             "frame")
     if got < 0:
         raise _core.writer_error(got, "object remover")
     return int(got)
 
 
+def _entry(arrays: list, a: np.ndarray) -> int:
+    """The index of ``a`` (by identity) in ``arrays``: the caller's entry, counting the empty ones skipped."""
+    return next(i for i, x in enumerate(arrays) if x is a)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -354,8 +354,13 @@ class OrientedTracker:
             reads = [nvds.read_objects(f) for f in fs]
             caches = [self._remember_labels(src, a) for src, a in zip(sources, reads)]
             steps = self.step_many([(src, a.xywhr, a.confidence, a.class_id) for src, a in zip(sources, reads)])
-            return [self._write_frame(b, f, a, st, cache, True, remove_untracked, frame_size)
+            removals = [] if remove_untracked else None
+            done = [self._write_frame(b, f, a, st, cache, True, removals, frame_size)
                     for f, a, st, cache in zip(fs, reads, steps, caches)]
+            if removals:  # every frame's untracked detections in one call (without the interpreter lock)
+                counts = dict(zip((id(f) for f, _ in removals), nvds.remove_objects_batch(b, removals)))
+                done = [replace(t, removed=counts.get(id(f), 0)) for f, t in zip(fs, done)]
+            return done
 
     def _remember_labels(self, source: int, objects: Any) -> dict:
         """Each class's label and component id as last seen on this stream (its last object on this frame)."""
@@ -397,12 +402,17 @@ class OrientedTracker:
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
                                  detection_done=False)
-            return self._write_frame(b, f, a, step, cache, detection, remove_untracked, frame_size)
+            removals = [] if detection and remove_untracked else None
+            done = self._write_frame(b, f, a, step, cache, detection, removals, frame_size)
+            if removals:
+                done = replace(done, removed=nvds.remove_objects(b, f, removals[0][1]))
+            return done
 
     @staticmethod
-    def _write_frame(b: Any, f: Any, a: Any, step: TrackStep, cache: dict, detection: bool, remove_untracked: bool,
-                     frame_size: Any) -> "FrameTracking":
-        """One frame's step written back as nvtracker writes it (see :meth:`update_frame`)."""
+    def _write_frame(b: Any, f: Any, a: Any, step: TrackStep, cache: dict, detection: bool,
+                     removals: list | None, frame_size: Any) -> "FrameTracking":
+        """One frame's step written back as nvtracker writes it (see :meth:`update_frame`); its untracked detections
+        are appended to ``removals`` as ``(frame, addresses)`` for the caller to remove (None: kept)."""
         from .. import nvds
 
         tracked = step.det_track_ids >= 0
@@ -410,11 +420,10 @@ class OrientedTracker:
             nvds.update_objects(b, f, a.address[tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
                                 object_ids=step.det_track_ids[tracked].astype(np.uint64), rect=True,
                                 tracker_confidence=a.confidence[tracked], frame_size=frame_size)
-        removed = 0
-        if detection and remove_untracked and (~tracked).any():
-            removed = nvds.remove_objects(b, f, a.address[~tracked])
+        if detection and removals is not None and (~tracked).any():
+            removals.append((f, a.address[~tracked]))
         added = _add_predicted(b, f, step, cache, frame_size)
-        return FrameTracking(int(tracked.sum()), removed, added, step)
+        return FrameTracking(int(tracked.sum()), 0, added, step)
 
 
 @dataclass(frozen=True)

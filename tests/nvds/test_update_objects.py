@@ -190,6 +190,31 @@ def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_addres
     assert sorted(v or 0 for v in by_child.values()) == [0, int(parents[1])]
 
 
+def test_one_removal_call_over_several_frames_removes_each_from_its_own_frame(make_batch):
+    """remove_objects_batch: each entry's objects leave their frame (read back from NVIDIA's frame lists and the
+    frames' counts), their payloads are released, a frame with nothing to remove is fine; an object named under
+    another frame, or twice across entries, is refused with the entry's index before anything is removed."""
+    batch = make_batch(max_frames=3, frames=3)
+    f0, f1, f2 = batch.frames
+    live = nvds.live_payloads()
+    a = write(batch, f0, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3], [900, 600, 50, 50, 0]])
+    b = write(batch, f1, [[300, 300, 60, 30, -0.4], [1200, 700, 90, 40, 1.0]])
+    c = write(batch, f2, [[700, 500, 80, 40, 0.2]])
+    for removals, match in (([(f0, a[[0]]), (f1, a[[1]])], r"removals\[1\]: objects holds 0x[0-9a-f]+, which is not"),
+                            ([(f0, a[[0]]), (f2, c), (f1, a[[0]])], r"removals\[2\]: objects lists an address twice")):
+        with pytest.raises(ValueError, match=match):
+            nvds.remove_objects_batch(batch, removals)
+        assert [len(raw.objects_of(f.address)) for f in (f0, f1, f2)] == [3, 2, 1]  # nothing removed
+    assert nvds.remove_objects_batch(batch, [(f0, a[[0, 2]]), (f2, c[:0]), (f1, b[[1]])]) == (2, 0, 1)
+    assert raw.objects_of(f0.address) == [int(a[1])] and raw.objects_of(f1.address) == [int(b[0])]
+    assert raw.objects_of(f2.address) == [int(c[0])]
+    assert [raw.u32(f.address + raw.FRAME["num_obj_meta"]) for f in (f0, f1, f2)] == [1, 1, 1]
+    assert nvds.live_payloads() == live + 3
+    with pytest.raises(TypeError, match=r"removals\[0\] must be a \(frame, objects\) tuple"):
+        nvds.remove_objects_batch(batch, [f0])
+    assert nvds.remove_objects_batch(batch, []) == ()
+
+
 def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_batch, monkeypatch):
     """Under ``with batch.locked():`` the reader and writers (attach included) take their ``_held`` entry points
     (no handoff of the interpreter lock), a nested lock does not call NVIDIA's lock again, and another thread does
