@@ -213,13 +213,13 @@ def performance_table() -> str:
         ("the same, NV12", "2026-12-01 #6", dict(chain="obbinfer", format="NV12", variant="graph", queue_depth=2)),
         ("the same, 16 `nvv4l2decoder` streams (NV12)", "2026-12-01 #7",
          dict(chain="obbinfer", variant="graph", queue_depth=2)),
-        ("the same (RGBA) with `obbtrack ! obboverlay` after it", "2026-12-02 #15",
+        ("the same (RGBA) with `obbtrack ! obboverlay` after it", "2026-12-02 #18",
          dict(chain="obbinfer+track+overlay")),
-        ("the same with queues between them", "2026-12-02 #15",
+        ("the same with queues between them", "2026-12-02 #18",
          dict(chain="obbinfer+queue+track+queue+overlay", switch_interval_s=0.005)),
-        ("the same with `sys.setswitchinterval(0.001)`", "2026-12-02 #15",
-         dict(chain="obbinfer+queue+track+queue+overlay", switch_interval_s=0.001)),
-        ("the same (RGBA) with a secondary detector on every ship", "2026-12-01 #8",
+        ("the same with `sys.setswitchinterval(0.001)` (run #15, before the batch's removals left the GIL)",
+         "2026-12-02 #15", dict(chain="obbinfer+queue+track+queue+overlay", switch_interval_s=0.001)),
+        ("the same (RGBA) with a secondary detector on every ship", "2026-12-02 #18",
          dict(chain="obbinfer+secondary-detector")),
     ]:
         r = stream_row(streams, run, **match)
