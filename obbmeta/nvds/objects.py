@@ -202,19 +202,19 @@ def remove_objects_batch(batch: Any, removals: Sequence[tuple[Any, Any]]) -> tup
 
 def _remove(b: Any, frames: list, arrays: list, name: str | None) -> int:
     """One removal call over ``arrays[k]`` of ``frames[k]``; errors name the entry (``name[k]``) when ``name``."""
-    keep = [(f, a) for f, a in zip(frames, arrays) if a.size]
+    keep = [(k, f, a) for k, (f, a) in enumerate(zip(frames, arrays)) if a.size]  # k: the caller's entry
     if not keep:
         return 0
-    objs = keep[0][1] if len(keep) == 1 else np.concatenate([a for _, a in keep])
+    objs = keep[0][2] if len(keep) == 1 else np.concatenate([a for _, _, a in keep])
     offsets = np.zeros(len(keep) + 1, np.int64)
-    np.cumsum([a.size for _, a in keep], out=offsets[1:])
-    addresses = (ctypes.c_void_p * len(keep))(*[f.address for f, _ in keep])
+    np.cumsum([a.size for _, _, a in keep], out=offsets[1:])
+    addresses = (ctypes.c_void_p * len(keep))(*[f.address for _, f, _ in keep])
     bad = ctypes.c_int64(-1)
     got = b._core.c.obbmeta_nvds_remove_objects(b.address, addresses, address_of(offsets), len(keep),
                                                 address_of(objs), ctypes.byref(bad))
     if got < 0 and bad.value >= 0:
-        k = int(np.searchsorted(offsets, bad.value, side="right")) - 1
-        where = "" if name is None else f"{name}[{_entry(arrays, keep[k][1])}]: "
+        entry_k = keep[int(np.searchsorted(offsets, bad.value, side="right")) - 1][0]
+        where = "" if name is None else f"{name}[{entry_k}]: "
         if got == _core.WriterError.ARGUMENT:
             raise ValueError(f"{where}objects lists an address twice" + ("" if name is None else " (in this call)"))
         if got == _core.WriterError.FOREIGN_FRAME:
@@ -223,8 +223,3 @@ def _remove(b: Any, frames: list, arrays: list, name: str | None) -> int:
     if got < 0:
         raise _core.writer_error(got, "object remover")
     return int(got)
-
-
-def _entry(arrays: list, a: np.ndarray) -> int:
-    """The index of ``a`` (by identity) in ``arrays``: the caller's entry, counting the empty ones skipped."""
-    return next(i for i, x in enumerate(arrays) if x is a)
