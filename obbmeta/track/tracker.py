@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -358,8 +358,7 @@ class OrientedTracker:
             done = [self._write_frame(b, f, a, st, cache, True, removals, frame_size)
                     for f, a, st, cache in zip(fs, reads, steps, caches)]
             if removals:  # every frame's untracked detections in one call (without the interpreter lock)
-                counts = dict(zip((id(f) for f, _ in removals), nvds.remove_objects_batch(b, removals)))
-                done = [replace(t, removed=counts.get(id(f), 0)) for f, t in zip(fs, done)]
+                nvds.remove_objects_batch(b, removals)
             return done
 
     def _remember_labels(self, source: int, objects: Any) -> dict:
@@ -402,17 +401,18 @@ class OrientedTracker:
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
                                  detection_done=False)
-            removals = [] if detection and remove_untracked else None
+            removals = [] if remove_untracked else None
             done = self._write_frame(b, f, a, step, cache, detection, removals, frame_size)
             if removals:
-                done = replace(done, removed=nvds.remove_objects(b, f, removals[0][1]))
+                nvds.remove_objects_batch(b, removals)
             return done
 
     @staticmethod
     def _write_frame(b: Any, f: Any, a: Any, step: TrackStep, cache: dict, detection: bool,
                      removals: list | None, frame_size: Any) -> "FrameTracking":
-        """One frame's step written back as nvtracker writes it (see :meth:`update_frame`); its untracked detections
-        are appended to ``removals`` as ``(frame, addresses)`` for the caller to remove (None: kept)."""
+        """One frame's step written back as nvtracker writes it (see :meth:`update_frame`); on a detection frame its
+        untracked detections are appended to ``removals`` as ``(frame, addresses)`` for the caller to remove in one
+        call (None: kept), and counted as removed (the removal refuses all or nothing)."""
         from .. import nvds
 
         tracked = step.det_track_ids >= 0
@@ -420,10 +420,12 @@ class OrientedTracker:
             nvds.update_objects(b, f, a.address[tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
                                 object_ids=step.det_track_ids[tracked].astype(np.uint64), rect=True,
                                 tracker_confidence=a.confidence[tracked], frame_size=frame_size)
+        removed = 0
         if detection and removals is not None and (~tracked).any():
             removals.append((f, a.address[~tracked]))
+            removed = int((~tracked).sum())
         added = _add_predicted(b, f, step, cache, frame_size)
-        return FrameTracking(int(tracked.sum()), 0, added, step)
+        return FrameTracking(int(tracked.sum()), removed, added, step)
 
 
 @dataclass(frozen=True)
