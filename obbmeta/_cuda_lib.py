@@ -19,26 +19,25 @@ from ._native import NativeLibrary, StaleLibraryWarning
 
 _p, _i64, _i32, _f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
 
+_FUNCTIONS = {
+    "obbmeta_cuda_error_string": (ctypes.c_char_p, [_i32]),
+    "obbmeta_cuda_set_device": (_i32, [_i32]),
+    "obbmeta_cuda_iou": (_i32, [_p, _i64, _p, _i64, _p, _i32, _i32, _p]),
+    "obbmeta_cuda_nms_sizes": (_i32, [_i64, _i32, _i32, _i64, _p, _p]),
+    "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]),
+    "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
+    "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
+                                     _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
+    "obbmeta_cuda_draw_outlines": (_i32, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]),
+    "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
+}
 CUDA = NativeLibrary(
-    "_cuda", "CUDA kernels", abi=4, abi_function="obbmeta_cuda_abi_version",
-    functions={
-        "obbmeta_cuda_error_string": (ctypes.c_char_p, [_i32]),
-        "obbmeta_cuda_set_device": (_i32, [_i32]),
-        "obbmeta_cuda_iou": (_i32, [_p, _i64, _p, _i64, _p, _i32, _i32, _p]),
-        "obbmeta_cuda_nms_sizes": (_i32, [_i64, _i32, _i32, _i64, _p, _p]),
-        "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]),
-        "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
-        "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
-                                         _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
-        "obbmeta_cuda_draw_outlines": (_i32, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]),
-        "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
-    },
+    "_cuda", "CUDA kernels", abi=4, abi_function="obbmeta_cuda_abi_version", functions=_FUNCTIONS,
     # Every entry point only queues work on the stream it is given (no synchronisation, no allocation) or answers
     # from the host, so none can wait on another thread: all keep the interpreter lock (NativeLibrary.held). A
     # launch that released it would wait up to Python's switch interval to get it back while another element's
     # thread runs Python (obboverlay's 16 draws of a batch: 32 such waits).
-    held=("obbmeta_cuda_set_device", "obbmeta_cuda_iou", "obbmeta_cuda_nms_sizes", "obbmeta_cuda_nms",
-          "obbmeta_cuda_yolo_obb_sizes", "obbmeta_cuda_yolo_obb", "obbmeta_cuda_draw_outlines", "obbmeta_cuda_crop"))
+    held=tuple(name for name in _FUNCTIONS if name != "obbmeta_cuda_error_string"))
 
 
 def cuda_problem() -> Optional[str]:

@@ -102,7 +102,8 @@ def rows_to_source(xywhr, letterboxes, counts):
 
 def source_boxes(xywhr, scale, pad_x=0.0, pad_y=0.0, scale_y=None):
     """:meth:`Letterbox.to_source` of (..., 5) boxes, with one letterbox for all (floats) or one per box: ``scale``
-    and ``scale_y`` float64 tensors broadcasting against ``xywhr[..., 0]`` (pads stay floats). A box whose two scales
+    and ``scale_y`` float64 tensors broadcasting against ``xywhr[..., 0]`` (pads: floats, or per-box tensors in
+    ``xywhr``'s dtype, which the arithmetic rounds a float pad to). A box whose two scales
     are equal maps as under a uniform letterbox, as :class:`Letterbox` spells one. The arithmetic is the same either
     way (the per-box scales are rounded to ``xywhr``'s dtype as a float would be), so per-box results equal the
     per-letterbox ones."""
