@@ -390,7 +390,7 @@ typedef struct {
     int64_t hidden;        /* rect_params borders set to 0 */
 } obbmeta_overlay_params;
 
-/* ---- Track results onto objects already in a frame (obbmeta.track): one call per frame. ---- */
+/* ---- Track results onto objects already in frames (obbmeta.track): one call per batch. ---- */
 
 /* flags */
 #define OBBMETA_UPDATE_OBB 1                /* write xywhr[i] as the OBB payload (added when the object has none) */
@@ -403,7 +403,7 @@ typedef struct {
                                              * OBBMETA_UPDATE_RECT's 0) */
 
 typedef struct {
-    const uint64_t *objects;          /* n NvDsObjectMeta* of `frame` (each once) */
+    const uint64_t *objects;          /* n NvDsObjectMeta*, frame after frame (each once) */
     const float *xywhr;               /* n x 5 (OBBMETA_UPDATE_OBB / _RECT) */
     const uint32_t *obb_flags;        /* n: OBBMETA_OBB_PREDICTED / _TRACKED for the payload (OBBMETA_UPDATE_OBB) */
     const uint64_t *object_ids;       /* n (OBBMETA_UPDATE_OBJECT_ID) */
@@ -412,7 +412,6 @@ typedef struct {
     const float *rotation_angle;      /* n degrees, NaN: leave (OBBMETA_UPDATE_ROTATION) */
     int64_t n;
     int32_t flags;                    /* OBBMETA_UPDATE_* */
-    double frame_width, frame_height; /* for OBBMETA_UPDATE_RECT */
     int64_t added;                    /* out: payloads added to objects that had none */
     int64_t bad_index;                /* out: first offending entry on error, else -1 */
 } obbmeta_update_params;

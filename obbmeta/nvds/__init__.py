@@ -2,10 +2,11 @@
 
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
 :func:`read_boxes` (an OrientedBoxes and :class:`FrameObjects`), :func:`read_objects` (the columns, torch-free),
-:func:`read_obbs`, :func:`read_obbs_arrays`, :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`,
-:func:`describe`, :func:`obb_meta_type`, :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`,
-:func:`update_objects` / :func:`remove_objects` / :func:`remove_objects_batch` (what a tracker does to a frame's
-objects),
+:func:`read_objects_batch` (several frames in one call), :func:`read_obbs`, :func:`read_obbs_arrays`,
+:class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`, :func:`describe`, :func:`obb_meta_type`,
+:func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`, :func:`update_objects` /
+:func:`update_objects_batch` / :func:`remove_objects` / :func:`remove_objects_batch` (what a tracker does to a
+frame's objects),
 :func:`attach_classifications` / :func:`read_classifications` with :class:`Label`, :class:`Classification`,
 :class:`ClassificationResult` (secondary results as NvDsClassifierMeta / NvDsLabelInfo). NVIDIA's library is
 loaded on first use (not at import), from
@@ -36,17 +37,29 @@ from .obbs import (
     attach_obbs,
     attach_obbs_batch,
 )
-from .objects import UpdateResult, remove_objects, remove_objects_batch, update_objects
-from .reader import FrameBoxes, FrameObjects, Obb, ObjectInfo, read_boxes, read_obbs, read_obbs_arrays, read_objects
+from .objects import UpdateResult, remove_objects, remove_objects_batch, update_objects, update_objects_batch
+from .reader import (
+    FrameBoxes,
+    FrameObjects,
+    Obb,
+    ObjectInfo,
+    read_boxes,
+    read_obbs,
+    read_obbs_arrays,
+    read_objects,
+    read_objects_batch,
+)
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
 __all__ = [
-    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "FrameBoxes",
+    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "read_objects_batch",
+    "FrameBoxes",
     "FrameObjects", "read_obbs", "read_obbs_arrays", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
-    "read_display_lines", "update_objects", "remove_objects", "remove_objects_batch", "UpdateResult",
+    "read_display_lines", "update_objects", "update_objects_batch", "remove_objects", "remove_objects_batch",
+    "UpdateResult",
     "OBB_RECT_CLIPPED", "OBB_RECT_ROTATED", "OBB_PREDICTED", "OBB_TRACKED", "attach_classifications",
     "read_classifications", "Label", "Classification",
     "ClassificationResult", "TEXT_CLASS_ID", "native_libraries",

@@ -63,11 +63,10 @@ class ReadRow(Structure):
 
 
 class UpdateParams(Structure):
-    """``obbmeta_update_params`` (kernels/nvds_meta.h): track results onto objects already in a frame."""
+    """``obbmeta_update_params`` (kernels/nvds_meta.h): track results onto objects already in frames."""
     _fields_ = [("objects", c_void_p), ("xywhr", c_void_p), ("obb_flags", c_void_p), ("object_ids", c_void_p),
                 ("confidence", c_void_p), ("tracker_confidence", c_void_p), ("rotation_angle", c_void_p),
-                ("n", c_int64), ("flags", c_int32),
-                ("frame_width", c_double), ("frame_height", c_double), ("added", c_int64), ("bad_index", c_int64)]
+                ("n", c_int64), ("flags", c_int32), ("added", c_int64), ("bad_index", c_int64)]
 
 
 WRITE_ROTATION = 1
@@ -254,7 +253,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=6, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=7, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -264,8 +263,8 @@ NVDS_META = NativeLibrary(
         "obbmeta_nvds_add_lines": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, c_int64, c_uint32, c_double,
                                              c_double, POINTER(c_int64)]),
         "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
-        "obbmeta_nvds_read": (c_int64, [c_int, _vp, POINTER(ReadRow), c_int64]),
-        "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp]),
+        "obbmeta_nvds_read": (c_int64, [c_int, _vp, c_int64, POINTER(ReadRow), c_int64, _vp]),
+        "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, _vp]),
         "obbmeta_nvds_remove_objects": (c_int64, [_vp, _vp, _vp, c_int64, _vp, POINTER(c_int64)]),
         "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
         "obbmeta_nvds_classifier_layout_info": (c_int, [POINTER(c_int64), c_int]),

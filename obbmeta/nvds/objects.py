@@ -1,6 +1,6 @@
-"""Changing objects already in a frame, the way a tracker does: ``update_objects`` (object_id, rect_params +
-tracker_bbox_info, confidences, a DS 9 rotation_angle, the OBB payload, in one C call per frame) and
-``remove_objects``.
+"""Changing objects already in frames, the way a tracker does: ``update_objects`` (object_id, rect_params +
+tracker_bbox_info, confidences, a DS 9 rotation_angle, the OBB payload, in one C call per frame;
+``update_objects_batch``: a batch's frames in one call) and ``remove_objects`` / ``remove_objects_batch``.
 
 :mod:`obbmeta.track` writes its results with these; they are plain functions so that any probe or element can.
 """
@@ -104,11 +104,43 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
     b = batch_of(batch)
     f = frame_of(frame, b)
     objs = _objects(objects)
+    return _update(b, [f], np.array([0, objs.shape[0]], np.int64), objs, xywhr, obb_flags, object_ids, rect,
+                   confidence, tracker_confidence, rotation_angle, frame_size, None)
+
+
+def update_objects_batch(batch: Any, frames: Sequence[Any], offsets: Any, objects: Any, xywhr: Any = None, *,
+                         obb_flags: Any = OBB_TRACKED, object_ids: Any = None, rect: bool = False,
+                         confidence: Any = None, tracker_confidence: Any = None, rotation_angle: Any = None,
+                         frame_size: tuple[float, float] | None = None) -> UpdateResult:
+    """:func:`update_objects` for several frames of ``batch`` in one C call (one hold of the batch lock): rows
+    ``offsets[k]:offsets[k + 1]`` of ``objects`` (and of every per-object argument) are objects of ``frames[k]``,
+    the form :func:`~obbmeta.nvds.read_objects_batch` reads. ``offsets``: (len(frames) + 1,) non-decreasing
+    integers from 0 to N. ``frame_size``: one (width, height) for every frame, or None: each frame meta's own size.
+    Nothing is written when any entry is refused; the error names the row and its frame."""
+    b = batch_of(batch)
+    fs = [frame_of(f, b) for f in frames]
+    objs = _objects(objects)
+    off = to_numpy(offsets, "offsets")
+    if off.shape != (len(fs) + 1,) or (off.size and off.dtype.kind not in "iu"):
+        raise ValueError(f"offsets must be ({len(fs) + 1},) integers (one more than frames), got shape "
+                         f"{tuple(off.shape)} and dtype {off.dtype}")
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    if off[0] != 0 or off[-1] != objs.shape[0] or (np.diff(off) < 0).any():
+        raise ValueError(f"offsets must rise from 0 to the {objs.shape[0]} objects, got {off.tolist()}")
+    return _update(b, fs, off, objs, xywhr, obb_flags, object_ids, rect, confidence, tracker_confidence,
+                   rotation_angle, frame_size, "frames")
+
+
+def _update(b: Any, fs: list, offsets: np.ndarray, objs: np.ndarray, xywhr: Any, obb_flags: Any, object_ids: Any,
+            rect: bool, confidence: Any, tracker_confidence: Any, rotation_angle: Any, frame_size: Any,
+            name: str | None) -> UpdateResult:
+    """The one C update of ``objs[offsets[k]:offsets[k + 1]]`` on ``fs[k]``; errors name the frame (``name[k]``)
+    when ``name``."""
     n = objs.shape[0]
     xywhr, confidence, tracker_confidence, rotation_angle = to_host_once(xywhr, confidence, tracker_confidence,
                                                                          rotation_angle)
     params = _core.UpdateParams()
-    keep = [objs]
+    keep = [objs, offsets]
     params.objects, params.n = address_of(objs), n
     flags = 0
     if rect and xywhr is None:
@@ -132,16 +164,19 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
         keep.append(ids)
         params.object_ids = address_of(ids)
         flags |= _core.UPDATE_OBJECT_ID
+    sizes = None
     if rect:
-        params.frame_width, params.frame_height = frame_size_of(f, frame_size)
+        one = None if frame_size is None else frame_size_of(fs[0], frame_size) if fs else None
+        sizes = np.array([one if one is not None else frame_size_of(f, None) for f in fs], np.float64).reshape(-1, 2)
+        keep.append(sizes)
         flags |= _core.UPDATE_RECT
-    for name, value, bit, field in (("confidence", confidence, _core.UPDATE_CONFIDENCE, "confidence"),
-                                    ("tracker_confidence", tracker_confidence, _core.UPDATE_TRACKER_CONFIDENCE,
-                                     "tracker_confidence")):
+    for arg, value, bit, field in (("confidence", confidence, _core.UPDATE_CONFIDENCE, "confidence"),
+                                   ("tracker_confidence", tracker_confidence, _core.UPDATE_TRACKER_CONFIDENCE,
+                                    "tracker_confidence")):
         if value is not None:
-            v = _column(value, name, n, "f", np.float32, "floating-point (float32)")
+            v = _column(value, arg, n, "f", np.float32, "floating-point (float32)")
             if not np.isfinite(v).all():
-                raise ValueError(f"{name} must be finite")
+                raise ValueError(f"{arg} must be finite")
             keep.append(v)
             setattr(params, field, address_of(v))
             flags |= bit
@@ -158,13 +193,18 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
             raise ValueError("rotation_angle needs the DeepStream 9 layout (NvOSD_RectParams.rotation_angle); the "
                              f"loaded library has {core.layout.name} (only NaN, which leaves the angle, is accepted)")
     params.flags = flags
-    rc = entry(core.c, "obbmeta_nvds_update_objects", b.address)(core.layout.id, b.address, f.address,
-                                                                  ctypes.addressof(params))
+    frames = (ctypes.c_void_p * len(fs))(*[f.address for f in fs])
+    rc = entry(core.c, "obbmeta_nvds_update_objects", b.address)(
+        core.layout.id, b.address, frames, address_of(offsets), len(fs),
+        address_of(sizes) if sizes is not None else None, ctypes.addressof(params))
     if rc < 0:
         i = int(params.bad_index)
         if rc == _core.WriterError.INVALID_BOX:
             raise _core.writer_error(rc, "object update", "xywhr", i, np.asarray(xywhr)[i].tolist() if i >= 0 else None)
-        detail = {_core.WriterError.FOREIGN_FRAME: "is not an object meta of this frame",
+        where = "this frame"
+        if name is not None and i >= 0:
+            where = f"its frame ({name}[{int(np.searchsorted(offsets, i, side='right')) - 1}])"
+        detail = {_core.WriterError.FOREIGN_FRAME: f"is not an object meta of {where}",
                   _core.WriterError.ARGUMENT: "is listed twice"}.get(rc)
         raise _core.writer_error(rc, "object update", "objects", i, f"0x{int(objs[i]):x}" if i >= 0 else None, detail)
     del keep

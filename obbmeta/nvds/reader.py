@@ -3,10 +3,12 @@ when present, else the DS 9 rotation, else rect_params):
 
 * :func:`read_boxes` — an :class:`~obbmeta.OrientedBoxes` (torch) and the objects' fields as :class:`FrameObjects`;
 * :func:`read_objects` — the same :class:`FrameObjects` alone (NumPy columns, torch-free: for trackers and probes);
+  :func:`read_objects_batch` — one :class:`FrameObjects` of several frames (one C call) and each frame's rows;
 * :func:`read_obbs` — one ``(ObjectInfo, Obb)`` pair per object; :func:`read_obbs_arrays` — the columns as a dict.
 """
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -63,22 +65,25 @@ class Obb:
         return self.source == "user_meta"
 
 
-_ROOM = [64]  # rows the last frame needed: the next read starts with that much room (a hint; races are harmless)
+_ROOM = [64]  # rows the last read needed: the next read starts with that much room (a hint; races are harmless)
 
 
-def _read_rows(frame: Any, batch: Any = None) -> tuple[Any, int]:
-    f = reader_frame(frame, batch)
+def _read_rows(frames: list) -> tuple[Any, int, np.ndarray]:
+    """The rows of ``frames`` (FrameMeta, read frame after frame in one C call): (rows, total, counts per frame)."""
     core = _core.get()
+    n_frames = len(frames)
+    addresses = (ctypes.c_void_p * n_frames)(*[f.address for f in frames])
+    counts = np.zeros(n_frames, np.int64)
     capacity = _ROOM[0]
+    read = entry(core.c, "obbmeta_nvds_read", (frames[0]._head.base_meta.batch_meta or 0) if frames else 0)
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
         rows = (_core.ReadRow * capacity)()
-        read = entry(core.c, "obbmeta_nvds_read", f._head.base_meta.batch_meta or 0)
-        got = read(core.layout.id, f.address, rows, capacity)
+        got = read(core.layout.id, addresses, n_frames, rows, capacity, counts.ctypes.data)
         if got < 0:
             raise _core.writer_error(got, "reader")
         if got <= capacity:
-            _ROOM[0] = min(max(64, got), 1 << 16)
-            return rows, got
+            _ROOM[0] = min(max(64, got), 1 << 20)
+            return rows, got, counts
         capacity = got
 
 
@@ -167,8 +172,32 @@ class FrameBoxes(NamedTuple):
 def read_objects(frame: Any, batch: Any = None) -> FrameObjects:
     """Every object of ``frame`` with its oriented box, as :class:`FrameObjects` (NumPy, no torch). Works on any
     frame, including copies made by NVIDIA's copy functions."""
-    rows, n = _read_rows(frame, batch)
-    t = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n)
+    rows, n, _ = _read_rows([reader_frame(frame, batch)])
+    return _objects_of(rows, n)
+
+
+def read_objects_batch(batch: Any, frames: Any = None) -> tuple[FrameObjects, np.ndarray]:
+    """:func:`read_objects` of several frames of ``batch`` (default: ``batch.frames``) in one C call: one
+    :class:`FrameObjects` of every frame's objects, frame after frame (each in its ``obj_meta_list`` order), and
+    ``offsets`` ((n_frames + 1,) int64): frame k's objects are rows ``offsets[k]:offsets[k + 1]``."""
+    from ._inputs import batch_of, frame_of
+
+    b = batch_of(batch)
+    fs = list(b.frames) if frames is None else [frame_of(f, b) for f in frames]
+    for k, f in enumerate(fs):
+        if f._head.base_meta.batch_meta != b.address:
+            raise ValueError(f"frames[{k}] is not a frame meta of this batch")
+    offsets = np.zeros(len(fs) + 1, np.int64)
+    if not fs:
+        return _objects_of(None, 0), offsets
+    rows, n, counts = _read_rows(fs)
+    np.cumsum(counts, out=offsets[1:])
+    return _objects_of(rows, n), offsets
+
+
+def _objects_of(rows: Any, n: int) -> FrameObjects:
+    """The first ``n`` read rows as columns."""
+    t = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n) if n else np.zeros(0, _ROW_DTYPE)
     return FrameObjects(
         xywhr=t["xywhr"].copy(), corners=t["corners"].reshape(n, 4, 2).copy(), rect=t["rect"].copy(),
         class_id=t["class_id"].copy(), confidence=t["confidence"].copy(), object_id=t["object_id"].copy(),

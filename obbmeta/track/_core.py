@@ -102,17 +102,25 @@ def track_step(params: TrackParams, tracks_in: Tracks, detections: Detections, d
     return nid.value
 
 
-def track_step_many(params: TrackParams, tracks_in: list, detections: list, first_frame: list, threads: int,
-                    next_id: int, tracks_out: list, reports: list) -> int:
-    """``obbmeta_track_step_many`` over lists of structs (one per stream); returns the next free track id."""
-    k = len(tracks_in)
-    ins, outs = (Tracks * k)(*tracks_in), (Tracks * k)(*tracks_out)
-    dets, reps = (Detections * k)(*detections), (TrackReport * k)(*reports)
-    first = (ctypes.c_uint8 * k)(*(int(f) for f in first_frame))
+def track_step_rows(params: TrackParams, tracks_in: np.ndarray, detections: np.ndarray, first_frame: np.ndarray,
+                    threads: int, next_id: int, tracks_out: np.ndarray, reports: np.ndarray) -> int:
+    """``obbmeta_track_step_many`` over struct arrays held as NumPy rows (``tracks_in`` / ``tracks_out`` (k, 12)
+    uint64 ``obb_tracks``, ``detections`` (k, 4) ``obb_detections``, ``reports`` (k, 7) ``obb_track_report``,
+    ``first_frame`` (k,) uint8), so a batch's structs are built by array arithmetic, not one ctypes object per field;
+    C writes the counts (``n``, ``n_pred``) into the rows. Returns the next free track id."""
+    k = tracks_in.shape[0]
+    for name, a, width in (("tracks_in", tracks_in, _TRACKS_WORDS), ("tracks_out", tracks_out, _TRACKS_WORDS),
+                           ("detections", detections, _DETECTIONS_WORDS), ("reports", reports, _REPORT_WORDS)):
+        assert a.dtype == np.uint64 and a.shape == (k, width) and a.flags.c_contiguous, name
+    assert first_frame.dtype == np.uint8 and first_frame.shape == (k,)
     nid = ctypes.c_int64(next_id)
-    if library().obbmeta_track_step_many(ctypes.byref(params), k, ins, dets, first, int(threads), ctypes.byref(nid),
-                                         outs, reps) < 0:
+    if library().obbmeta_track_step_many(ctypes.byref(params), k, tracks_in.ctypes.data, detections.ctypes.data,
+                                         first_frame.ctypes.data, int(threads), ctypes.byref(nid),
+                                         tracks_out.ctypes.data, reports.ctypes.data) < 0:
         raise MemoryError("OrientedTracker: out of memory in the C step")
-    for i, (out, rep) in enumerate(zip(outs, reps)):  # the C structs were copies: their counts come back here
-        tracks_out[i].n, reports[i].n_pred = out.n, rep.n_pred
     return nid.value
+
+
+# the structs as rows of 64-bit words (pointers and int64 counts only: no padding), checked against ctypes here
+_TRACKS_WORDS, _DETECTIONS_WORDS, _REPORT_WORDS = (ctypes.sizeof(t) // 8 for t in (Tracks, Detections, TrackReport))
+assert (_TRACKS_WORDS, _DETECTIONS_WORDS, _REPORT_WORDS) == (12, 4, 7)

@@ -33,7 +33,7 @@ from ._core import (
     motion_noise,
     rows_f64,
     track_step,
-    track_step_many,
+    track_step_rows,
 )
 from .association import ASSOCIATIONS
 from .kalman import KalmanBank
@@ -118,6 +118,58 @@ class _Tracks:
             setattr(self, name, getattr(self, name)[:n])
         for name in KalmanBank.__slots__:
             setattr(self.kf, name, getattr(self.kf, name)[:n])
+
+    def words(self) -> np.ndarray:
+        """The ``obb_tracks`` struct as its 12 words (the 11 array pointers, then n)."""
+        words = getattr(self, "_words", None)
+        if words is None or words[11] != len(self):
+            words = np.array([a.ctypes.data for a in (*(getattr(self, name) for name in self.FIELDS),
+                                                      *(getattr(self.kf, name) for name in KalmanBank.__slots__))]
+                             + [len(self)], np.uint64)
+        return words
+
+    @classmethod
+    def of_block(cls, block: "_TrackBlock", start: int, n: int, detection_frames: int,
+                 words: np.ndarray) -> "_Tracks":
+        """A stream's ``n`` tracks at column ``start`` of a batch's output block (views into it; ``words``: their
+        ``obb_tracks`` words, as the block gave them to C)."""
+        t = cls.__new__(cls)
+        t._words = words
+        t.ids, t.labels, t.hits, t.lost = block.ints[:, start:start + n]
+        t.confirmed = block.confirmed[start:start + n]
+        t.score = block.score[start:start + n]
+        t.kf = KalmanBank(5)
+        for name, a in zip(KalmanBank.__slots__, block.filters[:, start:start + n]):
+            setattr(t.kf, name, a)
+        t.detection_frames = detection_frames
+        return t
+
+
+class _TrackBlock:
+    """Room for the output tracks of a batch's streams, one column range per stream (``columns`` in all): the arrays
+    of ``_Tracks`` side by side, so every stream's ``obb_tracks`` words come from one address each by arithmetic."""
+
+    def __init__(self, columns: int):
+        self.ints = np.empty((4, columns), np.int64)  # ids, labels, hits, lost
+        self.confirmed = np.empty(columns, bool)
+        self.score = np.empty(columns, np.float32)
+        self.filters = np.empty((5, columns, 5))  # KalmanBank's arrays, (columns, 5) each
+
+    def words(self, starts: np.ndarray, capacity: np.ndarray) -> np.ndarray:
+        """(k, 12) ``obb_tracks`` words of the streams whose columns start at ``starts`` with room ``capacity``."""
+        c = self.ints.shape[1]
+        s = starts.astype(np.uint64)
+        out = np.empty((len(starts), 12), np.uint64)
+        base = np.uint64(self.ints.ctypes.data)
+        for r in range(4):
+            out[:, r] = base + np.uint64(r * c * 8) + s * np.uint64(8)
+        out[:, 4] = np.uint64(self.confirmed.ctypes.data) + s
+        out[:, 5] = np.uint64(self.score.ctypes.data) + s * np.uint64(4)
+        base = np.uint64(self.filters.ctypes.data)
+        for q in range(5):
+            out[:, 6 + q] = base + np.uint64(q * c * 40) + s * np.uint64(40)
+        out[:, 11] = capacity.astype(np.uint64)
+        return out
 
 
 class _StepJob:
@@ -269,9 +321,14 @@ class OrientedTracker:
         sources = [src for src, *_ in inputs]
         if len(set(sources)) != len(sources):
             raise ValueError(f"step_many takes one frame per stream, got source ids {sources}")
-        steps = self._streams_step(self._params(), inputs) if inputs else []
-        if steps:
-            self.last = steps[-1]
+        if not inputs:
+            return []
+        offsets = np.zeros(len(inputs) + 1, np.int64)
+        np.cumsum([x.shape[0] for _, x, _, _ in inputs], out=offsets[1:])
+        steps = self._streams_step(self._params(), sources, np.concatenate([x for _, x, _, _ in inputs]),
+                                   np.concatenate([s for _, _, s, _ in inputs]),
+                                   np.concatenate([lab for _, _, _, lab in inputs]), offsets)
+        self.last = steps[-1]
         return steps
 
     def _params(self) -> TrackParams:
@@ -290,17 +347,55 @@ class OrientedTracker:
                                    job.tracks_out, job.report)
         return self._finish(source, job)
 
-    def _streams_step(self, params: TrackParams, inputs: list) -> list[TrackStep]:
-        """The detection frames ``(source_id, x, scores, labels)`` of distinct streams in one C call
-        (obbmeta_track_step_many) on up to :attr:`threads` threads: the same as :meth:`_stream_step` on each in
-        order, new ids included."""
-        if len(inputs) == 1:
-            return [self._stream_step(params, *inputs[0], True)]
-        jobs = [_StepJob(self._streams.setdefault(src, _Tracks()), x, s, lab, True) for src, x, s, lab in inputs]
-        self._next_id = track_step_many(params, [j.tracks_in for j in jobs], [j.dets for j in jobs],
-                                        [j.first for j in jobs], self.threads, self._next_id,
-                                        [j.tracks_out for j in jobs], [j.report for j in jobs])
-        return [self._finish(src, job) for (src, *_), job in zip(inputs, jobs)]
+    def _streams_step(self, params: TrackParams, sources: list, x: np.ndarray, s: np.ndarray, lab: np.ndarray,
+                      offsets: np.ndarray) -> list[TrackStep]:
+        """The detection frames of distinct streams ``sources`` in one C call (obbmeta_track_step_many) on up to
+        :attr:`threads` threads: stream k's checked detections are rows ``offsets[k]:offsets[k + 1]`` of ``x`` (D, 5)
+        float64, ``s`` (D,) float64, ``lab`` (D,) int64. The same as :meth:`_stream_step` on each in order, new ids
+        included. Every struct is built for the whole batch by array arithmetic over a few blocks (no object per
+        stream and field), and each stream's new tracks are views into one block."""
+        k = len(sources)
+        states = [self._streams.setdefault(src, _Tracks()) for src in sources]
+        counts = np.diff(offsets)
+        capacity = np.array([len(st) for st in states], np.int64) + counts
+        starts = np.zeros(k, np.int64)
+        np.cumsum(capacity[:-1], out=starts[1:])
+        columns = int(capacity.sum())
+        block = _TrackBlock(columns)
+        tracks_out = block.words(starts, capacity)
+        tracks_in = np.stack([st.words() for st in states])
+        x, s, lab = (np.ascontiguousarray(a) for a in (x, s, lab))
+        o = offsets[:-1].astype(np.uint64)
+        dets = np.empty((k, 4), np.uint64)
+        dets[:, 0] = np.uint64(x.ctypes.data) + o * np.uint64(40)
+        dets[:, 1] = np.uint64(s.ctypes.data) + o * np.uint64(8)
+        dets[:, 2] = np.uint64(lab.ctypes.data) + o * np.uint64(8)
+        dets[:, 3] = counts.astype(np.uint64)
+        d = x.shape[0]
+        det_ids, det_boxes = np.empty(d, np.int64), np.empty((d, 5), np.float32)
+        pred_ids, pred_labels = np.empty((2, columns), np.int64)
+        pred_boxes, pred_scores = np.empty((columns, 5), np.float32), np.empty(columns, np.float32)
+        c = starts.astype(np.uint64)
+        reports = np.empty((k, 7), np.uint64)
+        reports[:, 0] = np.uint64(det_ids.ctypes.data) + o * np.uint64(8)
+        reports[:, 1] = np.uint64(det_boxes.ctypes.data) + o * np.uint64(20)
+        reports[:, 2] = np.uint64(pred_ids.ctypes.data) + c * np.uint64(8)
+        reports[:, 3] = np.uint64(pred_labels.ctypes.data) + c * np.uint64(8)
+        reports[:, 4] = np.uint64(pred_boxes.ctypes.data) + c * np.uint64(20)
+        reports[:, 5] = np.uint64(pred_scores.ctypes.data) + c * np.uint64(4)
+        reports[:, 6] = 0
+        first = np.array([st.detection_frames == 0 for st in states], np.uint8)
+        self._next_id = track_step_rows(params, tracks_in, dets, first, self.threads, self._next_id, tracks_out,
+                                        reports)
+        kept, n_pred = tracks_out[:, 11].astype(np.int64), reports[:, 6].astype(np.int64)
+        steps = []
+        for j, (src, st) in enumerate(zip(sources, states)):
+            self._streams[src] = _Tracks.of_block(block, int(starts[j]), int(kept[j]), st.detection_frames + 1,
+                                                  tracks_out[j])
+            a, b, p0, p1 = int(offsets[j]), int(offsets[j + 1]), int(starts[j]), int(starts[j] + n_pred[j])
+            steps.append(TrackStep(det_ids[a:b], det_boxes[a:b], pred_ids[p0:p1], pred_boxes[p0:p1],
+                                   pred_labels[p0:p1], pred_scores[p0:p1]))
+        return steps
 
     def _finish(self, source: int, job: "_StepJob") -> TrackStep:
         out = job.out
@@ -340,8 +435,9 @@ class OrientedTracker:
     def update_batch(self, batch: Any, frames: Any = None, *, remove_untracked: bool = True,
                      frame_size: tuple[float, float] | None = None) -> list["FrameTracking"]:
         """:meth:`update_frame` for every frame of ``batch`` (``batch.frames`` order). A batch of detection frames of
-        distinct streams (what nvstreammux makes) is tracked in one :meth:`step_many`: the same results as frame
-        after frame, at a fraction of the cost."""
+        distinct streams (what nvstreammux makes) is read in one C call, tracked in one C step (:meth:`step_many`'s) and
+        written back in one update and one removal call: the same results as frame after frame, at a fraction of
+        the cost."""
         from .. import nvds
 
         b = batch if isinstance(batch, nvds.BatchMeta) else nvds.BatchMeta.from_address(batch)
@@ -351,27 +447,28 @@ class OrientedTracker:
         if len(fs) < 2 or len(set(sources)) != len(fs) or not all(f.infer_done for f in fs):
             return [self.update_frame(b, f, remove_untracked=remove_untracked, frame_size=frame_size) for f in fs]
         with b.locked():
-            reads = [nvds.read_objects(f) for f in fs]
-            caches = [self._remember_labels(src, a) for src, a in zip(sources, reads)]
-            steps = self.step_many([(src, a.xywhr, a.confidence, a.class_id) for src, a in zip(sources, reads)])
-            removals = [] if remove_untracked else None
-            done = [self._write_frame(b, f, a, st, cache, True, removals, frame_size)
-                    for f, a, st, cache in zip(fs, reads, steps, caches)]
-            if removals:  # every frame's untracked detections in one call (without the interpreter lock)
-                nvds.remove_objects_batch(b, removals)
-            return done
+            objs, offsets = nvds.read_objects_batch(b, fs)
+            caches = self._remember_labels(sources, objs, offsets)
+            x, sc, lab = self._inputs(objs.xywhr, objs.confidence, objs.class_id, 0)
+            steps = self._streams_step(self._params(), sources, x, sc, lab, offsets)
+            self.last = steps[-1]
+            return self._write(b, fs, objs, offsets, steps, caches, [True] * len(fs), remove_untracked, frame_size)
 
-    def _remember_labels(self, source: int, objects: Any) -> dict:
-        """Each class's label and component id as last seen on this stream (its last object on this frame)."""
-        cache = self._labels.setdefault(source, {})
-        classes = np.asarray(objects.class_id)
+    def _remember_labels(self, sources: list, objects: Any, offsets: np.ndarray) -> list[dict]:
+        """Each class's label and component id as last seen on each stream (its last object of the class on the
+        stream's frame, rows ``offsets[k]:offsets[k + 1]`` of ``objects``); the streams' caches."""
+        caches = [self._labels.setdefault(src, {}) for src in sources]
+        classes = np.asarray(objects.class_id).astype(np.int64)
         if classes.size:
-            kinds, first = np.unique(classes[::-1], return_index=True)  # first from the end: each class's last object
+            frame = np.repeat(np.arange(len(sources), dtype=np.int64), np.diff(offsets))
+            key = frame * (1 << 33) + (classes + (1 << 32))  # (frame, class) in one int64, classes may be negative
+            kinds, first = np.unique(key[::-1], return_index=True)  # first from the end: each pair's last object
             last = classes.size - 1 - first
-            for cls, label, comp in zip(kinds.tolist(), np.asarray(objects.label)[last].tolist(),
-                                        np.asarray(objects.component_id)[last].tolist()):
-                cache[cls] = (label, comp)
-        return cache
+            for k, cls, label, comp in zip(frame[last].tolist(), classes[last].tolist(),
+                                           np.asarray(objects.label)[last].tolist(),
+                                           np.asarray(objects.component_id)[last].tolist()):
+                caches[k][cls] = (label, comp)
+        return caches
 
     def update_frame(self, batch: Any, frame: Any, *, remove_untracked: bool = True,
                      frame_size: tuple[float, float] | None = None) -> "FrameTracking":
@@ -393,39 +490,46 @@ class OrientedTracker:
         f = frame if isinstance(frame, nvds.FrameMeta) else nvds.FrameMeta(frame, b)
         source = int(f.source_id)
         with b.locked():  # recursive: the reads, writes and removals below see one consistent frame
-            a = nvds.read_objects(f)
-            cache = self._remember_labels(source, a)
+            objs, offsets = nvds.read_objects_batch(b, [f])
+            caches = self._remember_labels([source], objs, offsets)
             detection = bool(f.infer_done)
             if detection:
-                step = self.step(a.xywhr, a.confidence, a.class_id, source_id=source)
+                step = self.step(objs.xywhr, objs.confidence, objs.class_id, source_id=source)
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
                                  detection_done=False)
-            removals = [] if remove_untracked else None
-            done = self._write_frame(b, f, a, step, cache, detection, removals, frame_size)
-            if removals:
-                nvds.remove_objects_batch(b, removals)
-            return done
+            return self._write(b, [f], objs, offsets, [step], caches, [detection], remove_untracked, frame_size)[0]
 
     @staticmethod
-    def _write_frame(b: Any, f: Any, a: Any, step: TrackStep, cache: dict, detection: bool,
-                     removals: list | None, frame_size: Any) -> "FrameTracking":
-        """One frame's step written back as nvtracker writes it (see :meth:`update_frame`); on a detection frame its
-        untracked detections are appended to ``removals`` as ``(frame, addresses)`` for the caller to remove in one
-        call (None: kept), and counted as removed (the removal refuses all or nothing)."""
+    def _write(b: Any, fs: list, objs: Any, offsets: np.ndarray, steps: list, caches: list, detection: list,
+               remove: bool, frame_size: Any) -> list["FrameTracking"]:
+        """The frames' steps written back as nvtracker writes them (see :meth:`update_frame`): the tracked
+        detections of every frame in one update call, the untracked ones of detection frames removed in one call
+        (``remove``; all or nothing, so each is counted as removed), then each frame's reported tracks without a
+        detection added at their predicted box."""
         from .. import nvds
 
-        tracked = step.det_track_ids >= 0
-        if tracked.any():
-            nvds.update_objects(b, f, a.address[tracked], step.det_xywhr[tracked], obb_flags=nvds.OBB_TRACKED,
-                                object_ids=step.det_track_ids[tracked].astype(np.uint64), rect=True,
-                                tracker_confidence=a.confidence[tracked], frame_size=frame_size)
-        removed = 0
-        if detection and removals is not None and (~tracked).any():
-            removals.append((f, a.address[~tracked]))
-            removed = int((~tracked).sum())
-        added = _add_predicted(b, f, step, cache, frame_size)
-        return FrameTracking(int(tracked.sum()), removed, added, step)
+        rows = np.diff(offsets).tolist()  # a frame without detection tracked none of its objects
+        ids = [st.det_track_ids if det else np.full(n, -1, np.int64) for st, det, n in zip(steps, detection, rows)]
+        boxes = [st.det_xywhr if det else np.zeros((n, 5), np.float32) for st, det, n in zip(steps, detection, rows)]
+        ids, boxes = (np.concatenate(a) if len(a) > 1 else a[0] for a in (ids, boxes))
+        tracked = ids >= 0
+        running = np.zeros(tracked.size + 1, np.int64)
+        np.cumsum(tracked, out=running[1:])
+        kept = running[offsets]  # rows of the tracked objects per frame
+        if kept[-1]:
+            nvds.update_objects_batch(b, fs, kept, objs.address[tracked], boxes[tracked], obb_flags=nvds.OBB_TRACKED,
+                                      object_ids=ids[tracked].astype(np.uint64), rect=True,
+                                      tracker_confidence=objs.confidence[tracked], frame_size=frame_size)
+        n_tracked = np.diff(kept)
+        n_untracked = np.diff(offsets) - n_tracked
+        removed = [int(n) if (remove and det) else 0 for n, det in zip(n_untracked.tolist(), detection)]
+        if any(removed):
+            untracked = ~tracked
+            nvds.remove_objects_batch(b, [(f, objs.address[offsets[k]:offsets[k + 1]][
+                untracked[offsets[k]:offsets[k + 1]]]) for k, f in enumerate(fs) if removed[k]])
+        return [FrameTracking(int(n), r, _add_predicted(b, f, st, cache, frame_size), st)
+                for f, n, r, st, cache in zip(fs, n_tracked.tolist(), removed, steps, caches)]
 
 
 @dataclass(frozen=True)

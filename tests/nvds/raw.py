@@ -14,7 +14,7 @@ BASE_BATCH, BASE_TYPE, BASE_COPY, BASE_RELEASE = 0, 8, 24, 32
 
 BATCH = dict(max_frames_in_batch=40, num_frames_in_batch=44, frame_pool=48, obj_pool=56, classifier_pool=64,
              display_pool=72, user_pool=80, label_pool=88, frame_meta_list=96, batch_user_meta_list=104)
-POOL = dict(meta_type=0, max_elements=4, element_size=8, num_empty=12, num_full=16)
+POOL = dict(meta_type=0, max_elements=4, element_size=8, num_empty=12, num_full=16, empty_list=24, full_list=32)
 
 FRAME = dict(pad_index=40, batch_id=44, frame_num=48, buf_pts=56, source_id=72, source_frame_width=80,
              source_frame_height=84, num_obj_meta=96, bInferDone=100, obj_meta_list=104, display_meta_list=112,

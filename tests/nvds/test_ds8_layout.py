@@ -421,9 +421,10 @@ class Call:
 
 def read_rows(frame: int, layout=DS6_8):
     c = _core.get().c
-    n = c.obbmeta_nvds_read(layout, frame, None, 0)
+    frames, counts = (ctypes.c_void_p * 1)(frame), (ctypes.c_int64 * 1)()
+    n = c.obbmeta_nvds_read(layout, frames, 1, None, 0, counts)
     rows = (_core.ReadRow * max(n, 1))()
-    assert c.obbmeta_nvds_read(layout, frame, rows, n) == n
+    assert c.obbmeta_nvds_read(layout, frames, 1, rows, n, counts) == n == counts[0]
     return list(rows[:n])
 
 
@@ -835,7 +836,9 @@ def test_the_rotation_update_is_refused_by_the_ds8_path(world):
     objs, angle = (c_int64 * 1)(o), (ctypes.c_float * 1)(5.0)
     p = _core.UpdateParams()
     p.objects, p.rotation_angle, p.n, p.flags = ctypes.addressof(objs), ctypes.addressof(angle), 1, 32
-    assert _core.get().c.obbmeta_nvds_update_objects(DS6_8, world.batch, f, ctypes.addressof(p)) == ERR_LAYOUT
+    frames, offsets = (ctypes.c_void_p * 1)(f), (c_int64 * 2)(0, 1)
+    assert _core.get().c.obbmeta_nvds_update_objects(DS6_8, world.batch, frames, offsets, 1, None,
+                                                     ctypes.addressof(p)) == ERR_LAYOUT
     assert world.lock_calls == 1  # the attach's only: refused before the lock
 
 

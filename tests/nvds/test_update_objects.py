@@ -309,3 +309,86 @@ def test_object_ids_at_both_ends_of_uint64_are_written(make_batch):
     objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]])
     nvds.update_objects(batch, frame, objs, object_ids=[0, 2**64 - 1])
     assert [raw.u64(int(o) + raw.OBJ["object_id"]) for o in objs] == [0, 2**64 - 1]
+
+
+def _three_frames(make_batch):
+    """A batch of three frames with 3, 0 and 2 objects (scores 0.9 / 0.4 / 0.7, ...), written in one attach."""
+    batch = make_batch(max_frames=3, frames=3)
+    rows = [np.array([[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3], [900, 600, 50, 50, 0]], np.float32),
+            np.zeros((0, 5), np.float32), np.array([[300, 300, 60, 30, -0.4], [1200, 700, 90, 40, 1.0]], np.float32)]
+    scores = [np.array([0.9, 0.4, 0.7], np.float32), np.zeros(0, np.float32), np.array([0.2, 0.95], np.float32)]
+    nvds.attach_obbs_batch(batch, [(x, s, np.arange(len(x))) for x, s in zip(rows, scores)],
+                           class_names=["a", "b", "c"])
+    return batch
+
+
+def test_a_batch_read_in_one_call_is_each_frame_read_alone(make_batch):
+    """read_objects_batch: every column of frame k's rows equals read_objects(frame k), in NVIDIA's list order;
+    a frame of another batch is refused by index."""
+    batch = _three_frames(make_batch)
+    objs, offsets = nvds.read_objects_batch(batch)
+    assert offsets.tolist() == [0, 3, 3, 5]
+    for k, f in enumerate(batch.frames):
+        alone, part = nvds.read_objects(f), objs[offsets[k]:offsets[k + 1]]
+        assert part.address.tolist() == raw.objects_of(f.address)
+        for name in ("xywhr", "rect", "confidence", "class_id", "label", "object_id", "source", "corners"):
+            assert np.array_equal(getattr(part, name), getattr(alone, name)), name
+    objs, offsets = nvds.read_objects_batch(batch, [batch.frames[2]])
+    assert offsets.tolist() == [0, 2] and objs.confidence.tolist() == pytest.approx([0.95, 0.2])
+    other = make_batch()
+    with pytest.raises(ValueError, match=r"frames\[1\] is not a frame meta of this batch"):
+        nvds.read_objects_batch(batch, [batch.frames[0], other.frames[0]])
+    assert len(nvds.read_objects_batch(batch, [])[0]) == 0
+
+
+def test_one_update_call_over_several_frames_writes_what_one_call_per_frame_writes(make_batch):
+    """update_objects_batch against update_objects frame after frame on an identical batch: object ids, rect_params,
+    tracker boxes and payloads read back through NVIDIA's lists are the same; an object named under another frame
+    is refused with that frame's index, bad offsets by name, and nothing is written."""
+    one, many = _three_frames(make_batch), _three_frames(make_batch)
+    boxes = np.array([[510, 395, 118, 41, 0.35], [805, 402, 121, 39, 0.31], [1910, 600, 50, 50, 0.0],
+                      [301, 299, 60, 31, -0.41], [1199, 701, 91, 40, 1.01]], np.float32)
+    ids = np.array([5, 6, 7, 8, 9], np.uint64)
+    for f, (a, b) in zip(one.frames, ((0, 3), (3, 3), (3, 5))):
+        objs = nvds.read_objects(f).address
+        nvds.update_objects(one, f, objs, boxes[a:b], object_ids=ids[a:b], rect=True, tracker_confidence=0.5,
+                            frame_size=(W, H))
+    objs, offsets = nvds.read_objects_batch(many)
+    res = nvds.update_objects_batch(many, many.frames, offsets, objs.address, boxes, object_ids=ids, rect=True,
+                                    tracker_confidence=0.5, frame_size=(W, H))
+    assert (res.updated, res.added_payloads) == (5, 0)
+
+    def seen(batch):
+        return [(raw.u64(o + raw.OBJ["object_id"]), [raw.f32(o + raw.OBJ[k]) for k in ("rect_left", "rect_top",
+                 "rect_width", "rect_height", "trk_left")], payload_of(o)[0])
+                for f in batch.frames for o in raw.objects_of(f.address)]
+    assert seen(many) == seen(one)
+    assert [s[0] for s in seen(many)] == [5, 6, 7, 8, 9]
+    f0, f1, f2 = many.frames
+    with pytest.raises(ValueError, match=r"objects\[2\] = 0x[0-9a-f]+ is not an object meta of its frame "
+                                         r"\(frames\[2\]\)"):
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 2, 2, 4], objs.address[[0, 1, 2, 3]], object_ids=1)
+    with pytest.raises(ValueError, match="offsets must rise from 0 to the 5 objects"):
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 4, 3, 5], objs.address, object_ids=1)
+    with pytest.raises(ValueError, match=r"offsets must be \(4,\) integers"):
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 5], objs.address, object_ids=1)
+    assert [s[0] for s in seen(many)] == [5, 6, 7, 8, 9]  # nothing written by the refused calls
+
+
+def test_a_batch_is_taken_from_the_pool_most_confident_first_and_frames_keep_their_order(make_batch):
+    """The writer takes a batch's objects from NVIDIA's pool most confident first, so the pool's in-use list (newest
+    at its head, what nvds_remove_obj_meta_from_frame walks) starts with the least confident; each frame's own list
+    is in the boxes' order (newest first, as DeepStream prepends)."""
+    batch = _three_frames(make_batch)
+    pool = raw.ptr(batch.address + raw.BATCH["obj_pool"])
+    in_use = raw.glist(raw.ptr(pool + raw.POOL["full_list"]))
+    mine = [o for o in in_use if o in {a for f in batch.frames for a in raw.objects_of(f.address)}]
+    assert [round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in mine] == [0.2, 0.4, 0.7, 0.9, 0.95]
+    assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
+            for f in batch.frames] == [[0.7, 0.4, 0.9], [], [0.95, 0.2]]
+    # the tracker's removal of the two least confident leaves the rest where they were
+    objs, _ = nvds.read_objects_batch(batch)
+    low = objs.address[objs.confidence < 0.5]
+    assert nvds.remove_objects_batch(batch, [(batch.frames[0], low[:1]), (batch.frames[2], low[1:])]) == (1, 1)
+    assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
+            for f in batch.frames] == [[0.7, 0.9], [], [0.95]]

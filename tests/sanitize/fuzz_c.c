@@ -45,9 +45,11 @@ int obbmeta_nvds_layout_info(int layout, int64_t *out, int n);
 int64_t obbmeta_nvds_attach(int layout, void *batch, obbmeta_write_params *p);
 int64_t obbmeta_nvds_add_lines(int layout, void *batch, void *frame, const float *seg, int64_t m, const double *rgba,
                                int64_t num_colors, uint32_t width, double fw, double fh, int64_t *n_display);
-int64_t obbmeta_nvds_read(int layout, void *frame, obbmeta_read_row *rows, int64_t capacity);
+int64_t obbmeta_nvds_read(int layout, void *const *frames, int64_t n_frames, obbmeta_read_row *rows, int64_t capacity,
+                          int64_t *counts);
 int64_t obbmeta_nvds_overlay(int layout, void *batch, void *frame, obbmeta_overlay_params *p);
-int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *frame, obbmeta_update_params *p);
+int64_t obbmeta_nvds_update_objects(int layout, void *batch, void *const *frames, const int64_t *offsets,
+                                    int64_t n_frames, const double *frame_sizes, obbmeta_update_params *p);
 int32_t obbmeta_nvds_init_classifier(const obbmeta_classifier_api *api);
 int obbmeta_nvds_classifier_layout_info(int64_t *out, int n);
 int64_t obbmeta_nvds_classify(int layout, void *batch, obbmeta_classify_params *p);
@@ -575,11 +577,15 @@ static void fuzz_update(int layout, void *batch, void *frame, void *foreign)
     p.rotation_angle = chance(98) ? rot : NULL;
     p.n = chance(98) ? n : -1;
     p.flags = (int32_t)rand_int(0, 63);
-    p.frame_width = frame_side();
-    p.frame_height = frame_side();
+    const double sizes[2] = {frame_side(), frame_side()};
+    /* one frame, its entries [0, n) (sometimes a hostile split or end) */
+    void *frames[1] = {frame};
+    const int64_t offsets[2] = {chance(98) ? 0 : 1, chance(98) ? n : n + 1};
     const int used = random_layout(layout);
     const int64_t objects = count_objects(frame);
-    const int64_t rc = obbmeta_nvds_update_objects(used, chance(98) ? own : batch, frame, chance(99) ? &p : NULL);
+    const int64_t rc = obbmeta_nvds_update_objects(used, chance(98) ? own : batch, chance(99) ? frames : NULL, offsets,
+                                                   chance(98) ? 1 : 0, chance(98) ? sizes : NULL,
+                                                   chance(99) ? &p : NULL);
     CHECK(rc == 0 || (rc >= -7 && rc < 0), "update_objects returned %lld", (long long)rc);
     CHECK(count_objects(frame) == objects, "update_objects changed the object list");
     if (rc == 0 && used == OBBMETA_LAYOUT_DS9 && (p.flags & OBBMETA_UPDATE_ROTATION))
@@ -626,8 +632,16 @@ static void fuzz_read(int layout, void *frame)
     const int64_t objects = count_objects(frame);
     const int64_t capacity = rand_int(0, objects + 2);
     obbmeta_read_row *rows = malloc((size_t)(capacity ? capacity : 1) * sizeof(obbmeta_read_row));
-    const int64_t got = obbmeta_nvds_read(random_layout(layout), chance(99) ? frame : NULL, rows, capacity);
-    CHECK(got < 0 || got == objects, "read counted %lld of %lld objects", (long long)got, (long long)objects);
+    void *frames[2] = {frame, frame};
+    int64_t counts[2] = {-1, -1};
+    const int64_t n_frames = rand_int(1, 2);  /* one frame, or the same frame twice */
+    if (chance(1)) frames[n_frames - 1] = NULL;
+    const int64_t got = obbmeta_nvds_read(random_layout(layout), frames, n_frames, rows, capacity, counts);
+    CHECK(got < 0 || got == n_frames * objects, "read counted %lld of %lld objects", (long long)got,
+          (long long)(n_frames * objects));
+    for (int64_t k = 0; got >= 0 && k < n_frames; ++k)
+        CHECK(counts[k] == objects, "frame %lld counted %lld of %lld objects", (long long)k, (long long)counts[k],
+              (long long)objects);
     for (int64_t i = 0; i < (got < capacity ? got : capacity); ++i)
         CHECK(rows[i].label[OBBMETA_MAX_LABEL - 1] == '\0' && rows[i].source >= 0 && rows[i].source <= 3, "row %lld",
               (long long)i);

@@ -90,8 +90,10 @@ def test_update_batch_of_a_muxed_batch_writes_what_frame_after_frame_writes(seed
     seq = sequence(seed, streams=4, frames=25)
     one, many = OrientedTracker(output_lost=2), OrientedTracker(output_lost=2)
     batched = []
-    step_many = many.step_many
-    monkeypatch.setattr(many, "step_many", lambda frames: batched.append(len(frames)) or step_many(frames))
+    streams_step = many._streams_step  # the one C call of a batch's streams
+    monkeypatch.setattr(many, "_streams_step",
+                        lambda params, sources, *rest: batched.append(len(sources)) or streams_step(params, sources,
+                                                                                                   *rest))
 
     def batch_of(frame, k):
         b = nvds.BatchMeta.create(len(frame))
@@ -117,5 +119,5 @@ def test_update_batch_of_a_muxed_batch_writes_what_frame_after_frame_writes(seed
         assert seen(a) == seen(b)
         a.destroy()
         b.destroy()
-    assert batched == [4] * len(seq)  # every batch went through step_many
+    assert batched == [4] * len(seq)  # every batch went through one batched step
     assert many.num_tracks() > 0
