@@ -4,13 +4,14 @@
 // asynchronous on that stream, and errors are returned as cudaError_t codes.
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "obb_draw.h"
 #include "obb_geometry.h"
 
 #define OBB_EXPORT extern "C" __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 4; }
+OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 5; }
 
 // Boxes arrive as float32 or float64 (n, 5); the geometry runs on obb_box (double) either way.
 __device__ __forceinline__ obb_box load_box(const float *b) { return obb_box_from_float(b); }
@@ -173,6 +174,74 @@ OBB_EXPORT int obbmeta_cuda_draw_outlines(uint8_t *image, int height, int width,
     const unsigned blocks = (unsigned)(n * 4);
     draw_kernel<0><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
     draw_kernel<1><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
+    return (int)cudaGetLastError();
+}
+
+// A batch of images (obboverlay's surfaces) in one pair of launches: the same passes, each box drawn into the image
+// box_frame[box] names in the table. Every image has its own owner scratch; box indices grow image after image, so
+// within an image a later box is still on top.
+#define DRAW_TABLE_FRAMES 64
+struct DrawFrame {
+    uint8_t *image;
+    int *owner;
+    int64_t row_stride;
+    int height, width;
+};
+struct DrawTable {
+    DrawFrame f[DRAW_TABLE_FRAMES];
+};
+
+template <int PASS>
+__global__ void draw_batch_kernel(DrawTable table, int channels, const float *boxes, const int *box_frame, int64_t n,
+                                  const uint8_t *colors, double thickness)
+{
+    const int64_t box = blockIdx.x / 4;
+    const int k = blockIdx.x % 4;
+    __shared__ obb_edge e;
+    __shared__ int live, frame;
+    if (threadIdx.x == 0) {
+        frame = box < n ? box_frame[box] : -1;
+        live = frame >= 0 && frame < DRAW_TABLE_FRAMES &&
+               obb_edge_setup(boxes + 5 * box, k, thickness, table.f[frame >= 0 ? frame : 0].width,
+                              table.f[frame >= 0 ? frame : 0].height, &e);
+    }
+    __syncthreads();
+    if (!live) return;
+    const DrawFrame f = table.f[frame];
+    for (int m = e.m0 + threadIdx.x; m <= e.m1; m += blockDim.x) {
+        int lo, hi;
+        if (!obb_edge_minor_span(&e, m, f.width, f.height, &lo, &hi)) continue;
+        for (int v = lo; v <= hi; ++v) {
+            const int x = e.major_is_x ? m : v, y = e.major_is_x ? v : m;
+            if (!obb_edge_covers(&e, x, y)) continue;
+            int *slot = f.owner + (int64_t)y * f.width + x;
+            if (PASS == 0) {
+                atomicMax(slot, (int)box);
+            } else if (atomicCAS(slot, (int)box, -1) == (int)box) {
+                uint8_t *px = f.image + (int64_t)y * f.row_stride + (int64_t)x * channels;
+                for (int c = 0; c < channels; ++c) px[c] = colors[box * channels + c];
+            }
+        }
+    }
+}
+
+// obbmeta_cuda_draw_outlines for up to DRAW_TABLE_FRAMES images at once: images / owners / row_strides / heights /
+// widths are host arrays of n_frames entries (each owner all -1 on entry and on return), box_frame (device, n
+// int32) names each box's image. The table travels by value in the kernel parameters (no copy, no sync).
+OBB_EXPORT int obbmeta_cuda_draw_outlines_batch(uint8_t *const *images, int *const *owners, const int64_t *row_strides,
+                                                const int *heights, const int *widths, int n_frames, int channels,
+                                                const float *boxes, const int *box_frame, int64_t n,
+                                                const uint8_t *colors, double thickness, void *stream)
+{
+    if (n == 0) return 0;
+    if (n_frames < 1 || n_frames > DRAW_TABLE_FRAMES || n > (int64_t)0x7fffffff / 4) return (int)cudaErrorInvalidValue;
+    DrawTable table;
+    memset(&table, 0, sizeof table);
+    for (int i = 0; i < n_frames; ++i) table.f[i] = DrawFrame{images[i], owners[i], row_strides[i], heights[i], widths[i]};
+    cudaStream_t s = (cudaStream_t)stream;
+    const unsigned blocks = (unsigned)(n * 4);
+    draw_batch_kernel<0><<<blocks, 64, 0, s>>>(table, channels, boxes, box_frame, n, colors, thickness);
+    draw_batch_kernel<1><<<blocks, 64, 0, s>>>(table, channels, boxes, box_frame, n, colors, thickness);
     return (int)cudaGetLastError();
 }
 

@@ -105,8 +105,9 @@ class ObbOverlay(ObbmetaElement):
             if self.prop("mode") == "meta":
                 self._plan(batch)
                 return Gst.FlowReturn.OK
-            objects = [(frame.batch_id, nvds.read_objects(frame)) for frame in batch.frames]
-        self._draw(buf, objects)
+            frames = batch.frames
+            objects, offsets = nvds.read_objects_batch(batch, frames)  # one C call for the batch
+        self._draw(buf, [f.batch_id for f in frames], objects, offsets)
         return Gst.FlowReturn.OK
 
     def _plan(self, batch: Any) -> None:
@@ -117,33 +118,38 @@ class ObbOverlay(ObbmetaElement):
             add_obb_overlay(batch, frame, width=self.prop("thickness"), hide_aabb=self.prop("hide-aabb"),
                             label=self.prop("label"), native=self.prop("native"), frame_size=size)
 
-    def _draw(self, buf: Gst.Buffer, objects: list) -> None:
-        """Paint each frame's objects (``(batch_id, FrameObjects)`` per frame meta) into its surface."""
+    def _draw(self, buf: Gst.Buffer, batch_ids: list, objects: Any, offsets: Any) -> None:
+        """Paint each frame meta's objects (rows ``offsets[k]:offsets[k + 1]`` of ``objects`` for the frame meta
+        with ``batch_ids[k]``) into its surface: the batch's boxes and colours in one copy to the device and one
+        draw (:func:`obbmeta.osd.draw_obbs_batch`)."""
         import numpy as np
         import torch
 
-        from ..osd import draw_obbs
+        from ..osd import draw_obbs_batch
 
         with mapped_frames(buf, self.video, write=True) as views:
-            todo = []  # (surface, boxes, colours) per frame with objects
-            for batch_id, objs in objects:
+            for batch_id in batch_ids:
                 if not 0 <= batch_id < len(views):
                     raise ValueError(f"frame meta batch_id {batch_id} has no surface (the buffer holds "
                                      f"{len(views)})")
-                if len(objs):
-                    todo.append((views[batch_id], objs.xywhr, _colors(objs.class_id, views[batch_id].format)))
-            if not todo:
+            counts = np.diff(offsets)
+            images = [views[b].image for b, n in zip(batch_ids, counts) if n]
+            if not images:
                 return
-            # every frame's boxes and colours in one copy to the device, then one draw per surface, on the
-            # element's own stream (upstream pushed the frames ready: nothing of theirs to wait for)
-            device = todo[0][0].image.device
+            device = images[0].device
             stream = self._stream(device) if device.type == "cuda" else None
             with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
-                sizes = [len(x) for _, x, _ in todo]
-                xywhr = torch.from_numpy(np.concatenate([x for _, x, _ in todo])).to(device, non_blocking=True)
-                colors = torch.cat([c for _, _, c in todo]).to(device, non_blocking=True)
-                for (view, _, _), x, c in zip(todo, xywhr.split(sizes), colors.split(sizes)):
-                    draw_obbs(view.image, x, colors=c, thickness=self.prop("thickness"))
+                # upstream pushed the frames ready: nothing of theirs to wait for on the element's own stream
+                kept = np.concatenate([[0], np.cumsum(counts[counts > 0])])
+                xywhr = torch.from_numpy(objects.xywhr).to(device, non_blocking=True)
+                colors = _colors(objects.class_id, views[batch_ids[0]].format).to(device, non_blocking=True)
+                thickness = self.prop("thickness")
+                if len({id(im) for im in images}) == len(images):
+                    draw_obbs_batch(images, xywhr, kept.tolist(), colors, thickness=thickness)
+                else:  # frame metas sharing a surface: one after the other, so a later box stays on top
+                    for k, image in enumerate(images):
+                        draw_obbs_batch([image], xywhr[kept[k]:kept[k + 1]], [0, int(counts[counts > 0][k])],
+                                        colors[kept[k]:kept[k + 1]], thickness=thickness)
             if stream is not None:  # done before the buffer moves on; the thread sleeps (no spin) without the GIL
                 done = torch.cuda.Event(blocking=True)
                 done.record(stream)

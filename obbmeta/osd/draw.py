@@ -51,15 +51,7 @@ def draw_obbs(
         thickness: line width in pixels, in (0, 256]. The work is bounded per box: each edge tests at most
             (its length inside the image + thickness) x 1.5 thickness pixels, and never more than the image.
     """
-    if not isinstance(image, torch.Tensor):
-        raise TypeError(f"image must be a torch.Tensor of shape (H, W, 3|4), got {type(image).__name__}")
-    if image.dim() != 3 or image.shape[2] not in (3, 4):
-        raise ValueError(f"image must have shape (H, W, 3) or (H, W, 4), got {tuple(image.shape)}")
-    if image.dtype != torch.uint8:
-        raise TypeError(f"image must be uint8, got {image.dtype}")
-    height, width, channels = image.shape
-    if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
-        raise ValueError("image must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
+    height, width, channels = _check_image("image", image)
     number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
                     low_open=True)
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
@@ -82,23 +74,96 @@ def draw_obbs(
             return image
         stream = torch.cuda.current_stream(image.device)
         key = (image.device.index, stream.cuda_stream, height, width)
-        owner = _OWNERS.pop(key, None)
-        if owner is None:
-            owner = torch.full((height, width), -1, dtype=torch.int32, device=image.device)
+        owner = _take_owner(key, image.device)
         launch(image.device, lib.obbmeta_cuda_draw_outlines, ptr(image), height, width, channels, image.stride(0),
                ptr(xywhr), n, ptr(rgba), float(thickness), ptr(owner))
         # Only a successful call leaves the scratch all -1 again: keep it for the next frame of this size.
-        _OWNERS[key] = owner
-        while len(_OWNERS) > 4:
-            _OWNERS.pop(next(iter(_OWNERS)))
+        _OWNERS.setdefault(key, []).append(owner)
     else:
         raise ValueError(f"image must be on the CPU or a CUDA device, got {image.device}")
     return image
 
 
+def _check_image(name: str, image: torch.Tensor) -> tuple[int, int, int]:
+    """(height, width, channels) of an (H, W, 3|4) uint8 image with contiguous pixels, or the error naming it."""
+    if not isinstance(image, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (H, W, 3|4), got {type(image).__name__}")
+    if image.dim() != 3 or image.shape[2] not in (3, 4):
+        raise ValueError(f"{name} must have shape (H, W, 3) or (H, W, 4), got {tuple(image.shape)}")
+    if image.dtype != torch.uint8:
+        raise TypeError(f"{name} must be uint8, got {image.dtype}")
+    height, width, channels = image.shape
+    if image.stride(2) != 1 or image.stride(1) != channels or image.stride(0) < width * channels:
+        raise ValueError(f"{name} must have contiguous pixels (stride (row, channels, 1)); use .contiguous()")
+    return height, width, channels
+
+
+def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets: Sequence[int], colors: torch.Tensor,
+                    thickness: float = 2) -> None:
+    """:func:`draw_obbs` of several images at once, in place: rows ``offsets[k]:offsets[k + 1]`` of ``boxes`` (an
+    (N, 5) tensor in image k's pixels) are drawn into ``images[k]`` in the colours of the same rows of ``colors``
+    ((N, channels) uint8). The images are on one device, all with 3 or all with 4 channels. The pixels are those
+    of :func:`draw_obbs` on each image (tested); on CUDA one pair of launches draws up to 64 images (obboverlay's
+    batch), on the CPU the same C code runs image after image."""
+    if not isinstance(images, (list, tuple)) or not images:
+        raise TypeError("images must be a non-empty list of (H, W, 3|4) uint8 tensors")
+    shapes = [_check_image(f"images[{k}]", im) for k, im in enumerate(images)]
+    device = images[0].device
+    if any(im.device != device for im in images) or len({c for _, _, c in shapes}) != 1:
+        raise ValueError("images must be on one device and have the same number of channels")
+    channels = shapes[0][2]
+    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
+                    low_open=True)
+    off = [int(v) for v in offsets]
+    xywhr = box_tensor("boxes", boxes).to(device=device, dtype=torch.float32).contiguous()
+    n = xywhr.shape[0]
+    if len(off) != len(images) + 1 or off[0] != 0 or off[-1] != n or any(b < a for a, b in zip(off, off[1:])):
+        raise ValueError(f"offsets must rise from 0 to the {n} boxes, one more entry than images, got {off}")
+    if not isinstance(colors, torch.Tensor) or colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels):
+        raise ValueError(f"colors must be an ({n}, {channels}) uint8 tensor, got "
+                         f"{tuple(colors.shape) if isinstance(colors, torch.Tensor) else type(colors).__name__}")
+    rgba = colors.to(device).contiguous()
+    lib = cuda_library() if device.type == "cuda" else None
+    if lib is None:  # the CPU (or CUDA without the kernels): image after image
+        for k, image in enumerate(images):
+            if off[k + 1] > off[k]:
+                draw_obbs(image, xywhr[off[k]:off[k + 1]], rgba[off[k]:off[k + 1]], thickness)
+        return
+    stream = torch.cuda.current_stream(device)
+    chunk = 64  # DRAW_TABLE_FRAMES in kernels/obbmeta_cuda.cu
+    frame_of = torch.repeat_interleave(torch.arange(len(images), dtype=torch.int32) % chunk,
+                                       torch.tensor([b - a for a, b in zip(off, off[1:])]))
+    frame_of = frame_of.to(device, non_blocking=True)
+    for c0 in range(0, len(images), chunk):
+        part = range(c0, min(c0 + chunk, len(images)))
+        a, b = off[part[0]], off[part[-1] + 1]
+        if a == b:
+            continue
+        keys = [(device.index, stream.cuda_stream, shapes[k][0], shapes[k][1]) for k in part]
+        owners = [_take_owner(key, device) for key in keys]
+        k = len(part)
+        launch(device, lib.obbmeta_cuda_draw_outlines_batch, (ctypes.c_void_p * k)(*[ptr(images[i]) for i in part]),
+               (ctypes.c_void_p * k)(*[ptr(o) for o in owners]),
+               (ctypes.c_int64 * k)(*[images[i].stride(0) for i in part]),
+               (ctypes.c_int * k)(*[shapes[i][0] for i in part]), (ctypes.c_int * k)(*[shapes[i][1] for i in part]),
+               k, channels, ptr(xywhr[a:b]), ptr(frame_of[a:b]), b - a, ptr(rgba[a:b]), float(thickness))
+        for key, owner in zip(keys, owners):  # only a successful call leaves the scratch all -1 again
+            _OWNERS.setdefault(key, []).append(owner)
+
+
+def _take_owner(key: tuple, device: torch.device) -> torch.Tensor:
+    """An all -1 owner scratch of the key's (height, width) on ``device`` (kept ones first)."""
+    kept = _OWNERS.get(key)
+    if kept:
+        return kept.pop()
+    while len(_OWNERS) >= 8:  # a few frame sizes and streams at a time: the oldest size goes
+        _OWNERS.pop(next(iter(_OWNERS)))
+    return torch.full((key[2], key[3]), -1, dtype=torch.int32, device=device)
+
+
 # Per-pixel owner scratch of the CUDA rasteriser, kept per (device, stream, height, width): the kernels hand
-# every pixel back, so it is filled once, not per frame.
-_OWNERS: "dict[tuple, torch.Tensor]" = {}
+# every pixel back, so it is filled once, not per frame (one per image a batch draws at once).
+_OWNERS: "dict[tuple, list[torch.Tensor]]" = {}
 _PALETTES: "dict[tuple, torch.Tensor]" = {}
 
 

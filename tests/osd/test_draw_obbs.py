@@ -11,7 +11,7 @@ from shapely.geometry import Point
 
 from obbmeta import OrientedBoxes
 from obbmeta.osd import PALETTE_RGB as PALETTE
-from obbmeta.osd import draw_obbs
+from obbmeta.osd import draw_obbs, draw_obbs_batch
 
 W, H = 64, 48
 
@@ -182,3 +182,55 @@ def test_float64_boxes_draw_the_same_pixels_as_float32_boxes():
     a = draw_obbs(torch.zeros(40, 40, 3, dtype=torch.uint8), boxes, colors=(255, 0, 0))
     b = draw_obbs(torch.zeros(40, 40, 3, dtype=torch.uint8), boxes.float(), colors=(255, 0, 0))
     assert torch.equal(a, b) and int(a.sum()) > 0
+
+
+def _batch_scene(channels: int, sizes: list, seed: int):
+    """Images of ``sizes`` (w, h), ~60 boxes each (some outside, some overlapping), and their colours."""
+    rng = np.random.default_rng(seed)
+    images, boxes, colors, offsets = [], [], [], [0]
+    for w, h in sizes:
+        k = int(rng.integers(0, 60))
+        b = np.c_[rng.uniform(-30, w + 30, (k, 1)), rng.uniform(-30, h + 30, (k, 1)), rng.uniform(0, w / 3, (k, 2)),
+                  rng.uniform(-4, 4, k)]
+        images.append(torch.zeros(h, w, channels, dtype=torch.uint8))
+        boxes.append(b.astype(np.float32))
+        colors.append(rng.integers(0, 256, (k, channels)).astype(np.uint8))
+        offsets.append(offsets[-1] + k)
+    return images, torch.from_numpy(np.concatenate(boxes)), torch.from_numpy(np.concatenate(colors)), offsets
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+def test_a_batch_draws_what_each_image_drawn_alone_gets(channels):
+    images, boxes, colors, offsets = _batch_scene(channels, [(160, 90), (64, 48), (160, 90), (33, 70)], channels)
+    alone = [draw_obbs(im.clone(), boxes[a:b], colors=colors[a:b], thickness=2.5)
+             for im, a, b in zip(images, offsets, offsets[1:])]
+    draw_obbs_batch(images, boxes, offsets, colors, thickness=2.5)
+    assert all(torch.equal(a, b) for a, b in zip(images, alone))
+    assert sum(int(im.sum()) for im in images) > 0
+
+
+def test_a_batch_with_bad_offsets_colours_or_images_is_refused_by_name():
+    images, boxes, colors, offsets = _batch_scene(3, [(40, 30), (40, 30)], 1)
+    with pytest.raises(ValueError, match="offsets must rise from 0"):
+        draw_obbs_batch(images, boxes, [0, offsets[-1]], colors)
+    with pytest.raises(ValueError, match=r"colors must be an \(\d+, 3\) uint8 tensor"):
+        draw_obbs_batch(images, boxes, offsets, colors[:, :2])
+    with pytest.raises(ValueError, match="same number of channels"):
+        draw_obbs_batch([images[0], torch.zeros(30, 40, 4, dtype=torch.uint8)], boxes, offsets, colors)
+    with pytest.raises(TypeError, match=r"images\[1\] must be uint8"):
+        draw_obbs_batch([images[0], images[1].float()], boxes, offsets, colors)
+    with pytest.raises(TypeError, match="non-empty list"):
+        draw_obbs_batch([], boxes, offsets, colors)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("channels", [3, 4])
+def test_cuda_batch_draws_the_same_pixels_as_the_cpu_in_batches_over_64_images(channels):
+    sizes = [(320, 180), (64, 48), (1920, 1080)] * 23  # 69 images: two launches' tables
+    images, boxes, colors, offsets = _batch_scene(channels, sizes, 10 + channels)
+    cpu = [im.clone() for im in images]
+    draw_obbs_batch(cpu, boxes, offsets, colors, thickness=3)
+    for _ in range(2):  # the second time on the per-image scratch the first handed back
+        gpu = [im.cuda() for im in images]
+        draw_obbs_batch(gpu, boxes.cuda(), offsets, colors.cuda(), thickness=3)
+        assert all(torch.equal(g.cpu(), c) for g, c in zip(gpu, cpu))
