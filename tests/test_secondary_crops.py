@@ -145,3 +145,25 @@ def test_children_of_many_crops_map_back_as_each_crop_alone():
             assert torch.equal(got.xywhr, alone.xywhr) and torch.equal(got.scores, b.scores)
             assert torch.equal(got.labels, b.labels) and len(got) == len(b)
     assert to_frames([], [], (256, 64)) == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("graph", [False, True])
+def test_children_on_cuda_queued_and_in_a_graph_are_the_cpu_children(graph):
+    """submit_prepared on CUDA (the fixed-size decode, in a CUDA graph with cuda_graph, batch-size 4: three model
+    calls queued before any result is taken) gives the children the CPU gives, parent for parent."""
+    rng = np.random.default_rng(3)
+    frames = [torch.from_numpy(rng.integers(0, 255, (120, 160, 3), dtype=np.uint8)) for _ in range(2)]
+    table = torch.tensor(np.c_[rng.integers(0, 2, 10), rng.uniform(40, 120, (10, 1)), rng.uniform(30, 90, (10, 1)),
+                               rng.uniform(20, 60, (10, 2)), rng.uniform(-3, 3, 10)], dtype=torch.float32)
+    cpu = SecondaryDetector(Detector(obb_toy_models.Children(), input_size=(IW, IH), device="cpu", conf=0.1))
+    gpu = SecondaryDetector(Detector(obb_toy_models.Children(), input_size=(IW, IH), device="cuda", conf=0.1,
+                                     batch_size=4, cuda_graph=graph))
+    want = cpu(frames, "RGB", table)
+    for _ in range(2):  # the second time through the captured graphs
+        got = gpu([f.cuda() for f in frames], "RGB", table)
+        assert [len(g) for g in got] == [len(w) for w in want] and sum(len(w) for w in want) > 0
+        for g, w in zip(got, want):
+            order_g, order_w = torch.argsort(g.xywhr[:, 0]), torch.argsort(w.xywhr[:, 0])
+            assert torch.allclose(g.xywhr[order_g], w.xywhr[order_w], atol=1e-3)
+            assert torch.equal(g.labels[order_g], w.labels[order_w])

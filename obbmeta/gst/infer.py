@@ -451,10 +451,11 @@ class ObbInfer(ObbmetaElement):
         hi_w, hi_h = s.input_object_max_width, s.input_object_max_height
         interval = s.secondary_reinfer_interval
         rows, targets, keys, cached = [], [], [], []
-        for f in frames:
+        every, offsets = nvds.read_objects_batch(frames[0].batch, frames) if frames else (None, [0])
+        for k, f in enumerate(frames):
             history = self._history.setdefault(f.source_id, {})
             frame_num = f.frame_number
-            o = nvds.read_objects(f)  # columns: the filters below are array masks, no object per row
+            o = every[offsets[k]:offsets[k + 1]]  # columns: the filters below are array masks, no object per row
             w_all, h_all = o.rect[:, 2].astype(np.float64), o.rect[:, 3].astype(np.float64)  # compared as Python does
             take = ~(w_all < lo_w) & ~(h_all < lo_h)  # the comparisons nvinfer's rule is written with (NaN kept)
             if gie >= 0:
@@ -469,6 +470,14 @@ class ObbInfer(ObbmetaElement):
                 take &= o.component_id != s.unique_id  # a secondary detector's own children are no parents
             index = np.flatnonzero(take)
             batch_id = float(f.batch_id)
+            if not o.tracked[index].any():  # no tracker upstream: every object is inferred, no history to keep
+                area = (o.rect[index, 2].astype(np.float64) * o.rect[index, 3].astype(np.float64)).tolist()
+                rows += np.c_[np.full(index.size, batch_id), o.xywhr[index].astype(np.float64)].tolist()
+                targets += o.address[index].tolist()
+                keys += [(f.source_id, None, frame_num, a, f) for a in area]
+                for key in [key for key, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
+                    del history[key]
+                continue
             tracked = o.tracked[index].tolist()
             for w, h, key, address, xywhr, is_tracked in zip(
                     o.rect[index, 2].tolist(), o.rect[index, 3].tolist(), o.object_id[index].tolist(),

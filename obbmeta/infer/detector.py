@@ -369,12 +369,54 @@ class Detector:
             if outputs is not None:
                 outputs.append(RawOutputs(x, tuple(layers)))
             copies = self._copy_to_host(tables, shape[0])
-        pending = _PaddedPending(self, copies, letterboxes, sizes, p, images, formats, canvas)
+        def rerun() -> list[OrientedBoxes]:  # the sized decode, sized exactly (the pool was outgrown)
+            x, lbs = self.pre.apply_frames(images, formats, self.input_size)
+            return [b.to("cpu") for b in self._decode_yolo(self.forward(x), lbs, p, tuple(x.shape[2:]))]
+
+        pending = _PaddedPending(self, copies, letterboxes, sizes, p, rerun, canvas)
         if clock:
             pending.wait()
             clock.tick("copy")
             sink.append(clock.phases)
         return pending
+
+    def submit_prepared(self, x: torch.Tensor, params: DetectParams | None = None,
+                        outputs: list | None = None) -> "Pending":
+        """The model and decode on an input batch ``x`` prepared already (a secondary model's crops, (K, C, H, W)
+        in the model's input pixels): a :class:`Pending` whose result is one :class:`OrientedBoxes` per row, in
+        input pixels, on the host (post-decode class rules against the input size). On CUDA with the fixed-size
+        decode (yolo-obb without per-class NMS thresholds) it is queued, in a CUDA graph with ``cuda_graph`` (not
+        when ``outputs`` takes the model's tensors), and nothing waits for the device; elsewhere it runs now (the
+        decode :meth:`decode` runs). ``x`` must stay unchanged until the result is taken."""
+        p = params if params is not None else self.params
+        k = int(x.shape[0])
+        ih, iw = int(x.shape[2]), int(x.shape[3])
+        letterboxes, sizes = [Letterbox(1.0)] * k, [(iw, ih)] * k
+        if k == 0:
+            return _Done([])
+        if not (x.device.type == "cuda" and self.output_format == "yolo-obb" and not p.class_filter.iou):
+            output = self.forward(x)
+            if outputs is not None:
+                outputs.append(RawOutputs(x, output_layers(output)))
+            return _Done([d.to("cpu") for d in self.decode(output, letterboxes, sizes, p, input_size=(ih, iw))])
+        # a graph's output layers are its own buffers, overwritten by the next replay: calls whose tensors are
+        # handed out (``outputs``) run eagerly, so each keeps its own
+        runner = self._graphs.runner(tuple(x.shape), x.device, p) if self.cuda_graph and outputs is None else None
+        if runner is not None:
+            with runner.lock:
+                runner.input[:k].copy_(x)
+                copies = self._copy_to_host(runner.replay(), k)
+        else:
+            layers: list = []
+            tables = self._forward_padded(x, p, layers)
+            if outputs is not None:
+                outputs.append(RawOutputs(x, tuple(layers)))
+            copies = self._copy_to_host(tables, k)
+
+        def rerun() -> list[OrientedBoxes]:
+            return [b.to("cpu") for b in self._decode_yolo(self.forward(x), letterboxes, p, (ih, iw))]
+
+        return _PaddedPending(self, copies, letterboxes, sizes, p, rerun, None)
 
     def _forward_padded(self, x: torch.Tensor, p: DetectParams, layers: list | None = None) -> tuple:
         """Model and fixed-size decode in model-input pixels, no host synchronisation (what a graph captures).
@@ -596,9 +638,9 @@ class _PaddedPending(Pending):
     """The fixed-size tables of one CUDA call on their way to pinned memory."""
 
     def __init__(self, detector: "Detector", copies: tuple, letterboxes: list, sizes: list, params: DetectParams,
-                 images: list, formats: list, canvas: Any):
+                 rerun: Any, canvas: Any):
         self.detector, self.copies, self.letterboxes, self.sizes = detector, copies, letterboxes, sizes
-        self.params, self.images, self.formats, self.canvas = params, images, formats, canvas
+        self.params, self.rerun, self.canvas = params, rerun, canvas  # rerun: the sized decode, when overflowed
         self.dets: list[OrientedBoxes] | None = None
 
     def wait(self) -> None:
@@ -621,8 +663,8 @@ class _PaddedPending(Pending):
                 self.canvas = None
         p = self.params
         if status & STATUS_OVERFLOW:  # the pool was outgrown: the sized decode sizes it exactly (rare; never silent)
-            x, letterboxes = d.pre.apply_frames(self.images, self.formats, d.input_size)
-            self.dets = [b.to("cpu") for b in d._decode_yolo(d.forward(x), letterboxes, p, tuple(x.shape[2:]))]
+            self.dets = d._filter_after_decode(self.rerun(), self.sizes, p)
+            self.rerun = None
             return self.dets
         if status:
             from ..decode.yolo_padded import padded_status_error
@@ -634,7 +676,7 @@ class _PaddedPending(Pending):
         dets = [OrientedBoxes._checked_elsewhere(*t) for t in zip(x.split(counts), scores[keep].split(counts),
                                                                    labels[keep].split(counts))]
         self.dets = d._filter_after_decode(dets, self.sizes, p)
-        self.images = self.formats = None
+        self.rerun = None
         return self.dets
 
 

@@ -189,21 +189,15 @@ class SecondaryDetector:
         d = self.detector
         p = params if params is not None else d.params
         step = d.batch_size or k
-        out: list[OrientedBoxes] = []
         iw, ih = d.input_size
+        # every model call of the batch queued first (on CUDA the fixed-size decode, in a CUDA graph with
+        # cuda_graph: nothing waits for the device), then their boxes taken and mapped back at once
+        pending, regs = [], []
         for start in range(0, k, step):
-            part = table[start:start + step]
-            x, regs = self.crops(frames, pixel_format, part)
-            output = d.forward(x)
-            if outputs is not None:
-                from ..infer import RawOutputs
-                from ..infer.detector import output_layers
-
-                outputs.append(RawOutputs(x, output_layers(output)))
-            dets = d.decode(output, [Letterbox(1.0)] * x.shape[0], [(iw, ih)] * x.shape[0], p,
-                            input_size=(ih, iw))
-            out += to_frames(dets, regs, (iw, ih))
-        return out
+            x, part_regs = self.crops(frames, pixel_format, table[start:start + step])
+            pending.append(d.submit_prepared(x, p, outputs))
+            regs += part_regs
+        return to_frames([b for q in pending for b in q.result()], regs, (iw, ih))
 
 
 __all__ = ["SecondaryDetector", "CropRegion", "read_box", "regions", "to_frame", "to_frames"]

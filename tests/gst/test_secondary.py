@@ -279,8 +279,10 @@ def test_the_reinfer_history_forgets_an_object_unseen_for_long_also_over_frames_
             component_id=np.ones(n, np.int32), label=np.zeros(n, "S128"), rotation_angle=z(n),
             address=np.arange(1, n + 1, dtype=np.uint64), num_user_meta=z(n, d=np.int32), parent=z(n, d=np.uint64))
 
-    frame = lambda num, o: types.SimpleNamespace(source_id=0, frame_number=num, batch_id=0, objects=o)  # noqa: E731
-    monkeypatch.setattr(nvds, "read_objects", lambda f: f.objects)
+    frame = lambda num, o: types.SimpleNamespace(source_id=0, frame_number=num, batch_id=0, objects=o,  # noqa: E731
+                                                 batch=None)
+    monkeypatch.setattr(nvds, "read_objects_batch",
+                        lambda batch, fs: (fs[0].objects, np.array([0, len(fs[0].objects)])))
     s = types.SimpleNamespace(operate_on_gie_id=-1, operate_on_class_ids=[], input_object_min_width=0,
                               input_object_min_height=0, input_object_max_width=0, input_object_max_height=0,
                               secondary_reinfer_interval=element.S.G_MAXINT, unique_id=2)
