@@ -183,7 +183,8 @@ class Producers:
     """``streams`` NVMM sources running in this process, as a real pipeline's sources run beside its inference:
     ``upload``: ``videotestsrc ! nvvideoconvert`` (each frame drawn on the CPU and uploaded, in ``fmt``);
     ``decoder``: NVIDIA's ``nvv4l2decoder`` decoding a 1080p H.264 stream (I_PCM, made by tests/gst/h264_pcm.py:
-    every frame decoded, 3 MB of bitstream each, so more host-to-device traffic than a camera's stream) to NV12.
+    every frame decoded, 3 MB of bitstream each, so more host-to-device traffic than a camera's stream) to NV12,
+    then for any other ``fmt`` an ``nvvideoconvert`` on the GPU to it (what a pipeline that draws into RGBA runs).
     Each ends in an appsink holding at most two frames, so a consumer slower than the sources throttles them, as
     nvstreammux's back-pressure does."""
 
@@ -197,7 +198,8 @@ class Producers:
                         "framerate=30/1 ! nvvideoconvert")
             elif source == "decoder":
                 head = (f"appsrc name=src format=time block=true max-buffers=4 caps=video/x-h264,"
-                        f"stream-format=byte-stream,alignment=au,width={W},height={H},framerate=30/1 ! nvv4l2decoder")
+                        f"stream-format=byte-stream,alignment=au,width={W},height={H},framerate=30/1 ! nvv4l2decoder"
+                        + ("" if fmt == "NV12" else " ! nvvideoconvert"))
             else:
                 raise ValueError(f"source must be upload or decoder, got {source!r}")
             p = Gst.parse_launch(f"{head} ! {caps} ! appsink name=out max-buffers=2 drop=false sync=false")
@@ -314,10 +316,9 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
                     batch = nvds.BatchMeta.from_gst_buffer(info.get_buffer())
                 except LookupError:
                     return Gst.PadProbeReturn.OK
-                for frame in batch.frames:
-                    rows = nvds.read_objects(frame)
-                    counted["objects"] += len(rows)
-                    counted["children"] += int((rows.parent != 0).sum())
+                rows, _ = nvds.read_objects_batch(batch)  # one C call: the count costs the sink's thread little
+                counted["objects"] += len(rows)
+                counted["children"] += int((rows.parent != 0).sum())
             return Gst.PadProbeReturn.OK
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, count_objects)
         bufs = batched_buffers(surface, streams, count + warmup, W, H)
@@ -486,7 +487,8 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="results/<name>.json (default pipeline_streams[_cpu])")
     ap.add_argument("--sources", default="appsrc",
                     help="comma-separated: appsrc (ready-made batches, nothing else on the GPU), upload "
-                         "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers, NV12)")
+                         "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers: NV12, or "
+                         "converted on the GPU to each of --formats)")
     ap.add_argument("--model", default=MODEL, help="obbinfer's model (a factory, a TorchScript or an ONNX file)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each row (median), baseline interleaved")
     ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder rows")
@@ -516,7 +518,7 @@ def main() -> None:
     for source in (x for x in sources if x != "appsrc"):
         if args.device != "cuda":
             raise SystemExit(f"--sources {source} needs --device cuda (NVIDIA's NVMM sources)")
-        for fmt in (["NV12"] if source == "decoder" else args.formats.split(",")):
+        for fmt in args.formats.split(","):
             for s in streams:
                 producers = Producers(source, s, fmt)
                 try:

@@ -13,11 +13,15 @@ median over ``FRAMES`` frames, each case repeated:
 * ``OrientedTracker.update_frame`` on a real NvDsBatchMeta (read the frame, track, write object_id / rect_params /
   tracker_bbox_info / OBB payloads in one C call); the frame is written by ``attach_obbs`` outside the timer;
 * ``FollowTracker.update_frame`` after ``NvTrackerStandIn`` (stand-in outside the timer; 100 tracked objects);
-* per batch of 16 streams (a DeepStream batch, each stream its own scene): ``OrientedTracker.update_batch`` (one
-  ``step_many`` for the batch) against ``update_frame`` frame after frame (the same results, tested), 10 warm-up
-  batches, ``FRAMES / 5`` timed;
+* per batch of 16 streams (a DeepStream batch, each stream its own scene, written in one ``attach_obbs_batch`` as
+  obbinfer writes it): ``OrientedTracker.update_batch`` (one read, step, update and removal call for the batch)
+  against ``update_frame`` frame after frame (the same results, tested), 10 warm-up batches, ``FRAMES / 5`` timed;
+  and ``update_batch`` with a third of the detections below ``high_score``, removed every frame;
 * anchor, same run: ``nvds.attach_obbs`` of the same boxes into a fresh frame (the cost of writing a frame's
-  detections, benchmarks/meta_write.py).
+  detections, benchmarks/meta_write.py);
+* per batch of 16 streams written in one call: ``remove_objects_batch`` of the detections below 0.5 (what the tracker
+  drops; the writer took them from NVIDIA's pool last, so its removal finds them first) against as many removed at
+  random from the same kind of batch (the anchor: where the pool's order does not help).
 
 The process is pinned to one core. Usage: python benchmarks/tracking_cost.py [--quick] [--objects 100,500]
 -> benchmarks/results/tracking_cost.json
@@ -114,13 +118,36 @@ def _frame_with(k, fr):
 
 
 def batch_of(frames: list, frame_num: int):
-    """A real NvDsBatchMeta with one frame per stream, ``frames[k]`` = stream k's (xywhr, scores, labels) written
-    by ``attach_obbs``, as a muxed 1080p batch."""
+    """A real NvDsBatchMeta with one frame per stream, ``frames[k]`` = stream k's (xywhr, scores, labels), written
+    by one ``attach_obbs_batch`` call as obbinfer writes a muxed 1080p batch."""
     batch = nvds.BatchMeta.create(len(frames))
-    for k, (x, s, lab) in enumerate(frames):
-        frame = batch.add_frame(source_id=k, width=W, height=H, frame_num=frame_num)
-        nvds.attach_obbs(batch, frame, xywhr=x, scores=s, labels=lab)
+    fs = [batch.add_frame(source_id=k, width=W, height=H, frame_num=frame_num) for k in range(len(frames))]
+    nvds.attach_obbs_batch(batch, frames, frames=fs)
     return batch
+
+
+def case_removal(n: int, streams: int, batches: int, chosen: str) -> list[float]:
+    """Per batch: ``remove_objects_batch`` of the detections below 0.5 (``chosen="least_confident"``: what a tracker
+    drops) or of as many chosen at random (``"random"``, the anchor) from a batch of ``streams`` frames of ``n``
+    detections (scores uniform in 0.3 - 0.95, by descending score as a detector gives them), written in one call."""
+    rng = np.random.default_rng(1)
+    times = []
+    for f in range(batches):
+        frames = []
+        for k in range(streams):
+            x, _, lab = scene(1, seed=k, n=n)[0]
+            s = np.sort(rng.uniform(0.3, 0.95, len(x)).astype(np.float32))[::-1].copy()
+            frames.append((x, s, lab))
+        batch = batch_of(frames, f)
+        objs, offsets = nvds.read_objects_batch(batch)
+        drop = objs.confidence < 0.5
+        if chosen == "random":
+            drop = rng.permutation(drop)
+        gone = [(fr, objs.address[offsets[k]:offsets[k + 1]][drop[offsets[k]:offsets[k + 1]]])
+                for k, fr in enumerate(batch.frames)]
+        times.append(timed(lambda: nvds.remove_objects_batch(batch, gone)))
+        batch.destroy()
+    return times
 
 
 def case_update_frame(frames, warmup):
@@ -134,10 +161,18 @@ def case_update_frame(frames, warmup):
     return per_frame(run, frames, warmup)
 
 
-def case_batch(n: int, streams: int, warmup: int, timed_frames: int, batched: bool) -> list[float]:
+def case_batch(n: int, streams: int, warmup: int, timed_frames: int, batched: bool,
+               low: bool = False) -> list[float]:
     """Per batch: ``update_batch`` of a batch of ``streams`` frames (one per stream, each its own scene seed), the
-    batched step (``step_many``) or frame after frame (``update_frame``); frames written outside the timer."""
+    batched step (``step_many``) or frame after frame (``update_frame``); frames written outside the timer.
+    ``low``: scores uniform in 0.3 - 0.95 (by descending score, as a detector gives them), so about a third of each
+    frame's detections are below ``high_score`` and removed every frame, as in the aerial chain."""
     scenes = [scene(warmup + timed_frames, seed=k, n=n) for k in range(streams)]
+    if low:
+        rng = np.random.default_rng(2)
+        for frames in scenes:
+            for _, s, _ in frames:
+                s[:] = np.sort(rng.uniform(0.3, 0.95, len(s)))[::-1]
     tracker = OrientedTracker()
     times = []
     for f in range(warmup + timed_frames):
@@ -197,13 +232,22 @@ def main() -> None:
         by_objects.append(measure(n, warmup, timed_frames, repeats))
     batches = {}
     for n in (int(x) for x in args.objects.split(",")):
-        for name, batched in (("update_batch_16_streams", True), ("update_frame_16_streams", False)):
-            runs = [summary(case_batch(n, 16, 10, timed_frames // 5, batched)) for _ in range(repeats)]
+        for name, batched, low in (("update_batch_16_streams", True, False), ("update_frame_16_streams", False, False),
+                                   ("update_batch_16_streams_a_third_removed", True, True)):
+            runs = [summary(case_batch(n, 16, 10, timed_frames // 5, batched, low)) for _ in range(repeats)]
             batches.setdefault(str(n), {})[name] = {"median_ms_per_batch": statistics.median(
                 r["median_ms"] for r in runs), "runs": runs}
             print(f"{n:4} objects  {name:28} {batches[str(n)][name]['median_ms_per_batch']:.3f} ms/batch", flush=True)
+    removal = {}
+    for n in (int(x) for x in args.objects.split(",")):
+        for chosen in ("least_confident", "random"):
+            runs = [summary(case_removal(n, 16, timed_frames // 10, chosen)) for _ in range(repeats)]
+            removal.setdefault(str(n), {})[chosen] = {"median_ms_per_batch": statistics.median(
+                r["median_ms"] for r in runs), "runs": runs}
+            print(f"{n:4} objects  removal {chosen:20} {removal[str(n)][chosen]['median_ms_per_batch']:.3f} ms/batch",
+                  flush=True)
     payload = {"warmup_frames": warmup, "timed_frames": timed_frames, "repeats": repeats, "pinned_to_one_core": True,
-               "by_objects": by_objects, "batches_of_16_streams": batches}
+               "by_objects": by_objects, "batches_of_16_streams": batches, "removal_of_16_streams": removal}
     if not args.quick:
         print(write_json("tracking_cost", payload))
 

@@ -4,7 +4,8 @@
 # against eager and the output-thread tests on real NVMM buffers, then benchmarks/pipeline_streams.py with sources
 # that load the GPU (upload: videotestsrc ! nvvideoconvert, decoder: nvv4l2decoder) and 16 separate pipelines.
 #   bash tests/gpu/streams.sh [tests] [upload] [decoder] [separate] [models] [chains]    (default: all six)
-# chains: upload sources, obbinfer alone and with obbtrack + obboverlay after it (with and without queues).
+# chains: upload sources (SOURCES=decoder: decoders, each converted to RGBA on the GPU), obbinfer alone and with
+# obbtrack + obboverlay after it (with and without queues).
 # models: the same weights as a factory, a TorchScript trace and an ONNX export (benchmarks/model_files.py), 16
 # batched streams, eager and graph: the rows name the model format.
 # Logs and the benchmarks' JSON go to $OUT (or ./gpu-out). TESTS=... replaces the test files of the tests step,
@@ -34,7 +35,7 @@ bench() {  # name, arguments...
   cp "benchmarks/results/$name.json" "$OUT/" 2>/dev/null || status=1
 }
 [[ " $STEPS " == *" upload "* ]] && bench pipeline_streams_upload --sources upload --streams 16 --formats RGBA,NV12
-[[ " $STEPS " == *" decoder "* ]] && bench pipeline_streams_decoder --sources decoder --streams 16
+[[ " $STEPS " == *" decoder "* ]] && bench pipeline_streams_decoder --sources decoder --streams 16 --formats NV12
 [[ " $STEPS " == *" separate "* ]] && bench pipeline_streams_separate --sources appsrc --streams 16 --formats RGBA \
   --modes separate --variants graph,graph+batch
 if [[ " $STEPS " == *" models "* ]]; then
@@ -45,6 +46,6 @@ if [[ " $STEPS " == *" models "* ]]; then
       --model "$m" --repeats 3
   done
 fi
-[[ " $STEPS " == *" chains "* ]] && bench pipeline_streams_chains --sources upload --streams 16 --formats RGBA \
+[[ " $STEPS " == *" chains "* ]] && bench pipeline_streams_chains --sources ${SOURCES:-upload} --streams 16 --formats RGBA \
   --variants graph --depths 2 --chains ${CHAINS:-obbinfer+track+overlay,obbinfer+queue+track+queue+overlay}
 exit $status
