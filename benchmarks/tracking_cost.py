@@ -20,8 +20,8 @@ median over ``FRAMES`` frames, each case repeated:
 * anchor, same run: ``nvds.attach_obbs`` of the same boxes into a fresh frame (the cost of writing a frame's
   detections, benchmarks/meta_write.py);
 * per batch of 16 streams written in one call: ``remove_objects_batch`` of the detections below 0.5 (what the tracker
-  drops; the writer took them from NVIDIA's pool last, so its removal finds them first) against as many removed at
-  random from the same kind of batch (the anchor: where the pool's order does not help).
+  drops: each frame's last written, its newest) against as many removed at random from the same kind of batch (the
+  anchor).
 
 The process is pinned to one core. Usage: python benchmarks/tracking_cost.py [--quick] [--objects 100,500]
 -> benchmarks/results/tracking_cost.json

@@ -375,18 +375,17 @@ def test_one_update_call_over_several_frames_writes_what_one_call_per_frame_writ
     assert [s[0] for s in seen(many)] == [5, 6, 7, 8, 9]  # nothing written by the refused calls
 
 
-def test_a_batch_is_taken_from_the_pool_most_confident_first_and_frames_keep_their_order(make_batch):
-    """The writer takes a batch's objects from NVIDIA's pool most confident first, so the pool's in-use list (newest
-    at its head, what nvds_remove_obj_meta_from_frame walks) starts with the least confident; each frame's own list
-    is in the boxes' order (newest first, as DeepStream prepends)."""
+def test_the_pools_in_use_list_is_newest_first_which_the_removal_walks_from(make_batch):
+    """NVIDIA's pool keeps its in-use objects newest first (what nvds_remove_obj_meta_from_frame walks, and why the
+    removal goes from the last frame back, each frame's list from its head: objects written frame after frame are
+    found near the head); the removal takes exactly the named objects and keeps the frames' order."""
     batch = _three_frames(make_batch)
     pool = raw.ptr(batch.address + raw.BATCH["obj_pool"])
     in_use = raw.glist(raw.ptr(pool + raw.POOL["full_list"]))
     mine = [o for o in in_use if o in {a for f in batch.frames for a in raw.objects_of(f.address)}]
-    assert [round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in mine] == [0.2, 0.4, 0.7, 0.9, 0.95]
+    assert [round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in mine] == [0.95, 0.2, 0.7, 0.4, 0.9]
     assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
             for f in batch.frames] == [[0.7, 0.4, 0.9], [], [0.95, 0.2]]
-    # the tracker's removal of the two least confident leaves the rest where they were
     objs, _ = nvds.read_objects_batch(batch)
     low = objs.address[objs.confidence < 0.5]
     assert nvds.remove_objects_batch(batch, [(batch.frames[0], low[:1]), (batch.frames[2], low[1:])]) == (1, 1)
