@@ -154,7 +154,9 @@ class SecondaryDetector:
         if pre.keep_ratio:  # outside the box: the preset's pad value, as a letterbox pads
             xs = torch.arange(iw, device=levels.device, dtype=torch.float32) + 0.5
             ys = torch.arange(ih, device=levels.device, dtype=torch.float32) + 0.5
-            b = torch.tensor([r.box for r in regs], dtype=torch.float32, device=levels.device)
+            b = torch.tensor([r.box for r in regs], dtype=torch.float32)
+            # queued after the crops, not waited for: a plain copy to the device would synchronise the stream
+            b = b.pin_memory().to(levels.device, non_blocking=True) if levels.is_cuda else b
             inside = ((xs[None, None, :] >= b[:, 0, None, None]) & (xs[None, None, :] < b[:, 2, None, None]) &
                       (ys[None, :, None] >= b[:, 1, None, None]) & (ys[None, :, None] < b[:, 3, None, None]))
             levels = torch.where(inside[:, None], levels, torch.full_like(levels, pre.pad_value))
