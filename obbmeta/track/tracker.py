@@ -493,8 +493,9 @@ class OrientedTracker:
             objs, offsets = nvds.read_objects_batch(b, [f])
             caches = self._remember_labels([source], objs, offsets)
             detection = bool(f.infer_done)
-            if detection:
-                step = self.step(objs.xywhr, objs.confidence, objs.class_id, source_id=source)
+            if detection:  # the batch's step with one stream (the same as step(), tested)
+                x, sc, lab = self._inputs(objs.xywhr, objs.confidence, objs.class_id, source)
+                step = self.last = self._streams_step(self._params(), [source], x, sc, lab, offsets)[0]
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
                                  detection_done=False)
