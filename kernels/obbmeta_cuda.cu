@@ -135,51 +135,9 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, in
 // box index that covers it (atomicMax), pass 2 paints only pixels a box owns and hands the pixel back (-1), so
 // crossings resolve as on the host (later boxes on top), the result does not depend on thread timing, and the
 // scratch is all -1 again after every call (no per-call fill of a frame-sized buffer).
-template <int PASS>
-__global__ void draw_kernel(uint8_t *image, int height, int width, int channels, int64_t row_stride,
-                            const float *boxes, int64_t n, const uint8_t *colors, double thickness, int *owner)
-{
-    const int64_t box = blockIdx.x / 4;
-    const int k = blockIdx.x % 4;
-    __shared__ obb_edge e;
-    __shared__ int live;
-    if (threadIdx.x == 0) live = box < n && obb_edge_setup(boxes + 5 * box, k, thickness, width, height, &e);
-    __syncthreads();
-    if (!live) return;
-    for (int m = e.m0 + threadIdx.x; m <= e.m1; m += blockDim.x) {
-        int lo, hi;
-        if (!obb_edge_minor_span(&e, m, width, height, &lo, &hi)) continue;
-        for (int v = lo; v <= hi; ++v) {
-            const int x = e.major_is_x ? m : v, y = e.major_is_x ? v : m;
-            if (!obb_edge_covers(&e, x, y)) continue;
-            int *slot = owner + (int64_t)y * width + x;
-            if (PASS == 0) {
-                atomicMax(slot, (int)box);
-            } else if (atomicCAS(slot, (int)box, -1) == (int)box) {
-                uint8_t *px = image + (int64_t)y * row_stride + (int64_t)x * channels;
-                for (int c = 0; c < channels; ++c) px[c] = colors[box * channels + c];
-            }
-        }
-    }
-}
-
-// owner: height * width ints, all -1 on entry (a fresh fill or the scratch of an earlier call); all -1 on return.
-OBB_EXPORT int obbmeta_cuda_draw_outlines(uint8_t *image, int height, int width, int channels, int64_t row_stride,
-                                          const float *boxes, int64_t n, const uint8_t *colors, double thickness,
-                                          int *owner, void *stream)
-{
-    if (n == 0) return 0;
-    if (n > (int64_t)0x7fffffff / 4) return (int)cudaErrorInvalidValue;
-    cudaStream_t s = (cudaStream_t)stream;
-    const unsigned blocks = (unsigned)(n * 4);
-    draw_kernel<0><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
-    draw_kernel<1><<<blocks, 64, 0, s>>>(image, height, width, channels, row_stride, boxes, n, colors, thickness, owner);
-    return (int)cudaGetLastError();
-}
-
-// A batch of images (obboverlay's surfaces) in one pair of launches: the same passes, each box drawn into the image
-// box_frame[box] names in the table. Every image has its own owner scratch; box indices grow image after image, so
-// within an image a later box is still on top.
+// Up to DRAW_TABLE_FRAMES images (one, or obboverlay's surfaces) in one pair of launches, each box drawn into the
+// image box_frame[box] names in the table. Every image has its own owner scratch; box indices grow image after image,
+// so within an image a later box is on top.
 #define DRAW_TABLE_FRAMES 64
 struct DrawFrame {
     uint8_t *image;
@@ -225,8 +183,8 @@ __global__ void draw_batch_kernel(DrawTable table, int channels, const float *bo
     }
 }
 
-// obbmeta_cuda_draw_outlines for up to DRAW_TABLE_FRAMES images at once: images / owners / row_strides / heights /
-// widths are host arrays of n_frames entries (each owner all -1 on entry and on return), box_frame (device, n
+// images / owners / row_strides / heights / widths are host arrays of n_frames entries (each owner height * width
+// ints, all -1 on entry: a fresh fill or the scratch of an earlier call; all -1 on return), box_frame (device, n
 // int32) names each box's image. The table travels by value in the kernel parameters (no copy, no sync).
 OBB_EXPORT int obbmeta_cuda_draw_outlines_batch(uint8_t *const *images, int *const *owners, const int64_t *row_strides,
                                                 const int *heights, const int *widths, int n_frames, int channels,

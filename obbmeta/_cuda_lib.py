@@ -28,7 +28,6 @@ _FUNCTIONS = {
     "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
     "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _i64, _i64, _f64, _f64,
                                      _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
-    "obbmeta_cuda_draw_outlines": (_i32, [_p, _i32, _i32, _i32, _i64, _p, _i64, _p, _f64, _p, _p]),
     "obbmeta_cuda_draw_outlines_batch": (_i32, [_p, _p, _p, _p, _p, _i32, _i32, _p, _p, _i64, _p, _f64, _p]),
     "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
 }

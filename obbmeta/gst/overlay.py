@@ -143,13 +143,7 @@ class ObbOverlay(ObbmetaElement):
                 kept = np.concatenate([[0], np.cumsum(counts[counts > 0])])
                 xywhr = torch.from_numpy(objects.xywhr).to(device, non_blocking=True)
                 colors = _colors(objects.class_id, views[batch_ids[0]].format).to(device, non_blocking=True)
-                thickness = self.prop("thickness")
-                if len({id(im) for im in images}) == len(images):
-                    draw_obbs_batch(images, xywhr, kept.tolist(), colors, thickness=thickness)
-                else:  # frame metas sharing a surface: one after the other, so a later box stays on top
-                    for k, image in enumerate(images):
-                        draw_obbs_batch([image], xywhr[kept[k]:kept[k + 1]], [0, int(counts[counts > 0][k])],
-                                        colors[kept[k]:kept[k + 1]], thickness=thickness)
+                draw_obbs_batch(images, xywhr, kept.tolist(), colors, thickness=self.prop("thickness"))
             if stream is not None:  # done before the buffer moves on; the thread sleeps (no spin) without the GIL
                 done = torch.cuda.Event(blocking=True)
                 done.record(stream)

@@ -72,13 +72,7 @@ def draw_obbs(
             draw_obbs(host, xywhr.cpu(), rgba.cpu(), thickness)
             image.copy_(host)
             return image
-        stream = torch.cuda.current_stream(image.device)
-        key = (image.device.index, stream.cuda_stream, height, width)
-        owner = _take_owner(key, image.device)
-        launch(image.device, lib.obbmeta_cuda_draw_outlines, ptr(image), height, width, channels, image.stride(0),
-               ptr(xywhr), n, ptr(rgba), float(thickness), ptr(owner))
-        # Only a successful call leaves the scratch all -1 again: keep it for the next frame of this size.
-        _OWNERS.setdefault(key, []).append(owner)
+        _draw_cuda(lib, [image], [(height, width, channels)], xywhr, [0, n], rgba, thickness)
     else:
         raise ValueError(f"image must be on the CPU or a CUDA device, got {image.device}")
     return image
@@ -129,6 +123,21 @@ def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets
             if off[k + 1] > off[k]:
                 draw_obbs(image, xywhr[off[k]:off[k + 1]], rgba[off[k]:off[k + 1]], thickness)
         return
+    _draw_cuda(lib, list(images), shapes, xywhr, off, rgba, thickness)
+
+
+def _draw_cuda(lib, images: list, shapes: list, xywhr: torch.Tensor, off: list, rgba: torch.Tensor,
+               thickness: float) -> None:
+    """The CUDA rasteriser on checked inputs: rows ``off[k]:off[k + 1]`` into ``images[k]``, up to 64 images a pair
+    of launches on torch's current stream. Images that share memory (frame metas of one surface) are drawn one
+    after the other, so that a later box stays on top as on the host."""
+    if len({im.data_ptr() for im in images}) < len(images):
+        for k, image in enumerate(images):
+            if off[k + 1] > off[k]:
+                _draw_cuda(lib, [image], [shapes[k]], xywhr[off[k]:off[k + 1]], [0, off[k + 1] - off[k]],
+                           rgba[off[k]:off[k + 1]], thickness)
+        return
+    device, channels = images[0].device, shapes[0][2]
     stream = torch.cuda.current_stream(device)
     chunk = 64  # DRAW_TABLE_FRAMES in kernels/obbmeta_cuda.cu
     frame_of = torch.repeat_interleave(torch.arange(len(images), dtype=torch.int32) % chunk,
@@ -162,7 +171,8 @@ def _take_owner(key: tuple, device: torch.device) -> torch.Tensor:
 
 
 # Per-pixel owner scratch of the CUDA rasteriser, kept per (device, stream, height, width): the kernels hand
-# every pixel back, so it is filled once, not per frame (one per image a batch draws at once).
+# every pixel back, so it is filled once, not per frame (one per image a batch draws at once). Only a successful
+# launch leaves a scratch all -1 again: it goes back to the pool after the launch, not before.
 _OWNERS: "dict[tuple, list[torch.Tensor]]" = {}
 _PALETTES: "dict[tuple, torch.Tensor]" = {}
 
