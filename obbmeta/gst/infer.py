@@ -475,29 +475,26 @@ class ObbInfer(ObbmetaElement):
                 rows += np.c_[np.full(index.size, batch_id), o.xywhr[index].astype(np.float64)].tolist()
                 targets += o.address[index].tolist()
                 keys += [(f.source_id, None, frame_num, a, f) for a in area]
-                for key in [key for key, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
-                    del history[key]
-                continue
-            tracked = o.tracked[index].tolist()
-            for w, h, key, address, xywhr, is_tracked in zip(
-                    o.rect[index, 2].tolist(), o.rect[index, 3].tolist(), o.object_id[index].tolist(),
-                    o.address[index].tolist(), o.xywhr[index].tolist(), tracked):
-                key = key if is_tracked else None
-                past = history.get(key) if key is not None else None
-                if past is not None:
-                    past.seen = frame_num
-                    due = frame_num - past.frame_num > interval
-                    if detector and not (due or interval == S.G_MAXINT):
-                        continue  # nvinfer keeps no children of an object that is not due
-                    grew = w * h > past.area * (1 + REINFER_AREA_GROWTH)
-                    if not detector and not grew and not due:
-                        cached.append((address, past.result))
-                        continue
-                rows.append([batch_id, *xywhr])
-                targets.append(address)
-                keys.append((f.source_id, key, frame_num, w * h, f))
-            for k in [k for k, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
-                del history[k]
+            else:
+                for w, h, key, address, xywhr, is_tracked in zip(
+                        o.rect[index, 2].tolist(), o.rect[index, 3].tolist(), o.object_id[index].tolist(),
+                        o.address[index].tolist(), o.xywhr[index].tolist(), o.tracked[index].tolist()):
+                    key = key if is_tracked else None
+                    past = history.get(key) if key is not None else None
+                    if past is not None:
+                        past.seen = frame_num
+                        due = frame_num - past.frame_num > interval
+                        if detector and not (due or interval == S.G_MAXINT):
+                            continue  # nvinfer keeps no children of an object that is not due
+                        grew = w * h > past.area * (1 + REINFER_AREA_GROWTH)
+                        if not detector and not grew and not due:
+                            cached.append((address, past.result))
+                            continue
+                    rows.append([batch_id, *xywhr])
+                    targets.append(address)
+                    keys.append((f.source_id, key, frame_num, w * h, f))
+            for old in [key for key, v in history.items() if frame_num - v.seen > HISTORY_MAX_AGE]:
+                del history[old]
         return rows, targets, keys, cached
 
     def _secondary(self, batch: Any, frames: list, views: list, loaded: Any, t0: float, batch_index: int,
