@@ -213,18 +213,14 @@ def performance_table() -> str:
         ("the same, NV12", "2026-12-01 #6", dict(chain="obbinfer", format="NV12", variant="graph", queue_depth=2)),
         ("the same, 16 `nvv4l2decoder` streams (NV12)", "2026-12-01 #7",
          dict(chain="obbinfer", variant="graph", queue_depth=2)),
-        ("16 `nvv4l2decoder` streams converted to RGBA, `obbinfer ! obbtrack ! obboverlay`", "2026-12-02 #21",
-         dict(source="decoder", chain="obbinfer+track+overlay")),
-        ("the same with queues between them", "2026-12-02 #21",
-         dict(source="decoder", chain="obbinfer+queue+track+queue+overlay")),
-        ("the same decoders, `obbinfer` + a secondary detector on every ship", "2026-12-02 #21",
-         dict(source="decoder", chain="obbinfer+secondary-detector")),
-        ("16 `videotestsrc ! nvvideoconvert` (RGBA), `obbinfer ! obbtrack ! obboverlay`", "2026-12-02 #21",
-         dict(source="upload", chain="obbinfer+track+overlay")),
-        ("the same with queues between them", "2026-12-02 #21",
-         dict(source="upload", chain="obbinfer+queue+track+queue+overlay")),
-        ("the same sources, `obbinfer` + a secondary detector on every ship", "2026-12-02 #21",
-         dict(source="upload", chain="obbinfer+secondary-detector")),
+        *[(label, "2026-12-02 #21", dict(source=source, chain=chain))
+          for source, sources, again in (
+              ("decoder", "16 `nvv4l2decoder` streams converted to RGBA", "the same decoders"),
+              ("upload", "16 `videotestsrc ! nvvideoconvert` (RGBA)", "the same sources"))
+          for label, chain in ((f"{sources}, `obbinfer ! obbtrack ! obboverlay`", "obbinfer+track+overlay"),
+                               ("the same with queues between them", "obbinfer+queue+track+queue+overlay"),
+                               (f"{again}, `obbinfer` + a secondary detector on every ship",
+                                "obbinfer+secondary-detector"))],
     ]:
         r = stream_row(streams, run, **match)
         date = r["run"][:10]  # the run's own date: the file gathers several runs

@@ -166,7 +166,7 @@ def _update(b: Any, fs: list, offsets: np.ndarray, objs: np.ndarray, xywhr: Any,
         flags |= _core.UPDATE_OBJECT_ID
     sizes = None
     if rect:
-        one = None if frame_size is None else frame_size_of(fs[0], frame_size) if fs else None
+        one = None if frame_size is None else frame_size_of(None, frame_size)  # checked once (the frame is unused)
         sizes = np.array([one if one is not None else frame_size_of(f, None) for f in fs], np.float64).reshape(-1, 2)
         keep.append(sizes)
         flags |= _core.UPDATE_RECT

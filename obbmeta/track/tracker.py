@@ -510,7 +510,8 @@ class OrientedTracker:
         detection added at their predicted box."""
         from .. import nvds
 
-        rows = np.diff(offsets).tolist()  # a frame without detection tracked none of its objects
+        per_frame = np.diff(offsets)
+        rows = per_frame.tolist()  # a frame without detection tracked none of its objects
         ids = [st.det_track_ids if det else np.full(n, -1, np.int64) for st, det, n in zip(steps, detection, rows)]
         boxes = [st.det_xywhr if det else np.zeros((n, 5), np.float32) for st, det, n in zip(steps, detection, rows)]
         ids, boxes = (np.concatenate(a) if len(a) > 1 else a[0] for a in (ids, boxes))
@@ -523,7 +524,7 @@ class OrientedTracker:
                                       object_ids=ids[tracked].astype(np.uint64), rect=True,
                                       tracker_confidence=objs.confidence[tracked], frame_size=frame_size)
         n_tracked = np.diff(kept)
-        n_untracked = np.diff(offsets) - n_tracked
+        n_untracked = per_frame - n_tracked
         removed = [int(n) if (remove and det) else 0 for n, det in zip(n_untracked.tolist(), detection)]
         if any(removed):
             untracked = ~tracked
