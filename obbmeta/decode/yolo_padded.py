@@ -177,7 +177,7 @@ def yolo_obb_padded(
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     result = PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                  lb.scale, lb.pad_x, lb.pad_y, pool))
+                                                  lb.scale, lb.pad_x, lb.pad_y, pool)[:5])
     if letterbox is None or lb is letterbox:
         return result
     # A letterbox scaled differently per axis: the kernels undo one scale only, so the kept rows are mapped here (no
@@ -279,8 +279,8 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
     rows = min(max_det, k)  # a list comes back, so the tables need no more rows than an image can fill
     pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
-        *tables, needed = _decode_cuda(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, lb.scale,
-                                       lb.pad_x, lb.pad_y, pool)
+        *tables, needed = yolo_obb_padded_op(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms,
+                                             lb.scale, lb.pad_x, lb.pad_y, pool)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
         if not status & STATUS_OVERFLOW:
@@ -305,8 +305,10 @@ def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
 def yolo_obb_padded_op(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int
-) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The CPU kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool)."""
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Boxes, scores, labels, counts and status (:class:`PaddedDetections`' fields), then the overlap-pool entries the
+    data needed (0-d int64; what yolo_obb sizes its second run by). The CPU kernel: yolo_obb's per-image code, padded
+    (overlap_words only sizes the CUDA kernels' pool; it needs none and answers 0)."""
     _check_op_args(output, conf, iou, max_det, allowed, max_nms, scale, pad_x, pad_y)
     b = output.shape[0]
     check_table_rows(b, max_det)
@@ -318,11 +320,12 @@ def yolo_obb_padded_op(
         dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms).rescale(lb) for x in output]
     except ValueError as exc:  # non-finite candidates (nms_rotated's checks): the flags the CUDA kernels set
         flag = STATUS_SCORES if str(exc).startswith("scores") else STATUS_BOXES
-        return boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(flag, dtype=torch.int64)
+        return (boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(flag, dtype=torch.int64),
+                torch.tensor(0, dtype=torch.int64))
     for i, d in enumerate(dets):
         boxes[i, :len(d)], scores[i, :len(d)], labels[i, :len(d)] = d.xywhr, d.scores, d.labels
         counts[i] = len(d)
-    return boxes, scores, labels, counts, torch.tensor(0, dtype=torch.int64)
+    return boxes, scores, labels, counts, torch.tensor(0, dtype=torch.int64), torch.tensor(0, dtype=torch.int64)
 
 
 @yolo_obb_padded_op.register_fake
@@ -330,7 +333,7 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
     b = output.shape[0]
     return (output.new_empty((b, max_det, 5), dtype=torch.float32), output.new_empty((b, max_det), dtype=torch.float32),
             output.new_empty((b, max_det), dtype=torch.int64), output.new_empty((b,), dtype=torch.int64),
-            output.new_empty((), dtype=torch.int64))
+            output.new_empty((), dtype=torch.int64), output.new_empty((), dtype=torch.int64))
 
 
 @yolo_obb_padded_op.register_kernel("cuda")
@@ -339,11 +342,11 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
     check_table_rows(output.shape[0], max_det)
     if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
         return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                            0)[:5]
+                            0)
     bound = _pool_bound(output, multi_label, agnostic, max_nms)
     pool = min(bound, POOL_FIXED if overlap_words < 0 else overlap_words)
     return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                        pool)[:5]
+                        pool)
 
 
 def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Optional, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import torch
 
@@ -72,7 +72,7 @@ def draw_obbs(
             draw_obbs(host, xywhr.cpu(), rgba.cpu(), thickness)
             image.copy_(host)
             return image
-        _draw_cuda(lib, [image], [(height, width, channels)], xywhr, [0, n], rgba, thickness)
+        draw_outlines_batch_op([image], xywhr, [0, n], rgba, float(thickness))
     else:
         raise ValueError(f"image must be on the CPU or a CUDA device, got {image.device}")
     return image
@@ -116,14 +116,61 @@ def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets
     if not isinstance(colors, torch.Tensor) or colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels):
         raise ValueError(f"colors must be an ({n}, {channels}) uint8 tensor, got "
                          f"{tuple(colors.shape) if isinstance(colors, torch.Tensor) else type(colors).__name__}")
-    rgba = colors.to(device).contiguous()
-    lib = cuda_library() if device.type == "cuda" else None
-    if lib is None:  # the CPU (or CUDA without the kernels): image after image
+    draw_outlines_batch_op(list(images), xywhr, off, colors.to(device).contiguous(), float(thickness))
+
+
+@torch.library.custom_op("obbmeta::draw_outlines_batch", mutates_args=("images",))
+def draw_outlines_batch_op(images: List[torch.Tensor], boxes: torch.Tensor, offsets: List[int], colors: torch.Tensor,
+                           thickness: float) -> None:
+    """The CPU kernel of :func:`draw_obbs_batch` on checked inputs (float32 boxes, uint8 colours, one device): the
+    host C rasteriser image after image."""
+    _check_op_args(images, boxes, offsets, colors, thickness)
+    for k, image in enumerate(images):
+        if offsets[k + 1] > offsets[k]:
+            draw_obbs(image, boxes[offsets[k]:offsets[k + 1]], colors[offsets[k]:offsets[k + 1]], thickness)
+
+
+@draw_outlines_batch_op.register_fake
+def _(images, boxes, offsets, colors, thickness):
+    _check_op_args(images, boxes, offsets, colors, thickness)
+
+
+@draw_outlines_batch_op.register_kernel("cuda")
+def _(images, boxes, offsets, colors, thickness):
+    _check_op_args(images, boxes, offsets, colors, thickness)
+    lib = cuda_library()
+    if lib is None:  # kernels not built: each image drawn on a host copy (draw_obbs' own fallback)
         for k, image in enumerate(images):
-            if off[k + 1] > off[k]:
-                draw_obbs(image, xywhr[off[k]:off[k + 1]], rgba[off[k]:off[k + 1]], thickness)
+            if offsets[k + 1] > offsets[k]:
+                draw_obbs(image, boxes[offsets[k]:offsets[k + 1]], colors[offsets[k]:offsets[k + 1]], thickness)
         return
-    _draw_cuda(lib, list(images), shapes, xywhr, off, rgba, thickness)
+    _draw_cuda(lib, list(images), [tuple(im.shape) for im in images], boxes, list(offsets), colors, thickness)
+
+
+def _check_op_args(images, boxes, offsets, colors, thickness) -> None:
+    """What both kernels of ``obbmeta::draw_outlines_batch`` check (draw_obbs_batch checks the same first, with
+    the forms it converts from): shapes, dtypes, one device, offsets, thickness."""
+    if not images:
+        raise TypeError("images must be a non-empty list of (H, W, 3|4) uint8 tensors")
+    shapes = [_check_image(f"images[{k}]", im) for k, im in enumerate(images)]
+    device = images[0].device
+    if any(im.device != device or c != shapes[0][2] for im, (_, _, c) in zip(images, shapes)):
+        raise ValueError("images must be on one device and have the same number of channels")
+    if boxes.dtype != torch.float32 or boxes.dim() != 2 or boxes.shape[1] != 5 or not boxes.is_contiguous() \
+            or boxes.device != device:
+        raise ValueError(f"boxes must be a contiguous (N, 5) float32 tensor on {device}, got {boxes.dtype} "
+                         f"{tuple(boxes.shape)} on {boxes.device}")
+    n = boxes.shape[0]
+    if len(offsets) != len(images) + 1 or offsets[0] != 0 or offsets[-1] != n or \
+            any(b < a for a, b in zip(offsets, offsets[1:])):
+        raise ValueError(f"offsets must rise from 0 to the {n} boxes, one more entry than images, got {list(offsets)}")
+    channels = shapes[0][2]
+    if colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels) or not colors.is_contiguous() \
+            or colors.device != device:
+        raise ValueError(f"colors must be a contiguous ({n}, {channels}) uint8 tensor on {device}, got {colors.dtype} "
+                         f"{tuple(colors.shape)} on {colors.device}")
+    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
+                    low_open=True)
 
 
 def _draw_cuda(lib, images: list, shapes: list, xywhr: torch.Tensor, off: list, rgba: torch.Tensor,

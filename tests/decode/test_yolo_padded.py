@@ -172,7 +172,7 @@ def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_over
                 torch.tensor(2**31))
 
     pools = []
-    monkeypatch.setattr(yolo_padded, "_decode_cuda", lambda *a: (pools.append(a[-1]), overflowing(*a))[1])
+    monkeypatch.setattr(yolo_padded, "yolo_obb_padded_op", lambda *a: (pools.append(a[-1]), overflowing(*a))[1])
     monkeypatch.setattr(yolo_padded, "_pool_bound", lambda *a: 2**40)
     monkeypatch.setattr(ops_status, "_pool_seen", {})
     with pytest.raises(RuntimeError, match="decode fewer images per call") as err:

@@ -194,7 +194,10 @@ def test_opcheck_yolo_obb_padded(device):
     for args in ((head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1),
                  (head, 0.25, 0.5, 1, allowed, True, True, 2, 0.5, 3.0, 1.0, -1)):
         torch.library.opcheck(DECODE_PADDED, args)
-    boxes, scores, labels, counts, status = DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0,
-                                                          -1)
+    boxes, scores, labels, counts, status, needed = DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0,
+                                                                  0.0, 0.0, -1)
     assert counts.tolist() == [2, 0] and labels[0, :2].tolist() == [0, 1] and int(status) == 0
+    # the pool entries the data needed (what yolo_obb sizes a second run by): the CPU kernel needs none
+    assert needed.dim() == 0 and needed.dtype == torch.int64 and int(needed) >= 0
+    assert device != "cpu" or int(needed) == 0
     assert boxes.shape == (2, 10, 5) and scores[0, :2].tolist() == pytest.approx([0.9, 0.7])

@@ -234,3 +234,39 @@ def test_cuda_batch_draws_the_same_pixels_as_the_cpu_in_batches_over_64_images(c
         gpu = [im.cuda() for im in images]
         draw_obbs_batch(gpu, boxes.cuda(), offsets, colors.cuda(), thickness=3)
         assert all(torch.equal(g.cpu(), c) for g, c in zip(gpu, cpu))
+
+
+DRAW_OP = torch.ops.obbmeta.draw_outlines_batch.default
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+def test_opcheck_draw_outlines_batch(device):
+    images = [torch.zeros(20, 30, 4, dtype=torch.uint8, device=device), torch.zeros(16, 16, 4, dtype=torch.uint8,
+                                                                                      device=device)]
+    boxes = torch.tensor([[10.0, 8.0, 12.0, 6.0, 0.3], [5.0, 5.0, 4.0, 4.0, 0.0], [8.0, 8.0, 9.0, 3.0, -1.0]],
+                         device=device)
+    colors = torch.tensor([[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255]], dtype=torch.uint8, device=device)
+    torch.library.opcheck(DRAW_OP, ([im.clone() for im in images], boxes, [0, 1, 3], colors, 2.0))
+    DRAW_OP(images, boxes, [0, 1, 3], colors, 2.0)
+    # the op draws what draw_obbs draws into each image
+    want = [torch.zeros_like(im) for im in images]
+    draw_obbs(want[0], boxes[:1], colors[:1], 2.0)
+    draw_obbs(want[1], boxes[1:], colors[1:], 2.0)
+    assert all(torch.equal(a, b) for a, b in zip(images, want)) and images[0].any()
+
+
+@pytest.mark.parametrize("args, match", [
+    (lambda im, b, c: ([im], b.double(), [0, 2], c, 2.0), "boxes must be a contiguous"),
+    (lambda im, b, c: ([im], b, [0, 1], c, 2.0), "offsets must rise"),
+    (lambda im, b, c: ([im], b, [0, 2], c[:, :3].contiguous(), 2.0), "colors must be a contiguous"),
+    (lambda im, b, c: ([im], b, [0, 2], c, 0.0), "thickness"),
+    (lambda im, b, c: ([im.float()], b, [0, 2], c, 2.0), "uint8"),
+    (lambda im, b, c: ([], b, [0], c, 2.0), "non-empty list"),
+])
+def test_the_draw_operator_refuses_what_its_kernels_cannot_take(args, match):
+    image = torch.zeros(10, 10, 4, dtype=torch.uint8)
+    boxes = torch.tensor([[5.0, 5.0, 4.0, 4.0, 0.0], [2.0, 2.0, 2.0, 2.0, 0.0]])
+    colors = torch.full((2, 4), 200, dtype=torch.uint8)
+    with pytest.raises((ValueError, TypeError), match=match):
+        DRAW_OP(*args(image, boxes, colors))
+    assert not image.any()
