@@ -373,7 +373,7 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
            _ptr(counts), _ptr(status))
     flags = status[1].clone()  # the operator's outputs may not alias one another
     counts = torch.where(flags == 0, counts, torch.full_like(counts, -1))
-    return boxes, scores, labels, counts, flags, status[2]
+    return boxes, scores, labels, counts, flags, status[2].clone()  # an operator's outputs start their own storage
 
 
 __all__ = ["PaddedDetections", "yolo_obb_padded", "MAX_TABLE_ROWS"]
