@@ -6,7 +6,8 @@
 * imports point down the data path: a low layer never imports a higher one;
 * no second names: no deprecation shim (a module ``__getattr__`` or property serving an old name with a warning:
   nothing was released under the old names), and no test double in the package (the nvtracker stand-in lives in
-  tests/).
+  tests/);
+* one op registry: every CUDA kernel launch runs inside an operator's CUDA kernel (``torch.ops.obbmeta.*``).
 """
 from __future__ import annotations
 
@@ -163,3 +164,33 @@ def test_no_test_double_lives_in_the_package():
                if "standin" in p.stem or p.stem in ("testing", "fakes", "mocks")]
     assert not doubles, doubles
     assert (ROOT / "tests" / "nvtracker_standin.py").exists()
+
+
+def _is_cuda_kernel(node: ast.AST) -> bool:
+    """A function registered as an operator's CUDA kernel (``@op.register_kernel("cuda")``)."""
+    return any(isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "register_kernel"
+               and any(isinstance(a, ast.Constant) and a.value == "cuda" for a in d.args)
+               for d in getattr(node, "decorator_list", ()))
+
+
+def test_every_cuda_launch_runs_inside_an_operator_kernel():
+    """A kernel entry point is called (``launch(...)``) only by functions that an operator's CUDA kernel reaches: no
+    public function launches beside the ``torch.ops.obbmeta.*`` registry."""
+    found = []
+    for path, _name, _package, tree in _modules():
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        calls = {f: {getattr(c.func, "id", getattr(c.func, "attr", "")) for c in ast.walk(f) if isinstance(c, ast.Call)}
+                 for f in functions}
+        launching = {f.name for f in functions if "launch" in calls[f] and f.name != "launch"}
+        reached = {f.name for f in functions if _is_cuda_kernel(f)}
+        grow = True
+        while grow:  # what the CUDA kernels call, transitively, inside the module
+            more = {name for f in functions if f.name in reached or _is_cuda_kernel(f) for name in calls[f]}
+            grow = not more <= reached
+            reached |= more
+        for f in functions:
+            if f.name in launching and not _is_cuda_kernel(f) and f.name not in reached:
+                found.append(f"{path.relative_to(ROOT)}: {f.name} launches outside an operator kernel")
+            if calls[f] & launching and not _is_cuda_kernel(f) and f.name not in reached | launching:
+                found.append(f"{path.relative_to(ROOT)}: {f.name} calls a launching function outside an operator")
+    assert not found, "\n".join(found)
