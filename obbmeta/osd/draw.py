@@ -52,8 +52,7 @@ def draw_obbs(
             (its length inside the image + thickness) x 1.5 thickness pixels, and never more than the image.
     """
     height, width, channels = _check_image("image", image)
-    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
-                    low_open=True)
+    _check_thickness(thickness)
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
     # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.
@@ -99,20 +98,15 @@ def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets
     ((N, channels) uint8). The images are on one device, all with 3 or all with 4 channels. The pixels are those
     of :func:`draw_obbs` on each image (tested); on CUDA one pair of launches draws up to 64 images (obboverlay's
     batch), on the CPU the same C code runs image after image."""
-    if not isinstance(images, (list, tuple)) or not images:
+    if not isinstance(images, (list, tuple)):
         raise TypeError("images must be a non-empty list of (H, W, 3|4) uint8 tensors")
-    shapes = [_check_image(f"images[{k}]", im) for k, im in enumerate(images)]
+    channels = _check_images(images)[0][2]
     device = images[0].device
-    if any(im.device != device for im in images) or len({c for _, _, c in shapes}) != 1:
-        raise ValueError("images must be on one device and have the same number of channels")
-    channels = shapes[0][2]
-    number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
-                    low_open=True)
+    _check_thickness(thickness)
     off = [int(v) for v in offsets]
     xywhr = box_tensor("boxes", boxes).to(device=device, dtype=torch.float32).contiguous()
     n = xywhr.shape[0]
-    if len(off) != len(images) + 1 or off[0] != 0 or off[-1] != n or any(b < a for a, b in zip(off, off[1:])):
-        raise ValueError(f"offsets must rise from 0 to the {n} boxes, one more entry than images, got {off}")
+    _check_offsets(off, len(images), n)
     if not isinstance(colors, torch.Tensor) or colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels):
         raise ValueError(f"colors must be an ({n}, {channels}) uint8 tensor, got "
                          f"{tuple(colors.shape) if isinstance(colors, torch.Tensor) else type(colors).__name__}")
@@ -125,9 +119,7 @@ def draw_outlines_batch_op(images: List[torch.Tensor], boxes: torch.Tensor, offs
     """The CPU kernel of :func:`draw_obbs_batch` on checked inputs (float32 boxes, uint8 colours, one device): the
     host C rasteriser image after image."""
     _check_op_args(images, boxes, offsets, colors, thickness)
-    for k, image in enumerate(images):
-        if offsets[k + 1] > offsets[k]:
-            draw_obbs(image, boxes[offsets[k]:offsets[k + 1]], colors[offsets[k]:offsets[k + 1]], thickness)
+    _each_image(images, boxes, offsets, colors, thickness)
 
 
 @draw_outlines_batch_op.register_fake
@@ -137,40 +129,61 @@ def _(images, boxes, offsets, colors, thickness):
 
 @draw_outlines_batch_op.register_kernel("cuda")
 def _(images, boxes, offsets, colors, thickness):
-    _check_op_args(images, boxes, offsets, colors, thickness)
+    shapes = _check_op_args(images, boxes, offsets, colors, thickness)
     lib = cuda_library()
     if lib is None:  # kernels not built: each image drawn on a host copy (draw_obbs' own fallback)
-        for k, image in enumerate(images):
-            if offsets[k + 1] > offsets[k]:
-                draw_obbs(image, boxes[offsets[k]:offsets[k + 1]], colors[offsets[k]:offsets[k + 1]], thickness)
+        _each_image(images, boxes, offsets, colors, thickness)
         return
-    _draw_cuda(lib, list(images), [tuple(im.shape) for im in images], boxes, list(offsets), colors, thickness)
+    _draw_cuda(lib, list(images), shapes, boxes, list(offsets), colors, thickness)
 
 
-def _check_op_args(images, boxes, offsets, colors, thickness) -> None:
+def _check_op_args(images, boxes, offsets, colors, thickness) -> list:
     """What both kernels of ``obbmeta::draw_outlines_batch`` check (draw_obbs_batch checks the same first, with
-    the forms it converts from): shapes, dtypes, one device, offsets, thickness."""
+    the forms it converts from): shapes, dtypes, one device, offsets, thickness. Returns the images' shapes."""
+    shapes = _check_images(images)
+    channels = shapes[0][2]
+    device = images[0].device
+    if boxes.dtype != torch.float32 or boxes.dim() != 2 or boxes.shape[1] != 5 or not boxes.is_contiguous() \
+            or boxes.device != device:
+        raise ValueError(f"boxes must be a contiguous (N, 5) float32 tensor on {device}, got {boxes.dtype} "
+                         f"{tuple(boxes.shape)} on {boxes.device}")
+    n = boxes.shape[0]
+    _check_offsets(offsets, len(images), n)
+    if colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels) or not colors.is_contiguous() \
+            or colors.device != device:
+        raise ValueError(f"colors must be a contiguous ({n}, {channels}) uint8 tensor on {device}, got {colors.dtype} "
+                         f"{tuple(colors.shape)} on {colors.device}")
+    _check_thickness(thickness)
+    return shapes
+
+
+def _check_images(images) -> list:
+    """(height, width, channels) of each image of a non-empty list on one device with one channel count."""
     if not images:
         raise TypeError("images must be a non-empty list of (H, W, 3|4) uint8 tensors")
     shapes = [_check_image(f"images[{k}]", im) for k, im in enumerate(images)]
     device = images[0].device
     if any(im.device != device or c != shapes[0][2] for im, (_, _, c) in zip(images, shapes)):
         raise ValueError("images must be on one device and have the same number of channels")
-    if boxes.dtype != torch.float32 or boxes.dim() != 2 or boxes.shape[1] != 5 or not boxes.is_contiguous() \
-            or boxes.device != device:
-        raise ValueError(f"boxes must be a contiguous (N, 5) float32 tensor on {device}, got {boxes.dtype} "
-                         f"{tuple(boxes.shape)} on {boxes.device}")
-    n = boxes.shape[0]
-    if len(offsets) != len(images) + 1 or offsets[0] != 0 or offsets[-1] != n or \
+    return shapes
+
+
+def _check_offsets(offsets, n_images: int, n: int) -> None:
+    if len(offsets) != n_images + 1 or offsets[0] != 0 or offsets[-1] != n or \
             any(b < a for a, b in zip(offsets, offsets[1:])):
         raise ValueError(f"offsets must rise from 0 to the {n} boxes, one more entry than images, got {list(offsets)}")
-    channels = shapes[0][2]
-    if colors.dtype != torch.uint8 or tuple(colors.shape) != (n, channels) or not colors.is_contiguous() \
-            or colors.device != device:
-        raise ValueError(f"colors must be a contiguous ({n}, {channels}) uint8 tensor on {device}, got {colors.dtype} "
-                         f"{tuple(colors.shape)} on {colors.device}")
+
+
+def _check_thickness(thickness) -> None:
     number_in_range("thickness", thickness, 0, MAX_THICKNESS, f"a number of pixels in (0, {MAX_THICKNESS}]",
                     low_open=True)
+
+
+def _each_image(images, boxes, offsets, colors, thickness) -> None:
+    """Rows ``offsets[k]:offsets[k + 1]`` into ``images[k]`` with :func:`draw_obbs`, image after image."""
+    for k, image in enumerate(images):
+        if offsets[k + 1] > offsets[k]:
+            draw_obbs(image, boxes[offsets[k]:offsets[k + 1]], colors[offsets[k]:offsets[k + 1]], thickness)
 
 
 def _draw_cuda(lib, images: list, shapes: list, xywhr: torch.Tensor, off: list, rgba: torch.Tensor,
