@@ -226,8 +226,8 @@ static int bit_length(int64_t v)
 
 // m items (B x per_image), n = B * k positions after the top-k (candidates beyond are never needed).
 static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic, double conf,
-                       double iou, const int *allowed, int64_t k, int64_t max_det, double scale, double pad_x,
-                       double pad_y, void *ws, int64_t ws_bytes, int64_t pool_entries,
+                       double iou, const int *allowed, const double *class_iou, int64_t k, int64_t max_det,
+                       double scale, double pad_x, double pad_y, void *ws, int64_t ws_bytes, int64_t pool_entries,
                        float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts, int64_t *status,
                        cudaStream_t s, int64_t *ws_need)
 {
@@ -265,6 +265,11 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     b.g.group = b.group;
     b.g.decode = 1;
     core_layout(ar, n, pool_entries, b.core);
+    if (class_iou) {  // each (image, class) segment at its class's threshold: the label is its group's low bits
+        b.core.class_iou = class_iou;
+        b.core.seg_group = b.group;
+        b.core.label_mask = ((int64_t)1 << label_bits) - 1;
+    }
     b.kprefix = ar.take<int>(n + 1);
     b.img_lo = ar.take<int64_t>(B);
     b.img_hi = ar.take<int64_t>(B);

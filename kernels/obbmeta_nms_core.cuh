@@ -152,6 +152,11 @@ struct Core {
     int64_t columns;           // entries of col_count (>= the segments' chunks, + 1)
     int *kflag;
     unsigned long long *kept_global;  // kept bits of segments too large for shared memory
+    // Per-class thresholds (the decode's class_iou), or NULL: every segment at run_core's threshold. A segment's
+    // class is seg_group[its first position] & label_mask.
+    const double *class_iou;
+    const int64_t *seg_group;
+    int64_t label_mask;
 };
 
 // Position q: the box at order[q] (order2 given: order[order2[q]]) prepared; and segment q's size, when q is one.
@@ -299,6 +304,7 @@ __global__ void k_exact(double threshold, Core core)
             st = core.col_seg[col];
             cp = core.col_pos[col];
             const obb_prep k = core.prep[st + row];
+            const double thr = core.class_iou ? core.class_iou[core.seg_group[st] & core.label_mask] : threshold;
             // Lane `sub` takes candidates sub, sub + G, ...: each lane walks only its own bits, so the lanes' tests
             // run side by side (walking all bits in step, with one lane working per bit, would run them one by one).
             unsigned long long bits = e.y;
@@ -306,7 +312,7 @@ __global__ void k_exact(double threshold, Core core)
             while (bits) {
                 const int j = __ffsll((long long)bits) - 1;
                 const obb_prep r = core.prep[cp + j];  // one batch of loads, then registers
-                if (obb_prep_suppresses(&k, &r, threshold)) word |= 1ull << j;
+                if (obb_prep_suppresses(&k, &r, thr)) word |= 1ull << j;
                 for (int d = 0; d < G && bits; ++d) bits &= bits - 1;
             }
         }
@@ -537,6 +543,9 @@ static void core_layout(Arena &ar, int64_t n, int64_t pool_entries, Core &c)
     c.pool_entries = pool_entries;
     c.pool = ar.take<ulonglong2>(pool_entries);
     c.grouped = ar.take<ulonglong2>(pool_entries);
+    c.class_iou = nullptr;
+    c.seg_group = nullptr;
+    c.label_mask = 0;
 }
 
 // The segment machinery, candidate words, exact test and scan over n positions whose group / order are set up; fills

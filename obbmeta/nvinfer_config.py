@@ -610,7 +610,7 @@ def docs_tables() -> str:
                 "roi_bottom_offset": "0", "border_color": "1;0;0;1 (red)", "bg_color": "none"}
     meaning = {"pre_cluster_threshold": "a class's scores at or below it are dropped before NMS",
                "post_cluster_threshold": "kept after NMS only when the score is above it",
-               "nms_iou_threshold": "rotated NMS threshold of the class (one NMS per distinct value)",
+               "nms_iou_threshold": "rotated NMS threshold of the class (the same fused decode as the other classes)",
                "topk": "boxes kept per class after NMS", "detected_min_w": "AABB width below it: dropped",
                "detected_min_h": "AABB height below it: dropped", "detected_max_w": "AABB width above it: dropped",
                "detected_max_h": "AABB height above it: dropped",

@@ -5,7 +5,7 @@ host. Neither decoder module reaches into the other for these.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Mapping, Optional, Sequence
 
 import torch
 
@@ -61,6 +61,68 @@ def check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format) 
     return fmt, conf, iou, classes
 
 
+def check_class_iou(class_iou, agnostic: bool) -> Optional[tuple]:
+    """``class_iou`` (None, or a mapping of class id -> NMS IoU threshold in [0, 1]: nvinfer's per-class
+    ``nms-iou-threshold``) as a sorted tuple of (class, threshold) pairs, or None when empty; the error names it.
+    Per-class thresholds need class-aware NMS, so ``agnostic`` refuses them."""
+    if class_iou is None:
+        return None
+    if not isinstance(class_iou, Mapping):
+        raise TypeError(f"class_iou must be None or a mapping of int class id -> IoU threshold in [0, 1], got "
+                        f"{type(class_iou).__name__}")
+    pairs = []
+    for c, t in class_iou.items():
+        if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+            raise ValueError(f"class_iou's keys must be class ids (ints >= 0), got {c!r}")
+        pairs.append((c, threshold(f"class_iou[{c}]", t)))
+    if pairs and agnostic:
+        raise ValueError("class_iou (per-class IoU thresholds) needs class-aware NMS: pass agnostic=False")
+    return tuple(sorted(pairs)) or None
+
+
+def iou_table(class_iou: Optional[tuple], iou: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:
+    """The per-class thresholds as the decode operator takes them: an (nc,) float64 tensor on ``device``, ``iou``
+    for the classes not in ``class_iou`` (ids >= nc are no class of the head and are left out), or None without
+    per-class thresholds. Cached: made once per setting and device, so a captured CUDA graph never copies it."""
+    return None if not class_iou else _iou_table(class_iou, float(iou), int(nc), device)
+
+
+@lru_cache(maxsize=64)
+def _iou_table(class_iou: tuple, iou: float, nc: int, device: torch.device) -> torch.Tensor:
+    table = torch.full((nc,), iou, dtype=torch.float64)
+    for c, t in class_iou:
+        if c < nc:
+            table[c] = t
+    return table.to(device)
+
+
+def suppress(xywhr: torch.Tensor, scores: torch.Tensor, iou: float, groups: Optional[torch.Tensor],
+             labels: torch.Tensor, class_iou: Optional[tuple]) -> torch.Tensor:
+    """Greedy rotated NMS within ``groups`` (None: all boxes one group) at ``iou``, or with ``class_iou`` at each
+    label's own threshold: one NMS per distinct threshold over the labels that have it (groups never span labels
+    then, so this is per-class NMS exactly), merged by descending score, equal scores lower index first — the order
+    :func:`~obbmeta.ops.nms_rotated` gives."""
+    if not class_iou:
+        return nms_rotated(xywhr, scores, iou, labels=groups)
+    own = dict(class_iou)
+    parts = []
+    for t in sorted(set(own.values()) | {iou}):
+        mine = [c for c, v in own.items() if v == t]
+        if t == iou:
+            pick = ~class_filter(labels, tuple(c for c, v in own.items() if v != t)) if len(own) > len(mine) \
+                else torch.ones_like(labels, dtype=torch.bool)
+        else:
+            pick = class_filter(labels, tuple(mine))
+        index = pick.nonzero().squeeze(1)
+        if index.numel():
+            parts.append(index[nms_rotated(xywhr[index], scores[index], t,
+                                           labels=None if groups is None else groups[index])])
+    if not parts:
+        return torch.zeros(0, dtype=torch.int64, device=xywhr.device)
+    keep = torch.cat(parts).sort().values  # by index, then stably by descending score: ties lower index first
+    return keep[torch.sort(scores[keep], descending=True, stable=True).indices]
+
+
 def class_list(classes) -> list:
     """``classes`` as a list of int class ids, or TypeError naming it."""
     if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
@@ -83,8 +145,9 @@ def class_ids(classes: tuple, device: torch.device) -> torch.Tensor:
     return torch.tensor(classes, dtype=torch.int64).to(device)
 
 
-def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -> OrientedBoxes:
-    """One image of a raw head, x: (4+nc+1, N) as the head emits it -> its detections by descending score."""
+def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, class_iou=None) -> OrientedBoxes:
+    """One image of a raw head, x: (4+nc+1, N) as the head emits it -> its detections by descending score
+    (``class_iou``: :func:`check_class_iou`'s pairs, each class suppressed at its own threshold)."""
     # The full-size reduction is a max over classes without indices (on the CPU ~50x cheaper than max-with-indices
     # over the transposed (N, nc) view); the labels come from the few candidates above conf, in anchor order.
     if multi_label:
@@ -102,7 +165,7 @@ def decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) -
     if scores.numel() > max_nms:
         top = scores.topk(max_nms).indices.sort().values  # keep candidate order: NMS ties go to the lower index
         xywhr, scores, labels = xywhr[top], scores[top], labels[top]
-    keep = nms_rotated(xywhr.contiguous(), scores, iou, labels=None if agnostic else labels)[:max_det]
+    keep = suppress(xywhr.contiguous(), scores, iou, None if agnostic else labels, labels, class_iou)[:max_det]
     return OrientedBoxes(xywhr[keep], scores[keep], labels[keep])
 
 

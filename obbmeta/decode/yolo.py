@@ -1,14 +1,13 @@
 """Ultralytics YOLO-OBB outputs (YOLOv8/11-OBB raw head, YOLO26-OBB, exports with embedded NMS)."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 import torch
 
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
-from ..ops import nms_rotated
-from ._head import RAW, check_head, class_filter, decode_raw, e2e_error, e2e_flags
+from ._head import RAW, check_class_iou, check_head, class_filter, decode_raw, e2e_error, e2e_flags, suppress
 from .yolo_padded import decode_fused, fused_available
 
 
@@ -24,6 +23,7 @@ def yolo_obb(
     agnostic: bool = False,
     max_nms: int = 30000,
     format: Optional[str] = None,
+    class_iou: Optional[Mapping[int, float]] = None,
 ) -> List[OrientedBoxes]:
     """Decode a YOLO-OBB output tensor into one :class:`OrientedBoxes` per image.
 
@@ -41,19 +41,26 @@ def yolo_obb(
 
     Unlike Ultralytics, suppression is greedy NMS on exact polygon IoU rather than Fast-NMS on ProbIoU, so a
     chain A-B-C keeps C, and boxes ProbIoU calls overlapping while they only touch are both kept.
+
+    ``class_iou`` (raw heads, class-aware NMS): {class id: IoU threshold} for the classes suppressed at a threshold
+    of their own (nvinfer's per-class ``nms-iou-threshold``); the other classes take ``iou``, ids beyond the head's
+    classes are ignored. Everything else (the filter, the one top-``max_nms`` cut, ``max_det``) is as without it.
     """
     fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
+    class_iou = check_class_iou(class_iou, agnostic)
     if fmt == RAW:
         if output.is_cuda and fused_available(output, multi_label, agnostic):
             # One fused pass on the device (filter, top-k, NMS per image and class, letterbox inverse) and one read of
             # the per-image counts.
-            return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox)
+            return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox,
+                                class_iou)
         if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
             results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
-                                          letterbox)
+                                          letterbox, class_iou)
             letterbox = None  # applied once to the whole batch's boxes
         else:
-            results = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms) for x in output]
+            results = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, class_iou)
+                       for x in output]
     else:
         flags = int(e2e_flags(output, conf))
         if flags:
@@ -68,8 +75,8 @@ def yolo_obb(
 BATCHED_NMS_MAX = 65536
 
 
-def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox=None
-                        ) -> List[OrientedBoxes]:
+def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox=None,
+                        class_iou=None) -> List[OrientedBoxes]:
     """The same result as ``decode_raw`` per image, for the whole batch at once: candidates are compacted with one
     nonzero, suppressed by one NMS call whose groups are (image, class) — (image) when agnostic — and split by
     image with one read of the per-image counts. Three host syncs per batch instead of a few per image."""
@@ -83,7 +90,8 @@ def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnost
         img, cand = (output[:, 4:-1].float().amax(dim=1) > conf).nonzero(as_tuple=True)  # host sync 1
         if img.numel() <= max_nms:
             kept_scores, kept_labels = cls_scores[img, cand].max(dim=1)
-            return _suppress(box, angle, img, cand, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox)
+            return _suppress(box, angle, img, cand, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox,
+                             class_iou)
     if multi_label:  # candidate j of an image is (anchor j // nc, class j % nc), as nonzero orders them
         scores = cls_scores.reshape(b, n * nc)
         labels = torch.arange(nc, device=output.device).repeat(n).expand(b, -1)
@@ -100,20 +108,21 @@ def _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnost
     img, cand = img[order], cand[order]
     anchor = cand // nc if multi_label else cand
     return _suppress(box, angle, img, anchor, scores[img, cand], labels[img, cand], b, nc, iou, max_det, agnostic,
-                     letterbox)
+                     letterbox, class_iou)
 
 
-def _suppress(box, angle, img, anchor, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox=None
-              ) -> List[OrientedBoxes]:
+def _suppress(box, angle, img, anchor, kept_scores, kept_labels, b, nc, iou, max_det, agnostic, letterbox=None,
+              class_iou=None) -> List[OrientedBoxes]:
     """Candidates (image, anchor) in (image, anchor) order -> class-aware greedy NMS per image -> max_det each;
     with ``letterbox`` the kept boxes are mapped to source pixels in one op for the batch."""
     xywhr = torch.cat((box[img, anchor], angle[img, anchor]), dim=1)
     group = img if agnostic else img * nc + kept_labels
     if img.numel() <= BATCHED_NMS_MAX:
-        keep = nms_rotated(xywhr, kept_scores, iou, labels=group)  # host sync 2
+        keep = suppress(xywhr, kept_scores, iou, group, kept_labels, class_iou)  # host sync 2 (one per threshold)
     else:
         bounds = torch.bincount(img, minlength=b).cumsum(0).tolist()
-        keep = torch.cat([start + nms_rotated(xywhr[start:end], kept_scores[start:end], iou, labels=group[start:end])
+        keep = torch.cat([start + suppress(xywhr[start:end], kept_scores[start:end], iou, group[start:end],
+                                           kept_labels[start:end], class_iou)
                           for start, end in zip([0] + bounds[:-1], bounds)])
     keep = keep[torch.sort(img[keep], stable=True).indices]  # by image, each still by descending score
     counts = torch.bincount(img[keep], minlength=b)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from functools import lru_cache
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -31,7 +31,17 @@ from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
 from ..ops import status as ops_status
 from ..ops.status import POOL_FIXED, pool_for, remember_pool
-from ._head import CANDIDATE_NAMES, END_TO_END, check_head, class_filter, decode_raw, e2e_flags, most_per_image
+from ._head import (
+    CANDIDATE_NAMES,
+    END_TO_END,
+    check_class_iou,
+    check_head,
+    class_filter,
+    decode_raw,
+    e2e_flags,
+    iou_table,
+    most_per_image,
+)
 
 # The padded tables hold B * max_det rows (32 bytes each: box, score, label): beyond this many rows in all (512 MiB)
 # a max_det is refused up front instead of being allocated (a max_det of 10**9 would ask for 32 GB).
@@ -148,6 +158,7 @@ def yolo_obb_padded(
     max_nms: int = 30000,
     overlap_words: Optional[int] = None,
     format: Optional[str] = None,
+    class_iou: Optional[Mapping[int, float]] = None,
 ) -> PaddedDetections:
     """:func:`~obbmeta.decode.yolo_obb` with fixed-size results and, on CUDA, no host synchronisation
     (CUDA-graph capturable for fixed shapes; runs on the current stream).
@@ -157,8 +168,9 @@ def yolo_obb_padded(
     ``max_det`` and letterbox inverse as yolo_obb, with two documented tie rules: a class-score tie goes to the lower
     class, and at the top-``max_nms`` cut equal scores go to the lower anchor. An end-to-end head (B, K, 7) gets
     yolo_obb's ``conf`` / ``classes`` filter and its first ``max_det`` rows, in row order, with plain tensor ops on
-    either device (``status`` always 0; ``iou``, ``multi_label``, ``agnostic``, ``max_nms`` and ``overlap_words`` do not
-    apply to it).
+    either device (``status`` always 0; ``iou``, ``class_iou``, ``multi_label``, ``agnostic``, ``max_nms`` and
+    ``overlap_words`` do not apply to it). ``class_iou``: per-class NMS thresholds as :func:`~obbmeta.decode.yolo_obb`
+    takes them, served by the same fused pass (an (nc,) table the kernels read per class group).
 
     The tables hold B * ``max_det`` rows (32 bytes each); more than :data:`MAX_TABLE_ROWS` (2**24) is refused with a
     ValueError before anything is allocated. Memory on CUDA besides them: linear in B * N, plus room for
@@ -167,6 +179,7 @@ def yolo_obb_padded(
     that needs more sets ``status`` to 4 (counts -1) instead of losing detections.
     """
     fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
+    class_iou = check_class_iou(class_iou, agnostic)
     check_table_rows(output.shape[0], max_det, most_per_image(output.shape, fmt, multi_label, max_nms))
     if fmt == END_TO_END:
         return _e2e_padded(output, conf, max_det, classes, letterbox)
@@ -176,8 +189,9 @@ def yolo_obb_padded(
                          f"got output of shape {tuple(output.shape)} (use yolo_obb)")
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
+    table = iou_table(class_iou, iou, output.shape[1] - 5, output.device)
     result = PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                  lb.scale, lb.pad_x, lb.pad_y, pool)[:5])
+                                                  lb.scale, lb.pad_x, lb.pad_y, pool, table)[:5])
     if letterbox is None or lb is letterbox:
         return result
     # A letterbox scaled differently per axis: the kernels undo one scale only, so the kept rows are mapped here (no
@@ -238,9 +252,11 @@ def _allowed_cached(classes: tuple, nc: int, device: torch.device) -> torch.Tens
 
 
 def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor],
-                   max_nms: int, scale: float, pad_x: float, pad_y: float) -> None:
+                   agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float,
+                   class_iou: Optional[torch.Tensor]) -> None:
     """What both kernels of ``obbmeta::yolo_obb_padded`` check (the wrapper checks the same first, so a call through
-    it never meets these): the head, the thresholds, the sizes, the letterbox numbers and the class filter."""
+    it never meets these): the head, the thresholds, the sizes, the letterbox numbers, the class filter and the
+    per-class IoU table's form (its values are the wrapper's to check: reading them would sync a CUDA kernel)."""
     if not output.is_floating_point() or output.dim() != 3 or output.shape[1] < 6:
         raise ValueError(f"output must be a floating-point (B, 4+nc+1, N) head with nc >= 1, got {output.dtype} "
                          f"{tuple(output.shape)}")
@@ -252,6 +268,13 @@ def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, 
     for name, v in (("pad_x", pad_x), ("pad_y", pad_y)):
         number_in_range(name, v, -sys.float_info.max, sys.float_info.max, "a finite number")
     _check_allowed(output, allowed)
+    nc = output.shape[1] - 5
+    if class_iou is not None and (class_iou.dtype != torch.float64 or class_iou.shape != (nc,)
+                                  or class_iou.device != output.device):
+        raise ValueError(f"class_iou must be None or an ({nc},) float64 tensor on {output.device} (an IoU threshold "
+                         f"per class), got {tuple(class_iou.shape)} {class_iou.dtype} on {class_iou.device}")
+    if class_iou is not None and agnostic:
+        raise ValueError("class_iou (per-class IoU thresholds) needs class-aware NMS: agnostic must be False")
 
 
 def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> None:
@@ -269,18 +292,20 @@ def padded_status_error(status: int, advice: str = LARGER_POOL) -> Exception:
     return ops_status.status_error(status, advice=advice, name="PaddedDetections.status", **CANDIDATE_NAMES)
 
 
-def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox) -> List[OrientedBoxes]:
+def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox, class_iou=None
+                 ) -> List[OrientedBoxes]:
     """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
     calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
     more."""
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
+    table = iou_table(class_iou, iou, output.shape[1] - 5, output.device)
     k = _sizes_args(output, multi_label, agnostic, max_nms)[-1]
     rows = min(max_det, k)  # a list comes back, so the tables need no more rows than an image can fill
     pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
         *tables, needed = yolo_obb_padded_op(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms,
-                                             lb.scale, lb.pad_x, lb.pad_y, pool)
+                                             lb.scale, lb.pad_x, lb.pad_y, pool, table)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
         if not status & STATUS_OVERFLOW:
@@ -304,20 +329,24 @@ def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
 @torch.library.custom_op("obbmeta::yolo_obb_padded", mutates_args=())
 def yolo_obb_padded_op(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
-    agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int
+    agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int,
+    class_iou: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boxes, scores, labels, counts and status (:class:`PaddedDetections`' fields), then the overlap-pool entries the
-    data needed (0-d int64; what yolo_obb sizes its second run by). The CPU kernel: yolo_obb's per-image code, padded
+    data needed (0-d int64; what yolo_obb sizes its second run by). ``class_iou``: None, or an (nc,) float64 table of
+    per-class NMS thresholds (``iou`` is then unused). The CPU kernel: yolo_obb's per-image code, padded
     (overlap_words only sizes the CUDA kernels' pool; it needs none and answers 0)."""
-    _check_op_args(output, conf, iou, max_det, allowed, max_nms, scale, pad_x, pad_y)
+    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou)
     b = output.shape[0]
     check_table_rows(b, max_det)
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
     labels, counts = torch.zeros(b, max_det, dtype=torch.int64), torch.zeros(b, dtype=torch.int64)
     classes = None if allowed is None else allowed.nonzero().flatten().tolist()
+    per_class = None if class_iou is None else check_class_iou(dict(enumerate(class_iou.tolist())), agnostic)
     lb = Letterbox(scale, pad_x, pad_y)
     try:
-        dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms).rescale(lb) for x in output]
+        dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, per_class).rescale(lb)
+                for x in output]
     except ValueError as exc:  # non-finite candidates (nms_rotated's checks): the flags the CUDA kernels set
         flag = STATUS_SCORES if str(exc).startswith("scores") else STATUS_BOXES
         return (boxes, scores, labels, torch.full((b,), -1, dtype=torch.int64), torch.tensor(flag, dtype=torch.int64),
@@ -329,7 +358,8 @@ def yolo_obb_padded_op(
 
 
 @yolo_obb_padded_op.register_fake
-def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
+def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words,
+      class_iou=None):
     b = output.shape[0]
     return (output.new_empty((b, max_det, 5), dtype=torch.float32), output.new_empty((b, max_det), dtype=torch.float32),
             output.new_empty((b, max_det), dtype=torch.int64), output.new_empty((b,), dtype=torch.int64),
@@ -337,21 +367,24 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 
 
 @yolo_obb_padded_op.register_kernel("cuda")
-def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words):
-    _check_op_args(output, conf, iou, max_det, allowed, max_nms, scale, pad_x, pad_y)
+def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words,
+      class_iou=None):
+    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou)
     check_table_rows(output.shape[0], max_det)
     if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
         return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                            0)
+                            0, class_iou)
     bound = _pool_bound(output, multi_label, agnostic, max_nms)
     pool = min(bound, POOL_FIXED if overlap_words < 0 else overlap_words)
     return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                        pool)
+                        pool, class_iou)
 
 
-def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):
+def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool,
+                 class_iou):
     """Enqueue the fused decode (no host sync): boxes, scores, labels, counts, status flags, and the overlap pool
-    entries the data needed (0-d). pool: entries of the sparse suppression mask's pool."""
+    entries the data needed (0-d). pool: entries of the sparse suppression mask's pool; class_iou: None or the (nc,)
+    float64 per-class thresholds."""
     lib = cuda_library()
     if lib is None:
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
@@ -368,9 +401,9 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     labels = torch.empty((b, max_det), dtype=torch.int64, device=head.device)
     counts = torch.empty(b, dtype=torch.int64, device=head.device)
     status = torch.empty(3, dtype=torch.int64, device=head.device)
-    launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, multi, agn, conf, iou, _ptr(allowed), k,
-           max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool, _ptr(boxes), _ptr(scores), _ptr(labels),
-           _ptr(counts), _ptr(status))
+    launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, multi, agn, conf, iou, _ptr(allowed),
+           _ptr(class_iou), k, max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool, _ptr(boxes),
+           _ptr(scores), _ptr(labels), _ptr(counts), _ptr(status))
     flags = status[1].clone()  # the operator's outputs may not alias one another
     counts = torch.where(flags == 0, counts, torch.full_like(counts, -1))
     return boxes, scores, labels, counts, flags, status[2].clone()  # an operator's outputs start their own storage

@@ -291,7 +291,7 @@ class Detector:
         for start in range(0, len(frames), step):
             part, fmts = frames[start:start + step], formats[start:start + step]
             device = self._run_device(part)
-            if device.type == "cuda" and self.output_format == "yolo-obb" and not p.class_filter.iou:
+            if device.type == "cuda" and self.output_format == "yolo-obb":
                 images = self._images(part, fmts, device)
                 sizes = [frame_size(im, fmt) for im, fmt in zip(images, fmts)]
                 parts.append(self._submit_padded(images, fmts, sizes, device, p, outputs))
@@ -311,8 +311,7 @@ class Detector:
         formats = _formats(pixel_format, len(frames))
         images = self._images(frames, formats, device)
         sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
-        # The fixed-size decode runs one NMS threshold: per-class ones take the sized decode (one NMS each).
-        padded = self.output_format == "yolo-obb" and not p.class_filter.iou
+        padded = self.output_format == "yolo-obb"  # the fixed-size decode serves per-class NMS thresholds too
         if device.type == "cuda" and padded and (on_host or self.cuda_graph):
             dets = self._call_padded(images, formats, sizes, device, p, outputs)
             return dets if on_host else [d.to(device) for d in dets]
@@ -385,7 +384,7 @@ class Detector:
         """The model and decode on an input batch ``x`` prepared already (a secondary model's crops, (K, C, H, W)
         in the model's input pixels): a :class:`Pending` whose result is one :class:`OrientedBoxes` per row, in
         input pixels, on the host (post-decode class rules against the input size). On CUDA with the fixed-size
-        decode (yolo-obb without per-class NMS thresholds) it is queued, in a CUDA graph with ``cuda_graph`` (not
+        decode (yolo-obb, per-class NMS thresholds included) it is queued, in a CUDA graph with ``cuda_graph`` (not
         when ``outputs`` takes the model's tensors), and nothing waits for the device; elsewhere it runs now (the
         decode :meth:`decode` runs). ``x`` must stay unchanged until the result is taken."""
         p = params if params is not None else self.params
@@ -394,7 +393,7 @@ class Detector:
         letterboxes, sizes = [Letterbox(1.0)] * k, [(iw, ih)] * k
         if k == 0:
             return _Done([])
-        if not (x.device.type == "cuda" and self.output_format == "yolo-obb" and not p.class_filter.iou):
+        if not (x.device.type == "cuda" and self.output_format == "yolo-obb"):
             output = self.forward(x)
             if outputs is not None:
                 outputs.append(RawOutputs(x, output_layers(output)))
@@ -434,7 +433,8 @@ class Detector:
         if p.class_filter.pre_threshold:
             output, conf = _per_class_scores(output, p.class_filter.pre_threshold, p.conf)
         try:
-            padded = decode.yolo_obb_padded(output, conf=conf, iou=iou, max_det=p.limit(_candidates(output)))
+            padded = decode.yolo_obb_padded(output, conf=conf, iou=iou, max_det=p.limit(_candidates(output)),
+                                            class_iou=p.class_filter.iou or None)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         return tuple(padded)
@@ -512,27 +512,12 @@ class Detector:
         max_det = p.limit(_candidates(output))
         # One letterbox for the batch (frames of one size, a uniform scale): undone inside the decode.
         same = all(lb == letterboxes[0] for lb in letterboxes) and letterboxes[0].is_uniform
-        ious = sorted(set(cf.iou.values()) | {p.iou})
-        parts = []
-        for iou in ious:
-            classes = None
-            if len(ious) > 1:  # one decode per distinct NMS threshold, each on its classes
-                nc = output.shape[1] - 5 if output.shape[-1] != 7 else None
-                own = [c for c, v in cf.iou.items() if v == iou]
-                if iou == p.iou:
-                    others = set(cf.iou) - set(own)
-                    classes = [c for c in range(nc) if c not in others] if nc else None
-                    if classes is None:
-                        raise ValueError("per-class nms-iou-threshold needs a raw YOLO-OBB head (B, 4+nc+1, N)")
-                else:
-                    classes = own
-            try:
-                dets = decode.yolo_obb(output, conf=conf, iou=iou, max_det=max_det, classes=classes,
-                                       letterbox=letterboxes[0] if same else None)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
-            parts.append(self._check_count(dets, n))
-        dets = parts[0] if len(parts) == 1 else [_merge([q[i] for q in parts], max_det) for i in range(n)]
+        try:  # per-class NMS thresholds (nms-iou-threshold of class-attrs-N) in the same decode
+            dets = decode.yolo_obb(output, conf=conf, iou=p.iou, max_det=max_det, class_iou=cf.iou or None,
+                                   letterbox=letterboxes[0] if same else None)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
+        dets = self._check_count(dets, n)
         return dets if same else [d.rescale(lb) for d, lb in zip(dets, letterboxes)]
 
     def _head(self, output: torch.Tensor, input_size: tuple[int, int] | None, p: DetectParams
@@ -776,11 +761,6 @@ def _threshold_table(items: tuple, conf: float, n: int, device: torch.device, dt
         if c < n:
             thr[c] = t
     return thr
-
-
-def _merge(parts: list[OrientedBoxes], max_det: int) -> OrientedBoxes:
-    boxes = OrientedBoxes.cat(parts)
-    return boxes[torch.argsort(boxes.scores, descending=True, stable=True)[:max_det]]
 
 
 def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 import reference
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from obbmeta import Letterbox, OrientedBoxes
 from obbmeta.decode import detect_format, yolo_obb
@@ -175,3 +177,59 @@ def test_cuda_decode_equals_cpu_decode():
     for a, b in zip(cpu, gpu):
         assert b.device.type == "cuda"
         assert torch.equal(a.labels, b.labels.cpu()) and torch.allclose(a.xywhr, b.xywhr.cpu())
+
+
+def reference_decode_per_class(x, conf, iou, thresholds, max_det):
+    """Ultralytics' single-label rules, each class suppressed by greedy shapely NMS at its own threshold (nvinfer's
+    per-class nms-iou-threshold), the kept boxes of all classes by descending score, ties lower anchor first."""
+    x = x.T.numpy()
+    scores_all = x[:, 4:-1]
+    labels, scores = scores_all.argmax(1), scores_all.max(1)
+    keep = scores > conf
+    boxes, scores, labels = np.c_[x[:, :4], x[:, -1]][keep], scores[keep], labels[keep]
+    kept = []
+    for c in np.unique(labels):
+        mine = np.flatnonzero(labels == c)
+        kept += [mine[i] for i in reference.greedy_nms(boxes[mine], scores[mine], thresholds.get(int(c), iou))]
+    order = sorted(kept, key=lambda i: (-float(scores[i]), i))[:max_det]
+    return boxes[order], scores[order], labels[order]
+
+
+@settings(max_examples=12, deadline=None)
+@given(thresholds=st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.05, 0.2, 0.5, 0.8, 1.0]), max_size=4),
+       seed=st.integers(0, 2**16), max_det=st.sampled_from([5, 300]))
+def test_per_class_iou_matches_per_class_shapely_nms(thresholds, seed, max_det):
+    out = raw_output(batch=2, nc=3, n=120, seed=seed)  # class 3 is none of the head's: left out
+    dets = yolo_obb(out, conf=0.3, iou=0.5, max_det=max_det, class_iou=thresholds)
+    for b in range(2):
+        boxes, scores, labels = reference_decode_per_class(out[b], 0.3, 0.5, thresholds, max_det)
+        np.testing.assert_array_equal(dets[b].labels.numpy(), labels)
+        np.testing.assert_array_equal(dets[b].scores.numpy(), scores)
+        np.testing.assert_array_equal(dets[b].xywhr.numpy(), boxes)
+
+
+def test_per_class_iou_changes_only_its_own_class():
+    out = raw_output(batch=1, nc=3, n=400, seed=5)
+    base = yolo_obb(out, conf=0.3, iou=0.5)[0]
+    tight = yolo_obb(out, conf=0.3, iou=0.5, class_iou={1: 0.0})[0]
+    for c in (0, 2):
+        assert base.xywhr[base.labels == c].tolist() == tight.xywhr[tight.labels == c].tolist()
+    assert 0 < int((tight.labels == 1).sum()) < int((base.labels == 1).sum())
+    assert yolo_obb(out, conf=0.3, iou=0.5, class_iou={})[0].scores.tolist() == base.scores.tolist()
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"class_iou": [0.5, 0.5]}, TypeError, "class_iou must be None or a mapping of int class id"),
+    ({"class_iou": {-1: 0.5}}, ValueError, "class_iou's keys must be class ids"),
+    ({"class_iou": {True: 0.5}}, ValueError, "class_iou's keys must be class ids"),
+    ({"class_iou": {"car": 0.5}}, ValueError, "class_iou's keys must be class ids"),
+    ({"class_iou": {1: 1.5}}, ValueError, r"class_iou\[1\] must be in \[0, 1\]"),
+    ({"class_iou": {1: float("nan")}}, ValueError, r"class_iou\[1\] must be in \[0, 1\]"),
+    ({"class_iou": {1: 0.3}, "agnostic": True}, ValueError, "needs class-aware NMS: pass agnostic=False"),
+])
+@pytest.mark.parametrize("padded", [False, True])
+def test_per_class_iou_refusals_name_the_argument(kwargs, error, match, padded):
+    from obbmeta.decode import yolo_obb_padded
+
+    with pytest.raises(error, match=match):
+        (yolo_obb_padded if padded else yolo_obb)(raw_output(batch=1), **kwargs)

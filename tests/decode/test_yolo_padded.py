@@ -58,6 +58,8 @@ OPTIONS = [
     {"letterbox": Letterbox.fit((1366, 768), (640, 640))},  # real per-axis scales 0.46852 / 0.46875
     {"letterbox": Letterbox(0.5, 3.0, -7.0, scale_y=0.25)},  # a stretch as nvinfer's maintain-aspect-ratio=0 makes
     {"conf": 0.5, "iou": 0.3},
+    {"class_iou": {1: 0.05, 3: 0.9, 4: 0.5}},  # nvinfer's per-class nms-iou-threshold; class 4 at the default
+    {"class_iou": {0: 0.2, 9: 0.1}, "multi_label": True, "classes": [0, 2, 5]},  # class 9 is none of the head's
 ]
 
 
@@ -165,14 +167,15 @@ def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_over
     one."""
     from obbmeta.decode import yolo_padded
 
-    def overflowing(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool):
+    def overflowing(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool,
+                    class_iou=None):
         b = output.shape[0]
         return (torch.zeros(b, rows, 5), torch.zeros(b, rows), torch.zeros(b, rows, dtype=torch.int64),
                 torch.full((b,), -1, dtype=torch.int64), torch.tensor(STATUS_OVERFLOW),
                 torch.tensor(2**31))
 
     pools = []
-    monkeypatch.setattr(yolo_padded, "yolo_obb_padded_op", lambda *a: (pools.append(a[-1]), overflowing(*a))[1])
+    monkeypatch.setattr(yolo_padded, "yolo_obb_padded_op", lambda *a: (pools.append(a[11]), overflowing(*a))[1])
     monkeypatch.setattr(yolo_padded, "_pool_bound", lambda *a: 2**40)
     monkeypatch.setattr(ops_status, "_pool_seen", {})
     with pytest.raises(RuntimeError, match="decode fewer images per call") as err:
@@ -197,6 +200,22 @@ def test_cuda_graph_replay_equals_eager():
         static.copy_(fresh.cuda())
         graph.replay()
         _same(result.unpad(), yolo_obb(fresh, 0.25, 0.5, letterbox=lb, max_nms=2000))
+
+
+@needs_cuda
+def test_cuda_graph_replay_with_per_class_iou_equals_the_cpu_decode():
+    """The per-class table is made once (cached per setting and device), so a captured graph reads it on replay."""
+    static, per_class = head(4, seed=30).cuda(), {2: 0.05, 5: 0.95}
+    yolo_obb_padded(static, 0.25, 0.5, class_iou=per_class)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = yolo_obb_padded(static, 0.25, 0.5, class_iou=per_class)
+    for seed in (31, 32):
+        fresh = head(4, seed=seed)
+        static.copy_(fresh.cuda())
+        graph.replay()
+        _same(result.unpad(), yolo_obb(fresh, 0.25, 0.5, class_iou=per_class))
 
 
 def test_a_head_without_anchors_gives_empty_tables():
