@@ -327,11 +327,12 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         p.set_state(Gst.State.PLAYING)  # the model was loaded and warmed up (graphs captured) in READY -> PAUSED
         threads0 = _thread_cpu()
         cpu0 = time.process_time()
-        for b in bufs:
-            producers.next_frames()
-            src.emit("push-buffer", b)
-        src.emit("end-of-stream")
-        msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+        with GpuClocks() as clocks:
+            for b in bufs:
+                producers.next_frames()
+                src.emit("push-buffer", b)
+            src.emit("end-of-stream")
+            msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
         cpu = time.process_time() - cpu0
         threads = _thread_cpu_since(threads0)
         p.set_state(Gst.State.NULL)
@@ -342,12 +343,13 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         lat = sorted(t_out[k] - t_in[k] for k in sorted(t_out)[warmup:] if k in t_in)
         per_batch = {name: round(sec * 1e3 / len(bufs), 3) for name, sec in threads.items()}
         return streams * count / wall, lat, cpu / len(bufs), counted["objects"] / wall, counted["children"] / wall, \
-            per_batch
+            per_batch, clocks.summary()
 
     runs, base = [], []
-    for _ in range(repeats):  # interleaved: the sources' rate drifts between runs (seen up to 30 % on the H200)
-        runs.append(once(CHAINS[chain]))
-        base.append(once([]))
+    for r in range(repeats):  # interleaved, ABBA: the sources' rate drifts between runs (seen up to 2x on the H200,
+        # with the GPU's clocks: an idle GPU clocks down, so whichever runs first after a pause is the slower)
+        for measured in ((CHAINS[chain], []) if r % 2 == 0 else ([], CHAINS[chain])):
+            (runs if measured else base).append(once(measured))
     fps = statistics.median(r[0] for r in runs)
     baseline = statistics.median(r[0] for r in base)
     lat = sorted(x for r in runs for x in r[1])
@@ -361,7 +363,50 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             "children_per_s": round(statistics.median(r[4] for r in runs), 1),
             "thread_cpu_ms_per_batch": _top(runs[len(runs) // 2][5]),
             "baseline_thread_cpu_ms_per_batch": _top(base[len(base) // 2][5]),
+            "gpu": [r[6] for r in runs], "baseline_gpu": [r[6] for r in base],
             "buffers": count, "repeats": repeats}
+
+
+class GpuClocks:
+    """The GPU's SM clock (MHz), power (W) and utilisation (%) sampled every 100 ms by ``nvidia-smi`` while the
+    block runs (read only: the GPU's settings are left as they are); :meth:`summary` gives their medians, or {} where
+    nvidia-smi is missing. An idle H200 clocks down: a run that starts on an idle GPU runs slower at first, which is
+    why the rows carry these for the chain's runs and the baseline's."""
+
+    FIELDS = ("sm_mhz", "power_w", "util_pct")
+
+    def __enter__(self) -> "GpuClocks":
+        import shutil
+        import subprocess
+
+        self.samples: list = []
+        self.proc = None
+        if shutil.which("nvidia-smi"):
+            self.proc = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,utilization.gpu",
+                                          "--format=csv,noheader,nounits", "-i", "0", "-lms", "100"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self.reader = threading.Thread(target=self._read, daemon=True)
+            self.reader.start()
+        return self
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                self.samples.append(tuple(float(v) for v in line.split(",")))
+            except ValueError:
+                continue
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(5)
+            self.reader.join(5)
+
+    def summary(self) -> dict:
+        if not self.samples:
+            return {}
+        return {"samples": len(self.samples), **{name: round(statistics.median(s[i] for s in self.samples), 1)
+                                                 for i, name in enumerate(self.FIELDS)}}
 
 
 def _thread_cpu() -> dict:
@@ -491,6 +536,7 @@ def main() -> None:
                          "converted on the GPU to each of --formats)")
     ap.add_argument("--model", default=MODEL, help="obbinfer's model (a factory, a TorchScript or an ONNX file)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each row (median), baseline interleaved")
+    ap.add_argument("--buffers", type=int, default=40, help="buffers measured in each run (after 5 of warm-up)")
     ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder rows")
     ap.add_argument("--chains", default="obbinfer+track+overlay",
                     help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
@@ -503,7 +549,7 @@ def main() -> None:
         sys.setswitchinterval(args.switch_interval)
     MODEL = args.model
     obbmeta.gst.register()
-    count, repeats = (10, 1) if args.quick else (40, args.repeats)
+    count, repeats = (10, 1) if args.quick else (args.buffers, args.repeats)
     streams = [int(s) for s in args.streams.split(",")]
     variants = ["eager", "graph", "fp16"] if args.device == "cuda" else ["eager"]
     chosen = args.variants.split(",") if args.variants else None
