@@ -145,7 +145,7 @@ def _doctor() -> int:
 
     import torch
 
-    from . import _cuda_lib, geometry, nvds, ops, track
+    from . import geometry, nvds, ops, track
     from .nvds import messages as nvds_messages
     from .osd import draw
 
@@ -159,12 +159,12 @@ def _doctor() -> int:
         else:  # stale: built from other sources than this Python code (a pull without a rebuild)
             print(f"{library.title}: {state.upper()} — {why}")
             problems.append(f"the {library.title} (obbmeta.{library.module}) is {state} ({rebuild})")
-    stale_cuda = _cuda_lib.cuda_problem()
+    cuda_state, stale_cuda = ops.cuda_kernels()
     status = cuda_build_status()
-    if stale_cuda is not None:
+    if cuda_state == "stale":
         print(f"CUDA kernels (obbmeta._cuda): STALE — {stale_cuda}; CUDA tensors use the host code on a copy")
         problems.append(f"the CUDA kernels (obbmeta._cuda) are there but not usable ({rebuild})")
-    elif _cuda_lib.cuda_library() is not None:
+    elif cuda_state == "loaded":
         print(f"CUDA kernels (obbmeta._cuda): loaded; {status}")
     else:
         print(f"CUDA kernels (obbmeta._cuda): {status}; CUDA tensors use the host code on a copy")

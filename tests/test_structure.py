@@ -75,6 +75,16 @@ def test_no_private_reach_across_modules():
     assert not found, "\n".join(found)
 
 
+def test_the_cli_reads_the_house_through_public_modules():
+    """``obbmeta doctor`` reports what a user can ask for themselves: no private module or name of obbmeta's."""
+    path = PACKAGE / "cli.py"
+    private = [f"cli.py:{line} imports {target}{'.' + imported if imported else ''}"
+               for line, target, imported in _imports(ast.parse(path.read_text()), "obbmeta")
+               if any(p.startswith("_") and not p.startswith("__") for p in target.split(".")[1:])
+               or (imported or "").startswith("_") and not (imported or "").startswith("__")]
+    assert not private, private
+
+
 def _assignments(tree: ast.AST) -> set[str]:
     return {t.id for node in ast.walk(tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
             for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)}
@@ -95,6 +105,16 @@ def _functions(tree: ast.AST) -> set[str]:
     ("wrap_angle", "function", "obbmeta/geometry.py"),
     ("box_iou_rotated_host", "function", "obbmeta/geometry.py"),
     ("STATUS_FLAGS", "name", "obbmeta/geometry.py"),
+    # the wire constants (kernels/nvds_meta.h, compared with the compiled library's table at load) and NVIDIA's limits
+    ("OBB_VERSION", "name", "obbmeta/nvds/layouts.py"),
+    ("OBB_RECT_CLIPPED", "name", "obbmeta/nvds/layouts.py"),
+    ("OBB_PREDICTED", "name", "obbmeta/nvds/layouts.py"),
+    ("SOURCES", "name", "obbmeta/nvds/layouts.py"),
+    ("MAX_ELEMENTS_IN_DISPLAY_META", "name", "obbmeta/nvds/layouts.py"),
+    ("MAX_LABEL_SIZE", "name", "obbmeta/nvds/layouts.py"),
+    # one label cut (obj_label's 127 bytes on a character boundary)
+    ("cut_label", "function", "obbmeta/nvds/_tables.py"),
+    ("cut_bytes", "function", "obbmeta/nvds/_tables.py"),
 ])
 def test_each_fact_has_one_home(fact, kind, home):
     homes = [str(path.relative_to(ROOT)) for path, _, _, tree in _modules()

@@ -33,10 +33,13 @@ import numpy as np
 
 from .._validators import flag, int_in_range
 from ..palette import PALETTE_RGBA
-from . import _core, layouts
+from . import _core
 from ._inputs import address_of, batch_of, frame_of, frame_size_of, to_host_once, to_numpy
 from ._tables import DEFAULT_PALETTE_TABLE, label_table, palette_table
 from .batch import BatchMeta, FrameMeta, entry
+
+# Bits of the payload's flags (obbmeta_obb_v1.flags): kernels/nvds_meta.h, mirrored and checked in layouts.
+from .layouts import OBB_PREDICTED, OBB_RECT_CLIPPED, OBB_RECT_ROTATED, OBB_TRACKED  # noqa: F401  (re-exported)
 
 DEFAULT_COMPONENT_ID = 1
 DEFAULT_BORDER_WIDTH = 3
@@ -49,9 +52,6 @@ NVDSOSD_CHUNK = 1024
 MAX_OSD_LIMIT = 2**63 - 1
 
 
-# Bits of the payload's flags (obbmeta_obb_v1.flags): kernels/nvds_meta.h, mirrored and checked in layouts.
-OBB_RECT_CLIPPED, OBB_RECT_ROTATED = layouts.OBB_RECT_CLIPPED, layouts.OBB_RECT_ROTATED
-OBB_PREDICTED, OBB_TRACKED = layouts.OBB_PREDICTED, layouts.OBB_TRACKED
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def _obb_of_user_meta_address(user_meta: int, obb_type: int) -> Obb | None:
     if p.version < 1 or p.struct_size < ctypes.sizeof(layouts.ObbPayloadV1):
         return None
     c = list(p.corners)
-    source = SOURCES[3] if p.flags & OBB_PREDICTED else SOURCES[0]
+    source = SOURCES[layouts.SOURCE_PREDICTED if p.flags & OBB_PREDICTED else layouts.SOURCE_USER_META]
     return Obb(xywhr=(p.cx, p.cy, p.w, p.h, p.angle), corners=tuple((c[2 * k], c[2 * k + 1]) for k in range(4)),
                source=source, flags=int(p.flags))
 

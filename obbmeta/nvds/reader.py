@@ -17,11 +17,11 @@ import numpy as np
 from . import _core, layouts
 from ._inputs import reader_frame
 from .batch import entry
+from .layouts import SOURCES  # OBBMETA_SOURCE_* -> name (kernels/nvds_meta.h, checked at load)
 
 if TYPE_CHECKING:
     from ..boxes import OrientedBoxes
 
-SOURCES = layouts.SOURCES  # OBBMETA_SOURCE_* -> name (kernels/nvds_meta.h, checked at load)
 
 
 @dataclass(frozen=True)

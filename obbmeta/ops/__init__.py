@@ -11,7 +11,7 @@ from .iou import box_iou_rotated, box_iou_rotated_host
 from .nms import nms_rotated, nms_rotated_padded
 
 __all__ = ["box_iou_rotated", "box_iou_rotated_host", "nms_rotated", "nms_rotated_padded", "obb_to_polygons",
-           "polygons_to_obb", "obb_to_aabb", "crop_rotated", "native_libraries"]
+           "polygons_to_obb", "obb_to_aabb", "crop_rotated", "native_libraries", "cuda_kernels"]
 
 
 def native_libraries() -> tuple:
@@ -19,3 +19,15 @@ def native_libraries() -> tuple:
     from . import _core
 
     return (_core.CROP,)
+
+
+def cuda_kernels() -> tuple:
+    """The state of the CUDA kernels behind the ops' and the decode's CUDA paths (``obbmeta doctor`` reports it):
+    ``("loaded", "")``, ``("stale", why)`` when they are there but cannot be used (CUDA tensors then take the host
+    code on a copy, warned once), or ``("missing", "")`` when they were not built."""
+    from .._cuda_lib import cuda_library, cuda_problem
+
+    problem = cuda_problem()
+    if problem is not None:
+        return "stale", problem
+    return ("loaded", "") if cuda_library() is not None else ("missing", "")

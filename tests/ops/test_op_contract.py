@@ -20,6 +20,9 @@ NMS = torch.ops.obbmeta.nms_rotated.default
 PADDED = torch.ops.obbmeta.nms_rotated_padded.default
 YOLO = torch.ops.obbmeta.yolo_obb_padded.default
 HEAD = torch.rand(1, 4 + 3 + 1, 20)
+CROP = torch.ops.obbmeta.crop_rotated.default
+FRAME = torch.zeros(16, 16, 3, dtype=torch.uint8)
+CROP_BOXES = torch.tensor([[0.0, 8.0, 8.0, 6.0, 4.0, 0.3]])
 
 # Two overlapping pairs, one lone box, one degenerate box; scores with a tie (lower index first).
 BOXES = [[10.0, 10.0, 8.0, 4.0, 0.3], [11.0, 10.0, 8.0, 4.0, 0.1], [40.0, 40.0, 4.0, 4.0, 0.0],
@@ -112,6 +115,23 @@ def test_fake_kernels_report_the_real_dtypes_and_shapes(device, dtype):
         (NMS, (torch.zeros(2, 5), torch.zeros(2), None, 1.5), ValueError, r"iou_threshold must be in \[0, 1\]"),
         (NMS, (torch.zeros(2, 5), torch.tensor([0.1, float("inf")]), None, 0.5), ValueError, "scores contains NaN"),
         (PADDED, (torch.zeros(2, 5), torch.zeros(2), None, 1.5, -1), ValueError, r"iou_threshold must be in \[0, 1\]"),
+        (PADDED, (torch.zeros(2, 5), torch.zeros(3), None, 0.5, -1), ValueError, r"scores must have shape \(2,\)"),
+        (PADDED, (torch.zeros(2, 5), torch.zeros(2), torch.zeros(2), 0.5, -1), TypeError, "labels must be an integer"),
+        (PADDED, (torch.zeros(2, 4), torch.zeros(2), None, 0.5, -1), ValueError, r"boxes must have shape \(N, 5\)"),
+        (CROP, ([FRAME], CROP_BOXES, 8, 8, True, 0.0, [0.0] * 3, [0, 1, 2], True, "sideways", torch.uint8, True),
+         ValueError, "reading must be one of"),
+        (CROP, ([FRAME], CROP_BOXES, 0, 8, True, 0.0, [0.0] * 3, [0, 1, 2], True, "as-is", torch.uint8, True),
+         ValueError, "out_h"),
+        (CROP, ([FRAME], CROP_BOXES, 8, 8, True, 0.0, [0.0] * 2, [0, 1, 2], True, "as-is", torch.uint8, True),
+         ValueError, r"fill must hold one value per output channel \(3\)"),
+        (CROP, ([FRAME], CROP_BOXES, 8, 8, True, 0.0, [0.0] * 3, [0, 1, 5], True, "as-is", torch.uint8, True),
+         ValueError, "channels"),
+        (CROP, ([FRAME], CROP_BOXES, 8, 8, True, 0.0, [0.0] * 3, [0, 1, 2], True, "as-is", torch.int32, True),
+         TypeError, "out_dtype must be"),
+        (CROP, ([FRAME], CROP_BOXES[:, :5], 8, 8, True, 0.0, [0.0] * 3, [0, 1, 2], True, "as-is", torch.uint8, True),
+         ValueError, r"boxes must have shape \(K, 6\)"),
+        (CROP, ([FRAME], CROP_BOXES, 8, 8, True, -1.0, [0.0] * 3, [0, 1, 2], True, "as-is", torch.uint8, True),
+         ValueError, "padding"),
         (YOLO, (HEAD, 2.0, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
          r"conf must be in \[0, 1\], got 2.0"),
         (YOLO, (HEAD, 0.25, float("nan"), 10, None, False, False, 100, 1.0, 0.0, 0.0, -1), ValueError,
@@ -212,3 +232,35 @@ def test_opcheck_yolo_obb_padded(device):
     assert needed.dim() == 0 and needed.dtype == torch.int64 and int(needed) >= 0
     assert device != "cpu" or int(needed) == 0
     assert boxes.shape == (2, 10, 5) and scores[0, :2].tolist() == pytest.approx([0.9, 0.7])
+
+
+DIRECT = "tests/ops/test_op_contract.py::test_the_operators_called_directly_refuse_bad_input_with_the_wrappers_messages"
+# Every operator of the registry and where its contract is proved: an opcheck test and a test of its direct refusals.
+CONTRACT = {
+    "box_iou_rotated": ("tests/ops/test_op_contract.py::test_opcheck_box_iou_rotated", DIRECT),
+    "nms_rotated": ("tests/ops/test_op_contract.py::test_opcheck_nms_rotated", DIRECT),
+    "nms_rotated_padded": ("tests/ops/test_op_contract.py::test_opcheck_nms_rotated_padded", DIRECT),
+    "yolo_obb_padded": ("tests/ops/test_op_contract.py::test_opcheck_yolo_obb_padded", DIRECT),
+    "crop_rotated": ("tests/ops/test_crop_rotated.py::test_opcheck_crop_rotated", DIRECT),
+    "draw_outlines_batch": ("tests/osd/test_draw_obbs.py::test_opcheck_draw_outlines_batch",
+                            "tests/osd/test_draw_obbs.py::test_the_draw_operator_refuses_what_its_kernels_cannot_take"),
+}
+
+
+def test_every_registered_operator_has_an_opcheck_and_a_refusal_test():
+    """A new ``obbmeta::`` operator (wherever its module registers it) fails here until its contract tests exist."""
+    import ast
+    from pathlib import Path
+
+    import obbmeta.osd.draw  # noqa: F401  (registers obbmeta::draw_outlines_batch)
+
+    registered = {n.split("::", 1)[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("obbmeta::")}
+    assert registered == set(CONTRACT)
+    root = Path(__file__).resolve().parents[2]
+    for op, tests in CONTRACT.items():
+        for test in tests:
+            path, name = test.split("::")
+            defined = {n.name for n in ast.walk(ast.parse((root / path).read_text())) if isinstance(n, ast.FunctionDef)}
+            assert name in defined, f"{op}: {test} does not exist"
+            source = (root / path).read_text()
+            assert op in source, f"{op} is not named in {path}"
