@@ -11,7 +11,7 @@
 
 #define OBB_EXPORT extern "C" __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 6; }
+OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 7; }
 
 // Boxes arrive as float32 or float64 (n, 5); the geometry runs on obb_box (double) either way.
 __device__ __forceinline__ obb_box load_box(const float *b) { return obb_box_from_float(b); }
@@ -108,7 +108,8 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
         return (int)cudaErrorInvalidValue;
     const int64_t kk = k < per_image ? k : per_image;
     *pool_needed_at_most = pool_cap(B * pool_bound(kk, kk));
-    return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, nullptr, k, 0, 1, 0, 0, nullptr, 0,
+    return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, nullptr, nullptr, k, 0, 1, 0, 0,
+                               nullptr, 0,
                                pool_cap(pool_entries), nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
 }
 
@@ -116,10 +117,11 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
 // best class or every class with multi, class allowed) -> the k best per image -> greedy rotated NMS per (image,
 // class) (per image when agnostic) -> by descending score -> the letterbox inverse. out_boxes (B, max_det, 5),
 // out_scores (B, max_det), out_labels (B, max_det): rows past counts[b] are 0. status as for obbmeta_cuda_nms.
-// class_iou: NULL (every class at `iou`), or nc IoU thresholds, one per class (class-aware NMS only).
+// class_iou: NULL (every class at `iou`), or nc IoU thresholds, one per class (class-aware NMS only). class_conf:
+// NULL (every class at `conf`), or nc score thresholds: a class score at or below its class's counts for nothing.
 OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic,
-                                     double conf, double iou, const int *allowed, const double *class_iou, int64_t k,
-                                     int64_t max_det,
+                                     double conf, double iou, const int *allowed, const double *class_iou,
+                                     const float *class_conf, int64_t k, int64_t max_det,
                                      double scale, double pad_x, double pad_y, void *workspace, int64_t workspace_bytes,
                                      int64_t pool_entries, float *out_boxes, float *out_scores, int64_t *out_labels,
                                      int64_t *counts, int64_t *status, void *stream)
@@ -128,8 +130,8 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, in
     if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || pool_entries < 0 || B * per_image > 0x7fffffffLL ||
         (class_iou && agnostic))
         return (int)cudaErrorInvalidValue;
-    return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, class_iou, k, max_det, scale, pad_x,
-                               pad_y, workspace, workspace_bytes, pool_cap(pool_entries), out_boxes, out_scores,
+    return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, class_iou, class_conf, k, max_det,
+                               scale, pad_x, pad_y, workspace, workspace_bytes, pool_cap(pool_entries), out_boxes, out_scores,
                                out_labels, counts, status, (cudaStream_t)stream, nullptr);
 }
 

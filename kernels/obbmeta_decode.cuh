@@ -39,7 +39,8 @@ __device__ __forceinline__ uint32_t descending_bits(float v)
 // (image, class, descending score) for a candidate (score > conf, class allowed), NO_KEY otherwise. With `ranked`,
 // the key is (image, descending score) first and the per-image top-k is taken after sorting it.
 __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N, int nc, int multi, int agnostic,
-                             float conf, const int *allowed, int label_bits, int ranked, uint64_t *key, int64_t *val,
+                             float conf, const int *allowed, const float *class_conf, int label_bits, int ranked,
+                             uint64_t *key, int64_t *val,
                              float *score, int *label, unsigned long long *count, int64_t *status)
 {
     const int64_t per_image = multi ? N * nc : N;
@@ -53,7 +54,7 @@ __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N,
             const int64_t a = j / nc;
             cls = (int)(j % nc);
             best = x[(4 + cls) * N + a];
-            ok = best > conf;
+            ok = best > (class_conf ? class_conf[cls] : conf);
         } else {
             best = -INFINITY;
             cls = 0;
@@ -61,12 +62,13 @@ __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N,
             for (int c = 0; c < nc; ++c) {
                 const float v = x[(4 + c) * N + j];
                 nan |= v != v;
-                if (v > best) {
+                // with class_conf a score at or below its class's threshold counts for nothing (not the best either)
+                if (v > best && (!class_conf || v > class_conf[c])) {
                     best = v;
                     cls = c;
                 }
             }
-            ok = !nan && best > conf;  // a NaN score makes the anchor no candidate, as torch's amax does
+            ok = !nan && (class_conf ? best > -INFINITY : best > conf);  // a NaN score: no candidate, as torch's amax
         }
         if (ok && allowed) ok = allowed[cls] != 0;
         if (ok && isinf(best)) raise_flag(status, ST_SCORES);  // an inf score: the CPU decode's NMS refuses it too
@@ -226,7 +228,8 @@ static int bit_length(int64_t v)
 
 // m items (B x per_image), n = B * k positions after the top-k (candidates beyond are never needed).
 static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic, double conf,
-                       double iou, const int *allowed, const double *class_iou, int64_t k, int64_t max_det,
+                       double iou, const int *allowed, const double *class_iou, const float *class_conf, int64_t k,
+                       int64_t max_det,
                        double scale, double pad_x, double pad_y, void *ws, int64_t ws_bytes, int64_t pool_entries,
                        float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts, int64_t *status,
                        cudaStream_t s, int64_t *ws_need)
@@ -294,8 +297,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
                                                               b.count, b.core.kflag, b.img_lo, b.img_hi);
     }
     if (m == 0 || n == 0) return (int)cudaGetLastError();
-    k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, label_bits,
-                                                 ranked, b.key1, b.val1, b.score, b.label, b.count, status);
+    k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, class_conf,
+                                                 label_bits, ranked, b.key1, b.val1, b.score, b.label, b.count, status);
     if (ranked) {
         bytes = b.temp_bytes;
         CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key1, b.key1s, b.val1, b.val1s, m, 0, 32 + image_bits, s));

@@ -26,13 +26,13 @@ _FUNCTIONS = {
     "obbmeta_cuda_nms_sizes": (_i32, [_i64, _i32, _i32, _i64, _p, _p]),
     "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]),
     "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
-    "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _p, _i64, _i64, _f64, _f64,
-                                     _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
+    "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _p, _p, _i64, _i64, _f64,
+                                     _f64, _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
     "obbmeta_cuda_draw_outlines_batch": (_i32, [_p, _p, _p, _p, _p, _i32, _i32, _p, _p, _i64, _p, _f64, _p]),
     "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
 }
 CUDA = NativeLibrary(
-    "_cuda", "CUDA kernels", abi=6, abi_function="obbmeta_cuda_abi_version", functions=_FUNCTIONS,
+    "_cuda", "CUDA kernels", abi=7, abi_function="obbmeta_cuda_abi_version", functions=_FUNCTIONS,
     # Every entry point only queues work on the stream it is given (no synchronisation, no allocation) or answers
     # from the host, so none can wait on another thread: all keep the interpreter lock (NativeLibrary.held). A
     # launch that released it would wait up to Python's switch interval to get it back while another element's

@@ -489,8 +489,9 @@ def test_cuda_graph_with_per_class_thresholds_and_a_changed_conf():
 @needs_cuda
 @pytest.mark.parametrize("cuda_graph", [False, True])
 def test_per_class_iou_on_the_gpu_paths_equals_the_cpu_detector(cuda_graph):
-    """A per-class nms-iou-threshold no longer switches the fused / graph path off: it gives the CPU's result."""
-    head, cf = raw_head(seed=6), ClassFilter(iou={1: 0.1, 2: 0.9})
+    """Per-class pre-cluster and nms-iou thresholds on the fused / graph path (tables the kernels read, no copy of the
+    head) give the CPU's result."""
+    head, cf = raw_head(seed=6), ClassFilter(iou={1: 0.1, 2: 0.9}, pre_threshold={0: 0.6, 2: 0.35})
     det = Detector(fixed(head.cuda()), input_size=256, conf=0.3, iou=0.5, device="cuda", cuda_graph=cuda_graph,
                    class_filter=cf)
     cpu = Detector(fixed(head), input_size=256, conf=0.3, iou=0.5, device="cpu", class_filter=cf)

@@ -61,23 +61,74 @@ def check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format) 
     return fmt, conf, iou, classes
 
 
+def check_class_conf(class_conf) -> Optional[tuple]:
+    """``class_conf`` (None, or a mapping of class id -> score threshold in [0, 1]: nvinfer's per-class
+    ``pre-cluster-threshold``) as a sorted tuple of (class, threshold) pairs, or None when empty; the error names it."""
+    return _class_pairs("class_conf", class_conf, "score threshold")
+
+
 def check_class_iou(class_iou, agnostic: bool) -> Optional[tuple]:
     """``class_iou`` (None, or a mapping of class id -> NMS IoU threshold in [0, 1]: nvinfer's per-class
     ``nms-iou-threshold``) as a sorted tuple of (class, threshold) pairs, or None when empty; the error names it.
     Per-class thresholds need class-aware NMS, so ``agnostic`` refuses them."""
-    if class_iou is None:
-        return None
-    if not isinstance(class_iou, Mapping):
-        raise TypeError(f"class_iou must be None or a mapping of int class id -> IoU threshold in [0, 1], got "
-                        f"{type(class_iou).__name__}")
-    pairs = []
-    for c, t in class_iou.items():
-        if not isinstance(c, int) or isinstance(c, bool) or c < 0:
-            raise ValueError(f"class_iou's keys must be class ids (ints >= 0), got {c!r}")
-        pairs.append((c, threshold(f"class_iou[{c}]", t)))
+    pairs = _class_pairs("class_iou", class_iou, "IoU threshold")
     if pairs and agnostic:
         raise ValueError("class_iou (per-class IoU thresholds) needs class-aware NMS: pass agnostic=False")
+    return pairs
+
+
+def _class_pairs(name: str, mapping, what: str) -> Optional[tuple]:
+    if mapping is None:
+        return None
+    if not isinstance(mapping, Mapping):
+        raise TypeError(f"{name} must be None or a mapping of int class id -> {what} in [0, 1], got "
+                        f"{type(mapping).__name__}")
+    pairs = []
+    for c, t in mapping.items():
+        if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+            raise ValueError(f"{name}'s keys must be class ids (ints >= 0), got {c!r}")
+        pairs.append((c, threshold(f"{name}[{c}]", t)))
     return tuple(sorted(pairs)) or None
+
+
+def conf_table(class_conf: Optional[tuple], conf: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:
+    """The per-class score thresholds as the decode operator takes them: an (nc,) float32 tensor on ``device``,
+    ``conf`` for the classes not in ``class_conf`` (ids >= nc left out), or None without them. Cached like
+    :func:`iou_table`. float32: the kernels and :func:`apply_class_conf` compare scores in float32."""
+    return None if not class_conf else _conf_table(class_conf, float(conf), int(nc), device)
+
+
+@lru_cache(maxsize=64)
+def _conf_table(class_conf: tuple, conf: float, nc: int, device: torch.device) -> torch.Tensor:
+    table = torch.full((nc,), conf, dtype=torch.float32)
+    for c, t in class_conf:
+        if c < nc:
+            table[c] = t
+    return table.to(device)
+
+
+def apply_class_conf(output: torch.Tensor, table: torch.Tensor) -> tuple:
+    """A raw head (B, 4+nc+1, N) with per-class score thresholds ``table`` ((nc,) float32) as the host decodes take
+    it: (a float32 copy whose class scores at or below their class's threshold are -inf, the conf that then passes
+    exactly the scores above their own threshold). A NaN score stays NaN (its anchor is no candidate, as without
+    thresholds), and a class that misses its threshold cannot be an anchor's best class: what the CUDA kernels do."""
+    out = output.float().clone()
+    scores = out[:, 4:-1]
+    thr = table.to(device=out.device, dtype=torch.float32).view(1, -1, 1)
+    out[:, 4:-1] = torch.where((scores > thr) | scores.isnan(), scores, torch.full_like(scores, -float("inf")))
+    return out, float(table.min())
+
+
+def apply_class_conf_e2e(output: torch.Tensor, class_conf: tuple, conf: float) -> tuple:
+    """An end-to-end head (B, K, 7) with per-class score thresholds: (a copy whose rows at or below their class's
+    threshold have conf -inf, the conf that then passes exactly the rows above their own). No host sync."""
+    n = class_conf[-1][0] + 2  # a slot per class up to the highest given, then one for every class above it (conf)
+    thr = _conf_table(class_conf, float(conf), n, output.device)
+    out = output.float().clone()
+    labels = out[..., 5].nan_to_num(nan=-1.0).round().clamp(0, n - 1).to(torch.int64)
+    keep = (out[..., 4] > thr[labels]) | out[..., 4].isnan()
+    out[..., 4] = torch.where(keep, out[..., 4], torch.full_like(out[..., 4], -float("inf")))
+    return out, min([conf, *(t for _, t in class_conf)])
 
 
 def iou_table(class_iou: Optional[tuple], iou: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:

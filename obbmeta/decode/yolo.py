@@ -7,7 +7,20 @@ import torch
 
 from ..boxes import OrientedBoxes
 from ..letterbox import Letterbox
-from ._head import RAW, check_class_iou, check_head, class_filter, decode_raw, e2e_error, e2e_flags, suppress
+from ._head import (
+    RAW,
+    apply_class_conf,
+    apply_class_conf_e2e,
+    check_class_conf,
+    check_class_iou,
+    check_head,
+    class_filter,
+    conf_table,
+    decode_raw,
+    e2e_error,
+    e2e_flags,
+    suppress,
+)
 from .yolo_padded import decode_fused, fused_available
 
 
@@ -24,6 +37,7 @@ def yolo_obb(
     max_nms: int = 30000,
     format: Optional[str] = None,
     class_iou: Optional[Mapping[int, float]] = None,
+    class_conf: Optional[Mapping[int, float]] = None,
 ) -> List[OrientedBoxes]:
     """Decode a YOLO-OBB output tensor into one :class:`OrientedBoxes` per image.
 
@@ -45,15 +59,25 @@ def yolo_obb(
     ``class_iou`` (raw heads, class-aware NMS): {class id: IoU threshold} for the classes suppressed at a threshold
     of their own (nvinfer's per-class ``nms-iou-threshold``); the other classes take ``iou``, ids beyond the head's
     classes are ignored. Everything else (the filter, the one top-``max_nms`` cut, ``max_det``) is as without it.
+
+    ``class_conf`` (either layout): {class id: score threshold} for the classes kept only above a threshold of their
+    own (nvinfer's per-class ``pre-cluster-threshold``); the other classes take ``conf``. A class score at or below
+    its class's threshold does not count: a raw anchor's label is its best class among those above their own
+    threshold (every such class with ``multi_label``), and an end-to-end row is kept when its score is above its
+    class's threshold.
     """
     fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
     class_iou = check_class_iou(class_iou, agnostic)
+    class_conf = check_class_conf(class_conf)
     if fmt == RAW:
+        table = conf_table(class_conf, conf, output.shape[1] - 5, output.device)
         if output.is_cuda and fused_available(output, multi_label, agnostic):
             # One fused pass on the device (filter, top-k, NMS per image and class, letterbox inverse) and one read of
             # the per-image counts.
             return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox,
-                                class_iou)
+                                class_iou, table)
+        if table is not None:
+            output, conf = apply_class_conf(output, table)
         if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
             results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
                                           letterbox, class_iou)
@@ -62,6 +86,8 @@ def yolo_obb(
             results = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, class_iou)
                        for x in output]
     else:
+        if class_conf:
+            output, conf = apply_class_conf_e2e(output, class_conf, conf)
         flags = int(e2e_flags(output, conf))
         if flags:
             raise e2e_error(flags)

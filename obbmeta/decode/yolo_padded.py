@@ -34,9 +34,13 @@ from ..ops.status import POOL_FIXED, pool_for, remember_pool
 from ._head import (
     CANDIDATE_NAMES,
     END_TO_END,
+    apply_class_conf,
+    apply_class_conf_e2e,
+    check_class_conf,
     check_class_iou,
     check_head,
     class_filter,
+    conf_table,
     decode_raw,
     e2e_flags,
     iou_table,
@@ -159,6 +163,7 @@ def yolo_obb_padded(
     overlap_words: Optional[int] = None,
     format: Optional[str] = None,
     class_iou: Optional[Mapping[int, float]] = None,
+    class_conf: Optional[Mapping[int, float]] = None,
 ) -> PaddedDetections:
     """:func:`~obbmeta.decode.yolo_obb` with fixed-size results and, on CUDA, no host synchronisation
     (CUDA-graph capturable for fixed shapes; runs on the current stream).
@@ -170,7 +175,9 @@ def yolo_obb_padded(
     yolo_obb's ``conf`` / ``classes`` filter and its first ``max_det`` rows, in row order, with plain tensor ops on
     either device (``status`` always 0; ``iou``, ``class_iou``, ``multi_label``, ``agnostic``, ``max_nms`` and
     ``overlap_words`` do not apply to it). ``class_iou``: per-class NMS thresholds as :func:`~obbmeta.decode.yolo_obb`
-    takes them, served by the same fused pass (an (nc,) table the kernels read per class group).
+    takes them, served by the same fused pass (an (nc,) table the kernels read per class group); ``class_conf``:
+    per-class score thresholds as yolo_obb takes them (either layout; on a raw head an (nc,) table the kernels read
+    per class score, no copy of the head).
 
     The tables hold B * ``max_det`` rows (32 bytes each); more than :data:`MAX_TABLE_ROWS` (2**24) is refused with a
     ValueError before anything is allocated. Memory on CUDA besides them: linear in B * N, plus room for
@@ -180,8 +187,11 @@ def yolo_obb_padded(
     """
     fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
     class_iou = check_class_iou(class_iou, agnostic)
+    class_conf = check_class_conf(class_conf)
     check_table_rows(output.shape[0], max_det, most_per_image(output.shape, fmt, multi_label, max_nms))
     if fmt == END_TO_END:
+        if class_conf:
+            output, conf = apply_class_conf_e2e(output, class_conf, conf)
         return _e2e_padded(output, conf, max_det, classes, letterbox)
     pool = -1 if overlap_words is None else int_in_range("overlap_words", overlap_words, 0, form="None or an int >= 0")
     if output.is_cuda and not fused_available(output, multi_label, agnostic):
@@ -190,8 +200,9 @@ def yolo_obb_padded(
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     table = iou_table(class_iou, iou, output.shape[1] - 5, output.device)
+    confs = conf_table(class_conf, conf, output.shape[1] - 5, output.device)
     result = PaddedDetections(*yolo_obb_padded_op(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms,
-                                                  lb.scale, lb.pad_x, lb.pad_y, pool, table)[:5])
+                                                  lb.scale, lb.pad_x, lb.pad_y, pool, table, confs)[:5])
     if letterbox is None or lb is letterbox:
         return result
     # A letterbox scaled differently per axis: the kernels undo one scale only, so the kept rows are mapped here (no
@@ -253,10 +264,10 @@ def _allowed_cached(classes: tuple, nc: int, device: torch.device) -> torch.Tens
 
 def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor],
                    agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float,
-                   class_iou: Optional[torch.Tensor]) -> None:
+                   class_iou: Optional[torch.Tensor], class_conf: Optional[torch.Tensor] = None) -> None:
     """What both kernels of ``obbmeta::yolo_obb_padded`` check (the wrapper checks the same first, so a call through
     it never meets these): the head, the thresholds, the sizes, the letterbox numbers, the class filter and the
-    per-class IoU table's form (its values are the wrapper's to check: reading them would sync a CUDA kernel)."""
+    per-class tables' forms (their values are the wrapper's to check: reading them would sync a CUDA kernel)."""
     if not output.is_floating_point() or output.dim() != 3 or output.shape[1] < 6:
         raise ValueError(f"output must be a floating-point (B, 4+nc+1, N) head with nc >= 1, got {output.dtype} "
                          f"{tuple(output.shape)}")
@@ -275,6 +286,11 @@ def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, 
                          f"per class), got {tuple(class_iou.shape)} {class_iou.dtype} on {class_iou.device}")
     if class_iou is not None and agnostic:
         raise ValueError("class_iou (per-class IoU thresholds) needs class-aware NMS: agnostic must be False")
+    if class_conf is not None and (class_conf.dtype != torch.float32 or class_conf.shape != (nc,)
+                                   or class_conf.device != output.device):
+        raise ValueError(f"class_conf must be None or an ({nc},) float32 tensor on {output.device} (a score "
+                         f"threshold per class), got {tuple(class_conf.shape)} {class_conf.dtype} on "
+                         f"{class_conf.device}")
 
 
 def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> None:
@@ -292,11 +308,11 @@ def padded_status_error(status: int, advice: str = LARGER_POOL) -> Exception:
     return ops_status.status_error(status, advice=advice, name="PaddedDetections.status", **CANDIDATE_NAMES)
 
 
-def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox, class_iou=None
-                 ) -> List[OrientedBoxes]:
+def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox, class_iou=None,
+                 class_conf=None) -> List[OrientedBoxes]:
     """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
     calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
-    more."""
+    more. class_conf: None or :func:`conf_table`'s (nc,) table."""
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     table = iou_table(class_iou, iou, output.shape[1] - 5, output.device)
@@ -305,7 +321,7 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
     pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
         *tables, needed = yolo_obb_padded_op(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms,
-                                             lb.scale, lb.pad_x, lb.pad_y, pool, table)
+                                             lb.scale, lb.pad_x, lb.pad_y, pool, table, class_conf)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
         if not status & STATUS_OVERFLOW:
@@ -330,19 +346,23 @@ def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
 def yolo_obb_padded_op(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int,
-    class_iou: Optional[torch.Tensor] = None,
+    class_iou: Optional[torch.Tensor] = None, class_conf: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Boxes, scores, labels, counts and status (:class:`PaddedDetections`' fields), then the overlap-pool entries the
     data needed (0-d int64; what yolo_obb sizes its second run by). ``class_iou``: None, or an (nc,) float64 table of
-    per-class NMS thresholds (``iou`` is then unused). The CPU kernel: yolo_obb's per-image code, padded
-    (overlap_words only sizes the CUDA kernels' pool; it needs none and answers 0)."""
-    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou)
+    per-class NMS thresholds (``iou`` is then unused); ``class_conf``: None, or an (nc,) float32 table of per-class
+    score thresholds (``conf`` is then unused; a class score at or below its class's counts for nothing). The CPU
+    kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool; it needs none and
+    answers 0)."""
+    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou, class_conf)
     b = output.shape[0]
     check_table_rows(b, max_det)
     boxes, scores = torch.zeros(b, max_det, 5), torch.zeros(b, max_det)
     labels, counts = torch.zeros(b, max_det, dtype=torch.int64), torch.zeros(b, dtype=torch.int64)
     classes = None if allowed is None else allowed.nonzero().flatten().tolist()
     per_class = None if class_iou is None else check_class_iou(dict(enumerate(class_iou.tolist())), agnostic)
+    if class_conf is not None:
+        output, conf = apply_class_conf(output, class_conf)
     lb = Letterbox(scale, pad_x, pad_y)
     try:
         dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, per_class).rescale(lb)
@@ -359,7 +379,7 @@ def yolo_obb_padded_op(
 
 @yolo_obb_padded_op.register_fake
 def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words,
-      class_iou=None):
+      class_iou=None, class_conf=None):
     b = output.shape[0]
     return (output.new_empty((b, max_det, 5), dtype=torch.float32), output.new_empty((b, max_det), dtype=torch.float32),
             output.new_empty((b, max_det), dtype=torch.int64), output.new_empty((b,), dtype=torch.int64),
@@ -368,23 +388,23 @@ def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale
 
 @yolo_obb_padded_op.register_kernel("cuda")
 def _(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, overlap_words,
-      class_iou=None):
-    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou)
+      class_iou=None, class_conf=None):
+    _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou, class_conf)
     check_table_rows(output.shape[0], max_det)
     if _sizes_args(output, multi_label, agnostic, max_nms)[-1] < 1:  # no anchors: nothing to launch
         return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                            0, class_iou)
+                            0, class_iou, class_conf)
     bound = _pool_bound(output, multi_label, agnostic, max_nms)
     pool = min(bound, POOL_FIXED if overlap_words < 0 else overlap_words)
     return _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y,
-                        pool, class_iou)
+                        pool, class_iou, class_conf)
 
 
 def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool,
-                 class_iou):
+                 class_iou, class_conf):
     """Enqueue the fused decode (no host sync): boxes, scores, labels, counts, status flags, and the overlap pool
     entries the data needed (0-d). pool: entries of the sparse suppression mask's pool; class_iou: None or the (nc,)
-    float64 per-class thresholds."""
+    float64 per-class thresholds; class_conf: None or the (nc,) float32 per-class score thresholds."""
     lib = cuda_library()
     if lib is None:
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
@@ -402,8 +422,8 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     counts = torch.empty(b, dtype=torch.int64, device=head.device)
     status = torch.empty(3, dtype=torch.int64, device=head.device)
     launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, multi, agn, conf, iou, _ptr(allowed),
-           _ptr(class_iou), k, max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool, _ptr(boxes),
-           _ptr(scores), _ptr(labels), _ptr(counts), _ptr(status))
+           _ptr(class_iou), _ptr(class_conf), k, max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool,
+           _ptr(boxes), _ptr(scores), _ptr(labels), _ptr(counts), _ptr(status))
     flags = status[1].clone()  # the operator's outputs may not alias one another
     counts = torch.where(flags == 0, counts, torch.full_like(counts, -1))
     return boxes, scores, labels, counts, flags, status[2].clone()  # an operator's outputs start their own storage

@@ -2,7 +2,6 @@
 batch, decode + rotated NMS on the model's device, boxes back in frame pixels (the weight of ``obbinfer``)."""
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import threading
@@ -429,12 +428,10 @@ class Detector:
             raise TypeError(f"output-format yolo-obb expects a tensor (B, 4+nc+1, N) or (B, K, 7); the model "
                             f"returned {type(output).__name__}")
         output, iou = self._head(output, tuple(x.shape[2:]), p)
-        conf = p.conf
-        if p.class_filter.pre_threshold:
-            output, conf = _per_class_scores(output, p.class_filter.pre_threshold, p.conf)
         try:
-            padded = decode.yolo_obb_padded(output, conf=conf, iou=iou, max_det=p.limit(_candidates(output)),
-                                            class_iou=p.class_filter.iou or None)
+            padded = decode.yolo_obb_padded(output, conf=p.conf, iou=iou, max_det=p.limit(_candidates(output)),
+                                            class_iou=p.class_filter.iou or None,
+                                            class_conf=_class_conf(p.class_filter))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         return tuple(padded)
@@ -506,15 +503,12 @@ class Detector:
         if anchor_iou != p.iou:
             p = replace(p, iou=anchor_iou)
         cf = p.class_filter
-        conf = p.conf
-        if cf.pre_threshold:
-            output, conf = _per_class_scores(output, cf.pre_threshold, p.conf)
         max_det = p.limit(_candidates(output))
         # One letterbox for the batch (frames of one size, a uniform scale): undone inside the decode.
         same = all(lb == letterboxes[0] for lb in letterboxes) and letterboxes[0].is_uniform
-        try:  # per-class NMS thresholds (nms-iou-threshold of class-attrs-N) in the same decode
-            dets = decode.yolo_obb(output, conf=conf, iou=p.iou, max_det=max_det, class_iou=cf.iou or None,
-                                   letterbox=letterboxes[0] if same else None)
+        try:  # per-class thresholds (pre-cluster- / nms-iou-threshold of class-attrs-N) in the same decode
+            dets = decode.yolo_obb(output, conf=p.conf, iou=p.iou, max_det=max_det, class_iou=cf.iou or None,
+                                   class_conf=_class_conf(cf), letterbox=letterboxes[0] if same else None)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         dets = self._check_count(dets, n)
@@ -729,39 +723,9 @@ def _formats(pixel_format: Any, n: int) -> list[str]:
     return formats
 
 
-def _per_class_scores(output: torch.Tensor, thresholds: dict[int, float], conf: float
-                      ) -> tuple[torch.Tensor, float]:
-    """nvinfer's per-class pre-cluster thresholds before NMS: class scores at or below their class's threshold are
-    zeroed, and the decode keeps scores above the lowest threshold: exactly the scores above their own. No host
-    synchronisation (this runs inside the captured CUDA graph)."""
-    items = tuple(sorted((int(c), float(t)) for c, t in thresholds.items() if c >= 0))
-    if output.dim() == 3 and output.shape[-1] == 7 and output.shape[1] != 7:  # end-to-end (B, K, 7)
-        # One slot per class up to the highest with a threshold, then one for every class above it (conf).
-        n = (items[-1][0] if items else -1) + 2
-        thr = _threshold_table(items, conf, n, output.device, torch.float32)
-        labels = output[..., 5].round().long()
-        keep = output[..., 4] > thr[labels.clamp(0, n - 1)]
-        out = output.clone()
-        out[..., 4] = torch.where(keep, out[..., 4], torch.zeros_like(out[..., 4]))
-        return out, min([conf, *thresholds.values()])
-    nc = output.shape[1] - 5
-    thr = _threshold_table(items, conf, nc, output.device, output.dtype)
-    scores = output[:, 4:4 + nc]
-    out = output.clone()
-    out[:, 4:4 + nc] = torch.where(scores > thr.view(1, nc, 1), scores, torch.zeros_like(scores))
-    return out, min([conf, *thresholds.values()])
-
-
-@functools.lru_cache(maxsize=64)
-def _threshold_table(items: tuple, conf: float, n: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """(n,) thresholds: ``conf``, with the given (class, threshold) pairs below n in their slots (made once per
-    setting and device, on the device without a host copy: the graph's eager warm-up makes it before the capture)."""
-    thr = torch.full((n,), conf, dtype=dtype, device=device)
-    for c, t in items:
-        if c < n:
-            thr[c] = t
-    return thr
-
+def _class_conf(cf) -> dict[int, float] | None:
+    """nvinfer's per-class pre-cluster thresholds (class-attrs-N, N >= 0) as the decodes take them, or None."""
+    return {int(c): float(t) for c, t in cf.pre_threshold.items() if c >= 0} or None
 
 def _filter(boxes: OrientedBoxes, conf: float, max_det: int) -> OrientedBoxes:
     boxes = boxes[boxes.scores > conf]

@@ -233,3 +233,60 @@ def test_per_class_iou_refusals_name_the_argument(kwargs, error, match, padded):
 
     with pytest.raises(error, match=match):
         (yolo_obb_padded if padded else yolo_obb)(raw_output(batch=1), **kwargs)
+
+
+def zeroed_below(out, thresholds, conf):
+    """nvinfer's per-class pre-cluster thresholds written out: each class score at or below its class's threshold set
+    to 0 before the decode, which then keeps what is above the lowest threshold (the rule the decoders implement)."""
+    out = out.clone()
+    for c in range(out.shape[1] - 5):
+        s = out[:, 4 + c]
+        s[s <= thresholds.get(c, conf)] = 0.0
+    return out, min([conf, *(t for c, t in thresholds.items() if c < out.shape[1] - 5)])
+
+
+@settings(max_examples=15, deadline=None)
+@given(thresholds=st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.1, 0.35, 0.6, 0.95, 1.0]), max_size=4),
+       seed=st.integers(0, 2**16), multi_label=st.booleans())
+def test_per_class_conf_equals_the_head_zeroed_below_each_class_threshold(thresholds, seed, multi_label):
+    out = raw_output(batch=2, nc=3, n=200, seed=seed)  # class 3 is none of the head's: left out
+    zeroed, low = zeroed_below(out, thresholds, 0.3)
+    got = yolo_obb(out, conf=0.3, iou=0.5, multi_label=multi_label, class_conf=thresholds)
+    want = yolo_obb(zeroed, conf=low, iou=0.5, multi_label=multi_label)
+    for g, w in zip(got, want):
+        assert g.labels.tolist() == w.labels.tolist() and g.scores.tolist() == w.scores.tolist()
+        assert g.xywhr.tolist() == w.xywhr.tolist()
+        for c, t in thresholds.items():
+            assert (g.scores[g.labels == c] > t).all()
+
+
+def test_per_class_conf_gives_an_anchor_its_best_class_above_its_own_threshold():
+    out = torch.zeros(1, 4 + 2 + 1, 2)
+    out[0, :4] = torch.tensor([[10.0, 100], [10, 100], [5, 5], [5, 5]])
+    out[0, 4:6, 0] = torch.tensor([0.8, 0.5])  # class 0 misses its 0.9: the anchor is a class-1 detection
+    out[0, 4:6, 1] = torch.tensor([0.95, float("nan")])  # a NaN score: no candidate, as without thresholds
+    (d,) = yolo_obb(out, conf=0.25, class_conf={0: 0.9})
+    assert d.labels.tolist() == [1] and d.scores.tolist() == [0.5]
+    assert yolo_obb(out, conf=0.25)[0].labels.tolist() == [0]
+
+
+def test_per_class_conf_on_an_end_to_end_head_keeps_rows_above_their_class_threshold():
+    out = torch.zeros(1, 4, 7)
+    out[0, :, 2:4] = 5.0
+    out[0, :, 4] = torch.tensor([0.9, 0.8, 0.5, 0.3])
+    out[0, :, 5] = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    (d,) = yolo_obb(out, conf=0.25, class_conf={0: 0.85, 2: 0.6})
+    assert d.scores.tolist() == pytest.approx([0.9, 0.8]) and d.labels.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"class_conf": [0.5]}, TypeError, "class_conf must be None or a mapping of int class id -> score threshold"),
+    ({"class_conf": {-2: 0.5}}, ValueError, "class_conf's keys must be class ids"),
+    ({"class_conf": {0: -0.1}}, ValueError, r"class_conf\[0\] must be in \[0, 1\]"),
+])
+@pytest.mark.parametrize("padded", [False, True])
+def test_per_class_conf_refusals_name_the_argument(kwargs, error, match, padded):
+    from obbmeta.decode import yolo_obb_padded
+
+    with pytest.raises(error, match=match):
+        (yolo_obb_padded if padded else yolo_obb)(raw_output(batch=1), **kwargs)

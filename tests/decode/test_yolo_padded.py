@@ -60,6 +60,9 @@ OPTIONS = [
     {"conf": 0.5, "iou": 0.3},
     {"class_iou": {1: 0.05, 3: 0.9, 4: 0.5}},  # nvinfer's per-class nms-iou-threshold; class 4 at the default
     {"class_iou": {0: 0.2, 9: 0.1}, "multi_label": True, "classes": [0, 2, 5]},  # class 9 is none of the head's
+    {"class_conf": {0: 0.6, 3: 0.05}},  # nvinfer's per-class pre-cluster-threshold
+    {"class_conf": {1: 0.9, 9: 0.5}, "multi_label": True},
+    {"class_conf": {2: 0.7}, "class_iou": {2: 0.1}, "max_nms": 50, "classes": [1, 2, 3]},
 ]
 
 
@@ -168,7 +171,7 @@ def test_yolo_obb_overflow_beyond_the_largest_pool_advises_fewer_images_not_over
     from obbmeta.decode import yolo_padded
 
     def overflowing(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms, scale, pad_x, pad_y, pool,
-                    class_iou=None):
+                    class_iou=None, class_conf=None):
         b = output.shape[0]
         return (torch.zeros(b, rows, 5), torch.zeros(b, rows), torch.zeros(b, rows, dtype=torch.int64),
                 torch.full((b,), -1, dtype=torch.int64), torch.tensor(STATUS_OVERFLOW),
@@ -271,7 +274,7 @@ def e2e_head(batch: int = 2, rows: int = 300, seed: int = 0) -> torch.Tensor:
 
 
 E2E_OPTIONS = [{}, {"classes": list(range(0, 276, 3))}, {"max_det": 7}, {"conf": 0.6},
-               {"letterbox": Letterbox.fit((1920, 1080), (640, 640))}]
+               {"letterbox": Letterbox.fit((1920, 1080), (640, 640))}, {"class_conf": {0: 0.9, 7: 0.02, 300: 0.5}}]
 
 
 @pytest.mark.parametrize("column, value, flag, match", [

@@ -34,6 +34,7 @@ yolo_obb(head, 0.6, 0.5)
 yolo_obb(head, 0.6, 0.5, max_nms=40, max_det=5)
 yolo_obb(head, 0.8, 0.5, multi_label=True, agnostic=True, classes=[0, 2])
 yolo_obb(head, 0.6, 0.5, multi_label=True, class_iou={0: 0.1, 2: 0.9})  # per-class thresholds
+yolo_obb(head, 0.6, 0.5, class_conf={1: 0.9, 3: 0.2}, class_iou={3: 0.3})
 yolo_obb_padded(head, 0.6, 0.5, overlap_words=3)
 nms_rotated_padded(b, s, 0.5, overlap_words=1)
 nms_rotated(*(torch.from_numpy(a).cuda() for a in reference.clustered_scene(2000, 7, extent=100.0)[:2]), 0.5)

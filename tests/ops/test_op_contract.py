@@ -152,6 +152,9 @@ def test_fake_kernels_report_the_real_dtypes_and_shapes(device, dtype):
                 torch.full((2,), 0.5, dtype=torch.float64)), ValueError, r"class_iou must be None or an \(3,\)"),
         (YOLO, (HEAD, 0.25, 0.5, 10, None, False, True, 100, 1.0, 0.0, 0.0, -1,
                 torch.full((3,), 0.5, dtype=torch.float64)), ValueError, "class_iou .* needs class-aware NMS"),
+        (YOLO, (HEAD, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1, None,
+                torch.full((3,), 0.5, dtype=torch.float64)), ValueError,
+         r"class_conf must be None or an \(3,\) float32"),
     ],
 )
 def test_the_operators_called_directly_refuse_bad_input_with_the_wrappers_messages(op, args, error, match):
@@ -218,13 +221,18 @@ def test_opcheck_yolo_obb_padded(device):
     head[0, 5, 2] = 0.7
     allowed = torch.ones(2, dtype=torch.int32, device=device)
     table = torch.tensor([0.5, 0.1], dtype=torch.float64, device=device)
+    confs = torch.tensor([0.85, 0.5], dtype=torch.float32, device=device)
     for args in ((head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1),
                  (head, 0.25, 0.5, 1, allowed, True, True, 2, 0.5, 3.0, 1.0, -1),
-                 (head, 0.25, 0.5, 10, allowed, True, False, 100, 1.0, 0.0, 0.0, -1, table)):
+                 (head, 0.25, 0.5, 10, allowed, True, False, 100, 1.0, 0.0, 0.0, -1, table),
+                 (head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1, None, confs)):
         torch.library.opcheck(DECODE_PADDED, args)
     # a per-class table: class 0 at 0.99 keeps both of its overlapping anchors, at the default 0.5 one
     loose = torch.tensor([0.99, 0.5], dtype=torch.float64, device=device)
     assert DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1, loose)[3].tolist() == [3, 0]
+    # a per-class score table: class 0 above 0.85 only, so its 0.8 anchor goes (its other class scores are 0)
+    assert DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1, None,
+                         confs)[3].tolist() == [2, 0]
     boxes, scores, labels, counts, status, needed = DECODE_PADDED(head, 0.25, 0.5, 10, None, False, False, 100, 1.0,
                                                                   0.0, 0.0, -1)
     assert counts.tolist() == [2, 0] and labels[0, :2].tolist() == [0, 1] and int(status) == 0
