@@ -118,7 +118,8 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
 // class) (per image when agnostic) -> by descending score -> the letterbox inverse. out_boxes (B, max_det, 5),
 // out_scores (B, max_det), out_labels (B, max_det): rows past counts[b] are 0. status as for obbmeta_cuda_nms.
 // class_iou: NULL (every class at `iou`), or nc IoU thresholds, one per class (class-aware NMS only). class_conf:
-// NULL (every class at `conf`), or nc score thresholds: a class score at or below its class's counts for nothing.
+// NULL (every class at `conf`), or nc score thresholds: an item is a candidate when its class's score is above its
+// class's threshold (the best class's, without multi).
 OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic,
                                      double conf, double iou, const int *allowed, const double *class_iou,
                                      const float *class_conf, int64_t k, int64_t max_det,

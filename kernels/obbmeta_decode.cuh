@@ -62,13 +62,14 @@ __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N,
             for (int c = 0; c < nc; ++c) {
                 const float v = x[(4 + c) * N + j];
                 nan |= v != v;
-                // with class_conf a score at or below its class's threshold counts for nothing (not the best either)
-                if (v > best && (!class_conf || v > class_conf[c])) {
+                if (v > best) {
                     best = v;
                     cls = c;
                 }
             }
-            ok = !nan && (class_conf ? best > -INFINITY : best > conf);  // a NaN score: no candidate, as torch's amax
+            // a NaN score makes the anchor no candidate, as torch's amax does; with class_conf the best class's own
+            // threshold (nvinfer's YOLO parsers: the best class first, then its pre-cluster-threshold)
+            ok = !nan && best > (class_conf ? class_conf[cls] : conf);
         }
         if (ok && allowed) ok = allowed[cls] != 0;
         if (ok && isinf(best)) raise_flag(status, ST_SCORES);  // an inf score: the CPU decode's NMS refuses it too

@@ -608,8 +608,9 @@ def docs_tables() -> str:
                 "0.3 (`iou`)", "topk": "-1 (no limit)", "detected_min_w": "0", "detected_min_h": "0",
                 "detected_max_w": "0 (no limit)", "detected_max_h": "0 (no limit)", "roi_top_offset": "0",
                 "roi_bottom_offset": "0", "border_color": "1;0;0;1 (red)", "bg_color": "none"}
-    meaning = {"pre_cluster_threshold": "a class's scores at or below it are dropped before NMS (a table the fused "
-                                        "decode reads: no copy of the head)",
+    meaning = {"pre_cluster_threshold": "an anchor whose best class is this one is dropped before NMS when it scores "
+                                        "at or below it, as nvinfer's YOLO parsers do (a table the fused decode "
+                                        "reads: no copy of the head)",
                "post_cluster_threshold": "kept after NMS only when the score is above it",
                "nms_iou_threshold": "rotated NMS threshold of the class (the same fused decode as the other classes)",
                "topk": "boxes kept per class after NMS", "detected_min_w": "AABB width below it: dropped",

@@ -236,14 +236,15 @@ def test_per_class_thresholds_apply_before_nms_as_a_decode_per_class_would():
     thr = {0: 0.7, 2: 0.2}
     (got,) = Detector(fixed(head), input_size=256, conf=0.4, iou=0.3, max_det=60, device="cpu",
                       class_filter=ClassFilter(pre_threshold=thr))(gray())
-    # Reference: each class alone, its candidates above its own threshold only (head scores of other classes zeroed,
-    # so that a box's class is the same as in the joint decode), suppressed, then all classes merged by score.
+    # Reference: nvinfer's YOLO parsers' rule (an anchor's best class first, dropped when that score is at or below
+    # its class's threshold), then each class alone, suppressed, and all classes merged by score.
+    h0 = head.clone()
+    scores = h0[:, 4:4 + NC]
+    best, label = scores.max(dim=1)
+    scores.masked_fill_((best <= torch.tensor([thr.get(k, 0.4) for k in range(NC)])[label]).unsqueeze(1), 0)
     parts = []
     for c in range(NC):
-        h = head.clone()
-        scores = h[:, 4:4 + NC]
-        best = scores.masked_fill(scores <= torch.tensor([thr.get(k, 0.4) for k in range(NC)]).view(1, NC, 1), 0)
-        h[:, 4:4 + NC] = best
+        h = h0.clone()
         (d,) = decode.yolo_obb(h, conf=thr.get(c, 0.4), iou=0.3, max_det=10**6, classes=[c])
         parts.append(d)
     ref = OrientedBoxes.cat(parts)

@@ -107,15 +107,22 @@ def _conf_table(class_conf: tuple, conf: float, nc: int, device: torch.device) -
     return table.to(device)
 
 
-def apply_class_conf(output: torch.Tensor, table: torch.Tensor) -> tuple:
+def apply_class_conf(output: torch.Tensor, table: torch.Tensor, multi_label: bool) -> tuple:
     """A raw head (B, 4+nc+1, N) with per-class score thresholds ``table`` ((nc,) float32) as the host decodes take
-    it: (a float32 copy whose class scores at or below their class's threshold are -inf, the conf that then passes
-    exactly the scores above their own threshold). A NaN score stays NaN (its anchor is no candidate, as without
-    thresholds), and a class that misses its threshold cannot be an anchor's best class: what the CUDA kernels do."""
+    it: (a float32 copy, the conf that then passes exactly what the thresholds keep). nvinfer's YOLO parsers' rule:
+    an anchor's best class first, then the anchor kept only when that score is above its own class's threshold (every
+    score of an anchor that misses is -inf); with ``multi_label`` each (anchor, class) score above its class's
+    threshold is kept, the others are -inf. A NaN score stays NaN (its anchor is no candidate, as without
+    thresholds). What the CUDA kernels do."""
     out = output.float().clone()
     scores = out[:, 4:-1]
-    thr = table.to(device=out.device, dtype=torch.float32).view(1, -1, 1)
-    out[:, 4:-1] = torch.where((scores > thr) | scores.isnan(), scores, torch.full_like(scores, -float("inf")))
+    thr = table.to(device=out.device, dtype=torch.float32)
+    if multi_label:
+        miss = ~(scores > thr.view(1, -1, 1)) & ~scores.isnan()
+    else:
+        best, label = scores.max(dim=1)  # (B, N): the class decode_raw labels the anchor with
+        miss = (best <= thr[label]).unsqueeze(1).expand_as(scores)
+    out[:, 4:-1] = scores.masked_fill(miss, -float("inf"))
     return out, float(table.min())
 
 

@@ -61,10 +61,10 @@ def yolo_obb(
     classes are ignored. Everything else (the filter, the one top-``max_nms`` cut, ``max_det``) is as without it.
 
     ``class_conf`` (either layout): {class id: score threshold} for the classes kept only above a threshold of their
-    own (nvinfer's per-class ``pre-cluster-threshold``); the other classes take ``conf``. A class score at or below
-    its class's threshold does not count: a raw anchor's label is its best class among those above their own
-    threshold (every such class with ``multi_label``), and an end-to-end row is kept when its score is above its
-    class's threshold.
+    own (nvinfer's per-class ``pre-cluster-threshold``); the other classes take ``conf``. As nvinfer's YOLO parsers
+    apply it: a raw anchor's best class first, then the anchor kept when that score is above its class's threshold
+    (with ``multi_label`` every class score above its own class's threshold); an end-to-end row is kept when its
+    score is above its class's threshold.
     """
     fmt, conf, iou, classes = check_head(output, conf, iou, max_det, classes, letterbox, max_nms, format)
     class_iou = check_class_iou(class_iou, agnostic)
@@ -77,7 +77,7 @@ def yolo_obb(
             return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox,
                                 class_iou, table)
         if table is not None:
-            output, conf = apply_class_conf(output, table)
+            output, conf = apply_class_conf(output, table, multi_label)
         if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
             results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
                                           letterbox, class_iou)

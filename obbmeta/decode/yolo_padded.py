@@ -351,7 +351,7 @@ def yolo_obb_padded_op(
     """Boxes, scores, labels, counts and status (:class:`PaddedDetections`' fields), then the overlap-pool entries the
     data needed (0-d int64; what yolo_obb sizes its second run by). ``class_iou``: None, or an (nc,) float64 table of
     per-class NMS thresholds (``iou`` is then unused); ``class_conf``: None, or an (nc,) float32 table of per-class
-    score thresholds (``conf`` is then unused; a class score at or below its class's counts for nothing). The CPU
+    score thresholds (``conf`` is then unused; an anchor's best class must score above its class's threshold). The CPU
     kernel: yolo_obb's per-image code, padded (overlap_words only sizes the CUDA kernels' pool; it needs none and
     answers 0)."""
     _check_op_args(output, conf, iou, max_det, allowed, agnostic, max_nms, scale, pad_x, pad_y, class_iou, class_conf)
@@ -362,7 +362,7 @@ def yolo_obb_padded_op(
     classes = None if allowed is None else allowed.nonzero().flatten().tolist()
     per_class = None if class_iou is None else check_class_iou(dict(enumerate(class_iou.tolist())), agnostic)
     if class_conf is not None:
-        output, conf = apply_class_conf(output, class_conf)
+        output, conf = apply_class_conf(output, class_conf, multi_label)
     lb = Letterbox(scale, pad_x, pad_y)
     try:
         dets = [decode_raw(x, conf, iou, max_det, classes, multi_label, agnostic, max_nms, per_class).rescale(lb)

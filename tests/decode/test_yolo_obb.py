@@ -235,22 +235,28 @@ def test_per_class_iou_refusals_name_the_argument(kwargs, error, match, padded):
         (yolo_obb_padded if padded else yolo_obb)(raw_output(batch=1), **kwargs)
 
 
-def zeroed_below(out, thresholds, conf):
-    """nvinfer's per-class pre-cluster thresholds written out: each class score at or below its class's threshold set
-    to 0 before the decode, which then keeps what is above the lowest threshold (the rule the decoders implement)."""
+def zeroed_below(out, thresholds, conf, multi_label):
+    """nvinfer's per-class pre-cluster thresholds as its YOLO parsers apply them, written out: an anchor whose best
+    class scores at or below that class's threshold has every score set to 0 (with multi-label: each class score at
+    or below its own class's threshold), then the decode keeps what is above the lowest threshold."""
     out = out.clone()
-    for c in range(out.shape[1] - 5):
-        s = out[:, 4 + c]
-        s[s <= thresholds.get(c, conf)] = 0.0
-    return out, min([conf, *(t for c, t in thresholds.items() if c < out.shape[1] - 5)])
+    nc = out.shape[1] - 5
+    thr = torch.tensor([thresholds.get(c, conf) for c in range(nc)])
+    scores = out[:, 4:4 + nc]
+    if multi_label:
+        scores[scores <= thr.view(1, nc, 1)] = 0.0
+    else:
+        best, label = scores.max(dim=1)
+        scores.masked_fill_((best <= thr[label]).unsqueeze(1), 0.0)
+    return out, min([conf, *(t for c, t in thresholds.items() if c < nc)])
 
 
 @settings(max_examples=15, deadline=None)
 @given(thresholds=st.dictionaries(st.integers(0, 3), st.sampled_from([0.0, 0.1, 0.35, 0.6, 0.95, 1.0]), max_size=4),
        seed=st.integers(0, 2**16), multi_label=st.booleans())
-def test_per_class_conf_equals_the_head_zeroed_below_each_class_threshold(thresholds, seed, multi_label):
+def test_per_class_conf_equals_nvinfers_rule_written_out(thresholds, seed, multi_label):
     out = raw_output(batch=2, nc=3, n=200, seed=seed)  # class 3 is none of the head's: left out
-    zeroed, low = zeroed_below(out, thresholds, 0.3)
+    zeroed, low = zeroed_below(out, thresholds, 0.3, multi_label)
     got = yolo_obb(out, conf=0.3, iou=0.5, multi_label=multi_label, class_conf=thresholds)
     want = yolo_obb(zeroed, conf=low, iou=0.5, multi_label=multi_label)
     for g, w in zip(got, want):
@@ -260,14 +266,18 @@ def test_per_class_conf_equals_the_head_zeroed_below_each_class_threshold(thresh
             assert (g.scores[g.labels == c] > t).all()
 
 
-def test_per_class_conf_gives_an_anchor_its_best_class_above_its_own_threshold():
-    out = torch.zeros(1, 4 + 2 + 1, 2)
-    out[0, :4] = torch.tensor([[10.0, 100], [10, 100], [5, 5], [5, 5]])
-    out[0, 4:6, 0] = torch.tensor([0.8, 0.5])  # class 0 misses its 0.9: the anchor is a class-1 detection
+def test_per_class_conf_takes_the_best_class_first_then_its_threshold():
+    out = torch.zeros(1, 4 + 2 + 1, 3)
+    out[0, :4] = torch.tensor([[10.0, 100, 200], [10, 100, 200], [5, 5, 5], [5, 5, 5]])
+    out[0, 4:6, 0] = torch.tensor([0.8, 0.5])  # best class 0 misses its 0.9: dropped, not relabelled class 1
     out[0, 4:6, 1] = torch.tensor([0.95, float("nan")])  # a NaN score: no candidate, as without thresholds
+    out[0, 4:6, 2] = torch.tensor([0.3, 0.6])  # best class 1 at conf 0.25: kept
     (d,) = yolo_obb(out, conf=0.25, class_conf={0: 0.9})
-    assert d.labels.tolist() == [1] and d.scores.tolist() == [0.5]
-    assert yolo_obb(out, conf=0.25)[0].labels.tolist() == [0]
+    assert d.labels.tolist() == [1] and d.scores.tolist() == pytest.approx([0.6])
+    (m,) = yolo_obb(out, conf=0.25, class_conf={0: 0.9}, multi_label=True)  # each class score at its own threshold
+    assert sorted(zip(m.labels.tolist(), m.scores.tolist())) == [(0, pytest.approx(0.95)), (1, 0.5),
+                                                                 (1, pytest.approx(0.6))]
+    assert yolo_obb(out, conf=0.25)[0].labels.tolist() == [0, 1]
 
 
 def test_per_class_conf_on_an_end_to_end_head_keeps_rows_above_their_class_threshold():
