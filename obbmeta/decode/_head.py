@@ -93,18 +93,27 @@ def _class_pairs(name: str, mapping, what: str) -> Optional[tuple]:
 
 def conf_table(class_conf: Optional[tuple], conf: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:
     """The per-class score thresholds as the decode operator takes them: an (nc,) float32 tensor on ``device``,
-    ``conf`` for the classes not in ``class_conf`` (ids >= nc left out), or None without them. Cached like
-    :func:`iou_table`. float32: the kernels and :func:`apply_class_conf` compare scores in float32."""
-    return None if not class_conf else _conf_table(class_conf, float(conf), int(nc), device)
+    ``conf`` for the classes not in ``class_conf`` (ids >= nc left out), or None without them. float32: the kernels
+    and :func:`apply_class_conf` compare scores in float32."""
+    return None if not class_conf else _class_table(class_conf, float(conf), int(nc), device, torch.float32)
+
+
+def iou_table(class_iou: Optional[tuple], iou: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:
+    """The per-class NMS thresholds as the decode operator takes them: an (nc,) float64 tensor on ``device``, ``iou``
+    for the classes not in ``class_iou`` (ids >= nc are no class of the head and are left out), or None without
+    per-class thresholds."""
+    return None if not class_iou else _class_table(class_iou, float(iou), int(nc), device, torch.float64)
 
 
 @lru_cache(maxsize=64)
-def _conf_table(class_conf: tuple, conf: float, nc: int, device: torch.device) -> torch.Tensor:
-    table = torch.full((nc,), conf, dtype=torch.float32)
-    for c, t in class_conf:
-        if c < nc:
+def _class_table(pairs: tuple, default: float, n: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(n,) thresholds: ``default``, with the (class, threshold) pairs below n in their slots. Cached, and made on the
+    device without a host copy, so a CUDA graph's eager warm-up makes it before the capture and replays read it."""
+    table = torch.full((n,), default, dtype=dtype, device=device)
+    for c, t in pairs:
+        if c < n:
             table[c] = t
-    return table.to(device)
+    return table
 
 
 def apply_class_conf(output: torch.Tensor, table: torch.Tensor, multi_label: bool) -> tuple:
@@ -116,12 +125,11 @@ def apply_class_conf(output: torch.Tensor, table: torch.Tensor, multi_label: boo
     thresholds). What the CUDA kernels do."""
     out = output.float().clone()
     scores = out[:, 4:-1]
-    thr = table.to(device=out.device, dtype=torch.float32)
     if multi_label:
-        miss = ~(scores > thr.view(1, -1, 1)) & ~scores.isnan()
+        miss = ~(scores > table.view(1, -1, 1)) & ~scores.isnan()
     else:
         best, label = scores.max(dim=1)  # (B, N): the class decode_raw labels the anchor with
-        miss = (best <= thr[label]).unsqueeze(1).expand_as(scores)
+        miss = (best <= table[label]).unsqueeze(1).expand_as(scores)
     out[:, 4:-1] = scores.masked_fill(miss, -float("inf"))
     return out, float(table.min())
 
@@ -130,28 +138,12 @@ def apply_class_conf_e2e(output: torch.Tensor, class_conf: tuple, conf: float) -
     """An end-to-end head (B, K, 7) with per-class score thresholds: (a copy whose rows at or below their class's
     threshold have conf -inf, the conf that then passes exactly the rows above their own). No host sync."""
     n = class_conf[-1][0] + 2  # a slot per class up to the highest given, then one for every class above it (conf)
-    thr = _conf_table(class_conf, float(conf), n, output.device)
+    thr = _class_table(class_conf, float(conf), n, output.device, torch.float32)
     out = output.float().clone()
     labels = out[..., 5].nan_to_num(nan=-1.0).round().clamp(0, n - 1).to(torch.int64)
     keep = (out[..., 4] > thr[labels]) | out[..., 4].isnan()
     out[..., 4] = torch.where(keep, out[..., 4], torch.full_like(out[..., 4], -float("inf")))
     return out, min([conf, *(t for _, t in class_conf)])
-
-
-def iou_table(class_iou: Optional[tuple], iou: float, nc: int, device: torch.device) -> Optional[torch.Tensor]:
-    """The per-class thresholds as the decode operator takes them: an (nc,) float64 tensor on ``device``, ``iou``
-    for the classes not in ``class_iou`` (ids >= nc are no class of the head and are left out), or None without
-    per-class thresholds. Cached: made once per setting and device, so a captured CUDA graph never copies it."""
-    return None if not class_iou else _iou_table(class_iou, float(iou), int(nc), device)
-
-
-@lru_cache(maxsize=64)
-def _iou_table(class_iou: tuple, iou: float, nc: int, device: torch.device) -> torch.Tensor:
-    table = torch.full((nc,), iou, dtype=torch.float64)
-    for c, t in class_iou:
-        if c < nc:
-            table[c] = t
-    return table.to(device)
 
 
 def suppress(xywhr: torch.Tensor, scores: torch.Tensor, iou: float, groups: Optional[torch.Tensor],
@@ -163,14 +155,13 @@ def suppress(xywhr: torch.Tensor, scores: torch.Tensor, iou: float, groups: Opti
     if not class_iou:
         return nms_rotated(xywhr, scores, iou, labels=groups)
     own = dict(class_iou)
+    apart = tuple(c for c, v in own.items() if v != iou)  # the classes not at the default threshold
     parts = []
     for t in sorted(set(own.values()) | {iou}):
-        mine = [c for c, v in own.items() if v == t]
-        if t == iou:
-            pick = ~class_filter(labels, tuple(c for c, v in own.items() if v != t)) if len(own) > len(mine) \
-                else torch.ones_like(labels, dtype=torch.bool)
-        else:
-            pick = class_filter(labels, tuple(mine))
+        if t != iou:
+            pick = class_filter(labels, tuple(c for c in apart if own[c] == t))
+        else:  # every other label, those with no threshold of their own included
+            pick = ~class_filter(labels, apart) if apart else torch.ones_like(labels, dtype=torch.bool)
         index = pick.nonzero().squeeze(1)
         if index.numel():
             parts.append(index[nms_rotated(xywhr[index], scores[index], t,

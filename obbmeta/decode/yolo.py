@@ -70,14 +70,14 @@ def yolo_obb(
     class_iou = check_class_iou(class_iou, agnostic)
     class_conf = check_class_conf(class_conf)
     if fmt == RAW:
-        table = conf_table(class_conf, conf, output.shape[1] - 5, output.device)
         if output.is_cuda and fused_available(output, multi_label, agnostic):
             # One fused pass on the device (filter, top-k, NMS per image and class, letterbox inverse) and one read of
             # the per-image counts.
             return decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms, letterbox,
-                                class_iou, table)
-        if table is not None:
-            output, conf = apply_class_conf(output, table, multi_label)
+                                class_iou, class_conf)
+        if class_conf:
+            output, conf = apply_class_conf(output, conf_table(class_conf, conf, output.shape[1] - 5, output.device),
+                                            multi_label)
         if output.is_cuda or output.shape[0] > 1:  # a constant number of host syncs / op calls per batch
             results = _decode_raw_batched(output, conf, iou, max_det, classes, multi_label, agnostic, max_nms,
                                           letterbox, class_iou)

@@ -279,18 +279,19 @@ def _check_op_args(output: torch.Tensor, conf: float, iou: float, max_det: int, 
     for name, v in (("pad_x", pad_x), ("pad_y", pad_y)):
         number_in_range(name, v, -sys.float_info.max, sys.float_info.max, "a finite number")
     _check_allowed(output, allowed)
-    nc = output.shape[1] - 5
-    if class_iou is not None and (class_iou.dtype != torch.float64 or class_iou.shape != (nc,)
-                                  or class_iou.device != output.device):
-        raise ValueError(f"class_iou must be None or an ({nc},) float64 tensor on {output.device} (an IoU threshold "
-                         f"per class), got {tuple(class_iou.shape)} {class_iou.dtype} on {class_iou.device}")
+    _check_table(output, "class_iou", class_iou, torch.float64, "an IoU threshold per class")
     if class_iou is not None and agnostic:
         raise ValueError("class_iou (per-class IoU thresholds) needs class-aware NMS: agnostic must be False")
-    if class_conf is not None and (class_conf.dtype != torch.float32 or class_conf.shape != (nc,)
-                                   or class_conf.device != output.device):
-        raise ValueError(f"class_conf must be None or an ({nc},) float32 tensor on {output.device} (a score "
-                         f"threshold per class), got {tuple(class_conf.shape)} {class_conf.dtype} on "
-                         f"{class_conf.device}")
+    _check_table(output, "class_conf", class_conf, torch.float32, "a score threshold per class")
+
+
+def _check_table(output: torch.Tensor, name: str, table: Optional[torch.Tensor], dtype: torch.dtype, what: str
+                 ) -> None:
+    """A per-class table of the decode operator: None, or an (nc,) ``dtype`` tensor on the head's device."""
+    nc = output.shape[1] - 5
+    if table is not None and (table.dtype != dtype or table.shape != (nc,) or table.device != output.device):
+        raise ValueError(f"{name} must be None or an ({nc},) {str(dtype).removeprefix('torch.')} tensor on "
+                         f"{output.device} ({what}), got {tuple(table.shape)} {table.dtype} on {table.device}")
 
 
 def _check_allowed(output: torch.Tensor, allowed: Optional[torch.Tensor]) -> None:
@@ -312,16 +313,17 @@ def decode_fused(output, conf, iou, max_det, classes, multi_label, agnostic, max
                  class_conf=None) -> List[OrientedBoxes]:
     """yolo_obb's CUDA path (arguments already checked): the fused decode with an overlap pool sized from what earlier
     calls needed, then one read of the counts with the status; once more, exactly sized, when this data needed
-    more. class_conf: None or :func:`conf_table`'s (nc,) table."""
+    more. class_iou / class_conf: :func:`check_class_iou` / :func:`check_class_conf`'s pairs."""
     lb = _kernel_letterbox(letterbox)
     allowed = _allowed(classes, output.shape[1] - 5, output.device)
     table = iou_table(class_iou, iou, output.shape[1] - 5, output.device)
+    confs = conf_table(class_conf, conf, output.shape[1] - 5, output.device)
     k = _sizes_args(output, multi_label, agnostic, max_nms)[-1]
     rows = min(max_det, k)  # a list comes back, so the tables need no more rows than an image can fill
     pool = pool_for(output.device, _pool_bound(output, multi_label, agnostic, max_nms)) if k >= 1 else 0
     for _ in range(2):
         *tables, needed = yolo_obb_padded_op(output, conf, iou, rows, allowed, multi_label, agnostic, max_nms,
-                                             lb.scale, lb.pad_x, lb.pad_y, pool, table, class_conf)
+                                             lb.scale, lb.pad_x, lb.pad_y, pool, table, confs)
         result = PaddedDetections(*tables)
         *counts, status, needed = torch.cat((result.counts, result.status.view(1), needed.view(1))).tolist()
         if not status & STATUS_OVERFLOW:
