@@ -6,9 +6,10 @@ pipelines without obbinfer in the same run (the baseline: appsrc ! fakesink).
 
 Variants of the model path: ``eager`` (fp32), ``graph`` (model + decode in a CUDA graph, one host sync per batch),
 ``fp16`` (autocast, in a graph), and for separate pipelines ``graph+batch`` (``max-batch-wait-us``: frames of the S
-pipelines run as one model batch). Aggregate fps is frames over wall time after a warm-up, the median of repeats;
-``per_batch_ms`` splits a batch into the element's phases (map, infer, write) and the detector's (prepare,
-model_decode, copy), measured in a separate profiling pass that synchronises the device between phases.
+pipelines run as one model batch; ``eager+batch`` on the CPU). Aggregate fps is frames over wall time after a
+warm-up, the median of repeats; ``per_batch_ms`` splits a batch into the element's phases (map, infer, write) and
+the detector's (prepare, model_decode, copy), measured in a separate profiling pass that synchronises the device
+between phases.
 
 Also measured here: the bundled model's forward alone, eager and replayed from a CUDA graph, at batch 1 and 16; and
 on the CPU the demo's fps with and without a parallel encoder load (``--cpu-load``).
@@ -589,8 +590,8 @@ def main() -> None:
     for fmt in args.formats.split(","):
         for s in streams:
             for mode in filter(None, args.modes.split(",")):
-                for v in variants + (["graph+batch"] if mode == "separate" and args.device == "cuda" and s > 1
-                                     else []):
+                batched = "graph+batch" if args.device == "cuda" else "eager+batch"
+                for v in variants + ([batched] if mode == "separate" and s > 1 else []):
                     if (chosen and v not in chosen) or (not chosen and fmt != "RGBA" and v != "graph"):
                         continue  # NV12 sources: the fastest variant only, unless chosen
                     r = {"source": "appsrc", "model_format": _model_format(MODEL),

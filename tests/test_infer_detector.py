@@ -396,6 +396,77 @@ def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
         Detector("obb_toy_models:toy", input_size=64, max_batch_wait_us=-1)
 
 
+def _gathered(dets, work, call):
+    """Each detector's call on its own thread, all released at once; {k: result}."""
+    got: dict[int, object] = {}
+    barrier = threading.Barrier(len(dets))
+
+    def worker(k):
+        barrier.wait()
+        try:
+            got[k] = call(dets[k], work[k])
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            got[k] = exc
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(len(dets))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not any(t.is_alive() for t in threads), "a caller of the batcher hung"
+    return got
+
+
+def test_a_batch_holds_at_most_batch_size_frames_and_every_caller_is_served():
+    """Callers whose frames do not fit in one batch go in the next; a leader whose own call did not fit leads again,
+    so nobody is left waiting; every caller gets its own frames' boxes, through submit as through a call."""
+    obb_toy_models.CALLS.clear()
+    n = [1, 2, 1, 2, 1, 1]
+    dets = [Detector("obb_toy_models:counting", input_size=64, device="cpu", max_batch_wait_us=200_000, batch_size=3)
+            for _ in n]
+    work = [frames(k, seed=40 + i) for i, k in enumerate(n)]
+    alone = Detector("obb_toy_models:counting", input_size=64, device="cpu", share_model=False)
+    want = [rows(alone(w)) for w in work]
+    obb_toy_models.CALLS.clear()
+    got = _gathered(dets, work, lambda d, w: rows(d.submit(w).result()))
+    assert [got[k] for k in range(len(n))] == want
+    assert sum(obb_toy_models.CALLS) == sum(n) and max(obb_toy_models.CALLS) <= 3
+    assert len(obb_toy_models.CALLS) < len(n)
+
+
+def test_every_batch_runs_on_the_first_callers_detector_until_it_is_released():
+    """One detector (one set of graphs and buffers) serves the batcher, not one per pipeline; a released detector is
+    let go and the next caller's takes over."""
+    dets = [Detector("obb_toy_models:toy", input_size=64, device="cpu", max_batch_wait_us=1000) for _ in range(3)]
+    ran: list = []
+
+    def spy(d, inner):
+        def submit(*a, **k):
+            ran.append(d)
+            return inner(*a, **k)
+        return submit
+
+    for d in dets:
+        d._submit = spy(d, d._submit)
+    f = frames(1, seed=3)
+    for d in dets:
+        d(f)
+    assert ran == [dets[0]] * 3
+    dets[0].release()
+    ran.clear()
+    dets[2](f)
+    dets[1](f)
+    assert ran == [dets[2]] * 2
+
+
+def test_a_batch_that_fails_fails_for_every_caller_in_it():
+    dets = [Detector("obb_toy_models:wrong_shape", input_size=64, device="cpu", max_batch_wait_us=300_000)
+            for _ in range(3)]
+    got = _gathered(dets, [frames(1, seed=k) for k in range(3)], lambda d, w: d(w))
+    assert all(isinstance(got[k], (TypeError, ValueError)) and "output-format yolo-obb" in str(got[k])
+               for k in range(3)), got
+
+
 # ---------------------------------------------------------------- CUDA: the one-sync and graph paths equal eager
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -419,6 +490,39 @@ def test_cuda_one_sync_and_graph_paths_equal_the_eager_decode(model, batch):
     assert close(host, want) and close(first, want) and second == first
     assert graph._graphs._runners and not graph._graphs._failed  # captured, not run eagerly after a warning
     assert all(d.xywhr.is_cuda for d in graph(f))  # without on_host the boxes come back on the model's device
+
+
+@needs_cuda
+@pytest.mark.parametrize("cuda_graph", [False, True])
+def test_cuda_callers_of_one_batcher_each_get_what_their_frames_alone_give(cuda_graph):
+    """Frames each caller writes on its own stream just before handing them over (the batch runs on the batcher's
+    stream, after each caller's event), gathered into batches on one detector, results taken later on the
+    caller's thread: equal to each caller's frames run alone. (The toy model's output is a function of each frame
+    alone; a convolutional model's TF32 convolutions differ in the last digits between batch sizes.)"""
+    host = [[f.pin_memory() for f in frames(1 + k % 3, seed=70 + k, size=(320, 240))] for k in range(6)]
+    alone = Detector("obb_toy_models:toy", input_size=256, device="cuda", share_model=False)
+    want = [rows(alone([f.cuda() for f in h], on_host=True)) for h in host]
+    dets = [Detector("obb_toy_models:toy", input_size=256, device="cuda", cuda_graph=cuda_graph,
+                     max_batch_wait_us=100_000, batch_size=4) for _ in host]
+
+    def call(d, h):
+        out = []
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                f = [torch.zeros_like(x, device="cuda") for x in h]
+                torch.cuda._sleep(2_000_000)  # the copies below land well after the submit returns
+                for dst, src in zip(f, h):
+                    dst.copy_(src, non_blocking=True)
+                pending = d.submit(f)
+                out.append(rows(pending.result()))
+        return out
+
+    got = _gathered(dets, host, call)
+    assert all(not isinstance(got[k], Exception) for k in range(len(host))), got
+    bad = [(k, i) for k in range(len(host)) for i, r in enumerate(got[k]) if not close(r, want[k])]
+    assert not bad, f"callers / rounds whose boxes differ from their frames alone: {bad}"
+    assert not dets[0]._graphs._failed
 
 
 @needs_cuda

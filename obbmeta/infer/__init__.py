@@ -20,8 +20,8 @@ In every format the boxes are in model-input pixels; the letterbox is undone her
 The modules, one concern each: :mod:`.models` (loading the files users hold, the models shared in a process),
 :mod:`.labels` (nvinfer's label files), :mod:`.params` (the immutable decode settings of a call and nvinfer's
 per-class rules), :mod:`.runner` (the model on its device, precision and layout: shared by detectors and secondary
-models), :mod:`.buffers`, :mod:`.graphs` (CUDA graphs), :mod:`.batcher` (frames of several pipelines in one batch),
-:mod:`.detector`.
+models), :mod:`.buffers`, :mod:`.graphs` (CUDA graphs), :mod:`.pending` (calls whose boxes are taken later),
+:mod:`.batcher` (frames of several pipelines in one batch), :mod:`.detector`.
 
 A :class:`Detector` may be called from several threads at once (pipelines sharing a model): each call prepares its
 input in a buffer no other call holds. The library logs under the ``obbmeta`` logger (model loads, warm-up).
@@ -31,7 +31,6 @@ from .detector import (
                        OUTPUT_FORMATS,
                        PAD_VALUE,
                        Detector,
-                       Pending,
                        RawOutputs,
                        default_threads,
                        letterbox_batch,
@@ -49,6 +48,7 @@ from .models import (
                        shared_models,
 )
 from .params import ClassFilter, DetectParams, parse_device, parse_input_size, run_precision
+from .pending import Pending
 from .runner import PRECISIONS, ModelRunner
 
 __all__ = ["Detector", "Pending", "DetectParams", "ClassFilter", "RawOutputs", "ModelRunner", "ModelInfo", "load_model",

@@ -5,13 +5,15 @@ import threading
 import time
 from typing import Any, Sequence
 
+from .pending import Pending, share
+
 
 class _Request:
-    __slots__ = ("frames", "pixel_format", "result", "error", "done")
+    __slots__ = ("frames", "pixel_format", "ready", "pending", "error", "done")
 
-    def __init__(self, frames: Sequence[Any], pixel_format: list[str]):
-        self.frames, self.pixel_format = list(frames), pixel_format
-        self.result: list | None = None
+    def __init__(self, frames: Sequence[Any], pixel_format: list[str], ready: Any):
+        self.frames, self.pixel_format, self.ready = list(frames), pixel_format, ready
+        self.pending: Pending | None = None
         self.error: BaseException | None = None
         self.done = False
 
@@ -19,52 +21,121 @@ class _Request:
 class Batcher:
     """Frames that several callers hand detectors of identical settings at about the same time, run as one batch.
 
-    The first caller to arrive leads: it waits up to the window (or until ``max_frames`` are queued), takes what is
-    queued, runs it as one model call and hands each caller its own frames' detections; the others
-    wait on the result. Callers arriving while a batch runs form the next one.
+    The first caller to arrive leads: it waits up to the window (or until ``max_frames`` are queued), takes the
+    queued calls (whole, at most ``max_frames`` frames unless one call alone holds more), queues them as one model
+    call and hands each caller a :class:`~obbmeta.infer.Pending` of its own frames; nobody waits for the device
+    here, so every caller goes on to its next frame (and the batch after this one gathers) while the GPU runs, as
+    nvinfer's input thread does. Calls arriving while a leader queues its batch form the next one.
+
+    Every batch runs on one detector (the first caller's: one model, one set of CUDA graphs and buffers for the
+    batcher, not one per pipeline) and, on CUDA, on the batcher's own non-blocking stream, after an event each caller
+    recorded on its current stream when it handed its frames over (so frames a caller made on its stream are read
+    after they are written). The class filter's removals are counted in that detector's ``filtered``.
     """
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
-        self.pending: list[_Request] = []
+        self.queue: list[_Request] = []
         self.leading = False
+        self.detector: Any = None  # the detector every batch runs on
+        self.stream: Any = None  # its CUDA stream (a model on CUDA)
 
-    def run(self, detector: Any, frames: Sequence[Any], pixel_format: list[str], wait_s: float, max_frames: int,
-            on_host: bool, params: Any) -> list:
-        req = _Request(frames, pixel_format)
+    def submit(self, detector: Any, frames: Sequence[Any], pixel_format: list[str], wait_s: float, max_frames: int,
+               params: Any) -> Pending:
+        req = _Request(frames, pixel_format, _ready_event(frames))
         with self.cond:
-            self.pending.append(req)
+            self.queue.append(req)
             self.cond.notify_all()
-            if self.leading:
-                while not req.done:
+        while True:  # a leader whose own call did not fit in the batch it queued leads the next one too
+            with self.cond:
+                while self.leading and not req.done:
                     self.cond.wait()
-                if req.error is not None:
-                    raise req.error
-                return req.result
-            self.leading = True
-            deadline = time.monotonic() + wait_s
-            while sum(len(r.frames) for r in self.pending) < max_frames:
-                left = deadline - time.monotonic()
-                if left <= 0:
+                if req.done:
                     break
-                self.cond.wait(left)
-            batch, self.pending, self.leading = self.pending, [], False
+                self.leading = True
+                deadline = time.monotonic() + wait_s
+                while sum(len(r.frames) for r in self.queue) < max_frames:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.cond.wait(left)
+                batch = _take(self.queue, max_frames)
+                if self.detector is None:
+                    self.detector = detector
+                runner = self.detector
+            try:
+                self._queue(runner, batch, params)
+            finally:
+                with self.cond:
+                    for r in batch:
+                        r.done = True
+                    self.leading = False
+                    self.cond.notify_all()
+        if req.error is not None:
+            raise req.error
+        return req.pending
+
+    def _queue(self, runner: Any, batch: list[_Request], params: Any) -> None:
+        """The batch's model call queued on ``runner`` (its stream after every caller's event); each request gets
+        its slice, or every one the error."""
         try:
-            dets = detector._call([f for r in batch for f in r.frames], [p for r in batch for p in r.pixel_format],
-                                  on_host, params)
-            k = 0
-            for r in batch:
-                r.result, k = dets[k:k + len(r.frames)], k + len(r.frames)
+            stream = self._stream_for(runner, batch)
+            frames = [f for r in batch for f in r.frames]
+            formats = [p for r in batch for p in r.pixel_format]
+            if stream is None:
+                pending = runner._submit(frames, formats, params, None)
+            else:
+                import torch
+
+                for r in batch:
+                    if r.ready is not None:
+                        stream.wait_event(r.ready)
+                with torch.cuda.stream(stream):
+                    pending = runner._submit(frames, formats, params, None)
+            for r, part in zip(batch, share(pending, [len(r.frames) for r in batch])):
+                r.pending = part
         except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets the error
             for r in batch:
                 r.error = exc
+
+    def _stream_for(self, runner: Any, batch: list[_Request]) -> Any:
+        device = runner._run_device(batch[0].frames)
+        if device.type != "cuda":
+            return None
+        if self.stream is None or self.stream.device != device:
+            import torch
+
+            self.stream = torch.cuda.Stream(device=device)
+        return self.stream
+
+    def forget(self, detector: Any) -> None:
+        """``detector`` was released: later batches run on the next caller's."""
         with self.cond:
-            for r in batch:
-                r.done = True
-            self.cond.notify_all()
-        if req.error is not None:
-            raise req.error
-        return req.result
+            if self.detector is detector:
+                self.detector = None
+
+
+def _take(queue: list[_Request], max_frames: int) -> list[_Request]:
+    """The leading requests of ``queue`` holding at most ``max_frames`` frames (at least one request), removed."""
+    n, total = 0, 0
+    while n < len(queue) and (n == 0 or total + len(queue[n].frames) <= max_frames):
+        total += len(queue[n].frames)
+        n += 1
+    batch = queue[:n]
+    del queue[:n]
+    return batch
+
+
+def _ready_event(frames: Sequence[Any]) -> Any:
+    """An event on the caller's current CUDA stream after which its frames are readable (None for host frames)."""
+    first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
+    if getattr(first, "is_cuda", False):
+        import torch
+
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream(first.device))
+        return event
+    return None
 
 
 BATCHERS: dict[tuple, Batcher] = {}

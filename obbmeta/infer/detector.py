@@ -24,6 +24,7 @@ from .graphs import Graphs
 from .labels import parse_class_names
 from .models import spec_name
 from .params import ClassFilter, DetectParams, parse_device, parse_input_size
+from .pending import Done, Many, Pending
 from .runner import PRECISIONS, ModelRunner
 
 OUTPUT_FORMATS = ("yolo-obb", "mmrotate", "boxes")
@@ -140,6 +141,7 @@ class Detector:
         self._pinned = Canvases(pinned=True)
         self._graphs = Graphs(self)
         self.filtered = 0  # boxes removed by class_filter after decoding, over the detector's life
+        self._last_batcher: tuple | None = None  # (params, device, batcher) of the last batched call
         if self.num_classes is not None:  # known in advance (num-detected-classes, the labels): no decode needs to ask
             int_in_range("num_classes", self.num_classes, 1, 1 << 20)
         self._classes_given = self.num_classes
@@ -204,6 +206,10 @@ class Detector:
 
     def release(self) -> None:
         """Let go of the model (a model no detector holds is freed) and of the buffers and graphs."""
+        with BATCHERS_LOCK:
+            batchers = list(BATCHERS.values())
+        for b in batchers:  # a batcher whose batches ran on this detector runs them on the next caller's
+            b.forget(self)
         self._graphs = Graphs(self)
         self._canvases = Canvases()
         self._pinned = Canvases(pinned=True)
@@ -257,13 +263,11 @@ class Detector:
         if not frames:
             return []
         p = params if params is not None else self.params
-        if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)) \
-                and outputs is None:
-            with BATCHERS_LOCK:  # per device the frames are on: device=auto pipelines on two GPUs batch apart
-                batcher = BATCHERS.setdefault(self._batch_key(p, self._run_device(frames)), Batcher())
-            return batcher.run(self, frames, _formats(pixel_format, len(frames)), self.max_batch_wait_us * 1e-6,
-                               self.batch_size or 32, on_host, p)
         formats = _formats(pixel_format, len(frames))
+        batcher = self._batcher(frames, p, outputs)
+        if batcher is not None:
+            dets = self._gathered(batcher, frames, formats, p).result()
+            return dets if on_host else [d.to(self._run_device(frames)) for d in dets]
         step = self.batch_size or len(frames)
         out: list[OrientedBoxes] = []
         for start in range(0, len(frames), step):
@@ -275,16 +279,39 @@ class Detector:
                outputs: list | None = None) -> Pending:
         """Start a call whose boxes come later (:class:`Pending`; ``result()`` gives what ``__call__(...,
         on_host=True)`` gives): on CUDA the frames are prepared, the model and the fixed-size decode run and the
-        results' copy to the host is queued, all on the current stream, and nothing waits for the device, so the
-        caller does other work (the metadata of the previous batch) while the GPU runs. Elsewhere the call runs now.
-        The frames must stay valid until the result is taken."""
+        results' copy to the host is queued, all on the current stream (with ``max_batch_wait_us``, in a batch with
+        other callers' frames on the batcher's stream), and nothing waits for the device, so the caller does other
+        work (the metadata of the previous batch) while the GPU runs. Elsewhere the call runs now. The frames must
+        stay valid until the result is taken."""
         if not frames:
-            return _Done([])
+            return Done([])
         p = params if params is not None else self.params
         formats = _formats(pixel_format, len(frames))
-        if self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike)) \
-                and outputs is None:
-            return _Done(self(frames, formats, on_host=True, params=p))
+        batcher = self._batcher(frames, p, outputs)
+        if batcher is not None:
+            return self._gathered(batcher, frames, formats, p)
+        return self._submit(frames, formats, p, outputs)
+
+    def _batcher(self, frames: Sequence[Any], p: DetectParams, outputs: list | None) -> Batcher | None:
+        """The batcher this call joins (``max_batch_wait_us`` with a shared model file; not when the model's tensors
+        are handed out), or None."""
+        if not (self.max_batch_wait_us > 0 and self.share_model and isinstance(self.model, (str, os.PathLike))
+                and outputs is None):
+            return None
+        device = self._run_device(frames)
+        last = self._last_batcher  # the key (a repr of the settings) made once per parameters object and device
+        if last is not None and last[0] is p and last[1] == device:
+            return last[2]
+        with BATCHERS_LOCK:  # per device the frames are on: device=auto pipelines on two GPUs batch apart
+            batcher = BATCHERS.setdefault(self._batch_key(p, device), Batcher())
+        self._last_batcher = (p, device, batcher)
+        return batcher
+
+    def _gathered(self, batcher: Batcher, frames: Sequence[Any], formats: list[str], p: DetectParams) -> Pending:
+        return batcher.submit(self, frames, formats, self.max_batch_wait_us * 1e-6, self.batch_size or 32, p)
+
+    def _submit(self, frames: Sequence[Any], formats: list[str], p: DetectParams, outputs: list | None) -> Pending:
+        """:meth:`submit` of this call alone, in ``batch_size`` chunks."""
         step = self.batch_size or len(frames)
         parts: list[Pending] = []
         for start in range(0, len(frames), step):
@@ -295,8 +322,8 @@ class Detector:
                 sizes = [frame_size(im, fmt) for im, fmt in zip(images, fmts)]
                 parts.append(self._submit_padded(images, fmts, sizes, device, p, outputs))
             else:
-                parts.append(_Done(self._call(part, fmts, True, p, outputs)))
-        return parts[0] if len(parts) == 1 else _Many(parts)
+                parts.append(Done(self._call(part, fmts, True, p, outputs)))
+        return parts[0] if len(parts) == 1 else Many(parts)
 
     def _batch_key(self, p: DetectParams, device: torch.device) -> tuple:
         """Everything that decides a call's result but the frames, and the device the call runs on (the frames'
@@ -391,12 +418,12 @@ class Detector:
         ih, iw = int(x.shape[2]), int(x.shape[3])
         letterboxes, sizes = [Letterbox(1.0)] * k, [(iw, ih)] * k
         if k == 0:
-            return _Done([])
+            return Done([])
         if not (x.device.type == "cuda" and self.output_format == "yolo-obb"):
             output = self.forward(x)
             if outputs is not None:
                 outputs.append(RawOutputs(x, output_layers(output)))
-            return _Done([d.to("cpu") for d in self.decode(output, letterboxes, sizes, p, input_size=(ih, iw))])
+            return Done([d.to("cpu") for d in self.decode(output, letterboxes, sizes, p, input_size=(ih, iw))])
         # a graph's output layers are its own buffers, overwritten by the next replay: calls whose tensors are
         # handed out (``outputs``) run eagerly, so each keeps its own
         runner = self._graphs.runner(tuple(x.shape), x.device, p) if self.cuda_graph and outputs is None else None
@@ -575,42 +602,6 @@ def rows_to_raw(rows: torch.Tensor, nc: int) -> torch.Tensor:
     scores = torch.zeros(b, n, nc, dtype=rows.dtype, device=rows.device)
     scores.scatter_(2, cls[..., None], rows[..., 4:5])
     return torch.cat((rows[..., :4], scores, rows[..., 6:7]), dim=2).transpose(1, 2)
-
-
-class Pending:
-    """A detector call whose results are taken later (:meth:`Detector.submit`): :meth:`result` waits for the
-    device and returns one :class:`OrientedBoxes` per frame on the CPU."""
-
-    def result(self) -> list[OrientedBoxes]:
-        raise NotImplementedError
-
-    def wait(self) -> None:
-        """Block until the device work is done (the GIL released meanwhile)."""
-
-    @staticmethod
-    def done(dets: list[OrientedBoxes]) -> "Pending":
-        """A call whose results are already here."""
-        return _Done(dets)
-
-
-class _Done(Pending):
-    def __init__(self, dets: list[OrientedBoxes]):
-        self.dets = dets
-
-    def result(self) -> list[OrientedBoxes]:
-        return self.dets
-
-
-class _Many(Pending):
-    def __init__(self, parts: list[Pending]):
-        self.parts = parts
-
-    def wait(self) -> None:
-        for p in self.parts:
-            p.wait()
-
-    def result(self) -> list[OrientedBoxes]:
-        return [d for p in self.parts for d in p.result()]
 
 
 class _PaddedPending(Pending):
