@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from obbmeta.geometry import box_iou_rotated_host
 from obbmeta.nvds import _core, layouts
 from obbmeta.nvds.layouts import UNTRACKED_OBJECT_ID
 from obbmeta.nvds.nvtracker import DISPLAY_TEXT_SIZE, LABEL_RISE, TRACKER_MADE_CONFIDENCE, clip_bbox
@@ -66,12 +67,11 @@ class _Track:
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - np.maximum(a[:, None, 0], b[None, :, 0])
-    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - np.maximum(a[:, None, 1], b[None, :, 1])
-    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
-    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
-    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-12)
+    """IoU of (x1, y1, x2, y2) boxes: obbmeta's box IoU (the one implementation) on the boxes as zero-angle OBBs."""
+    def upright(x: np.ndarray) -> np.ndarray:
+        return np.c_[(x[:, :2] + x[:, 2:4]) / 2, x[:, 2:4] - x[:, :2], np.zeros(len(x))]
+
+    return box_iou_rotated_host(upright(a), upright(b)).astype(np.float64)
 
 
 def _unsigned(v: float) -> int:
