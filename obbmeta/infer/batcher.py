@@ -34,8 +34,13 @@ class Batcher:
     """
 
     def __init__(self) -> None:
-        self.cond = threading.Condition()
+        lock = threading.Lock()
+        self.full = threading.Condition(lock)  # the gathering leader waits here: woken once its batch is full
+        self.free = threading.Condition(lock)  # callers wait here for their batch to be queued or to lead
+        self.lock = lock
         self.queue: list[_Request] = []
+        self.queued = 0  # frames in the queue
+        self.wanted = 0  # the frames that fill the batch being gathered (0: nobody gathers)
         self.leading = False
         self.detector: Any = None  # the detector every batch runs on
         self.stream: Any = None  # its CUDA stream (a model on CUDA)
@@ -43,34 +48,38 @@ class Batcher:
     def submit(self, detector: Any, frames: Sequence[Any], pixel_format: list[str], wait_s: float, max_frames: int,
                params: Any) -> Pending:
         req = _Request(frames, pixel_format, _ready_event(frames))
-        with self.cond:
+        with self.lock:
             self.queue.append(req)
-            self.cond.notify_all()
+            self.queued += len(req.frames)
+            if self.wanted and self.queued >= self.wanted:
+                self.full.notify()  # one wake-up a batch, not one per caller
         while True:  # a leader whose own call did not fit in the batch it queued leads the next one too
-            with self.cond:
+            with self.lock:
                 while self.leading and not req.done:
-                    self.cond.wait()
+                    self.free.wait()
                 if req.done:
                     break
-                self.leading = True
+                self.leading, self.wanted = True, max_frames
                 deadline = time.monotonic() + wait_s
-                while sum(len(r.frames) for r in self.queue) < max_frames:
+                while self.queued < max_frames:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    self.cond.wait(left)
+                    self.full.wait(left)
+                self.wanted = 0
                 batch = _take(self.queue, max_frames)
+                self.queued -= sum(len(r.frames) for r in batch)
                 if self.detector is None:
                     self.detector = detector
                 runner = self.detector
             try:
                 self._queue(runner, batch, params)
             finally:
-                with self.cond:
+                with self.lock:
                     for r in batch:
                         r.done = True
                     self.leading = False
-                    self.cond.notify_all()
+                    self.free.notify_all()
         if req.error is not None:
             raise req.error
         return req.pending
@@ -110,7 +119,7 @@ class Batcher:
 
     def forget(self, detector: Any) -> None:
         """``detector`` was released: later batches run on the next caller's."""
-        with self.cond:
+        with self.lock:
             if self.detector is detector:
                 self.detector = None
 
