@@ -227,6 +227,12 @@ def performance_table() -> str:
         lines.append(f"| {label} | {r['fps']} fps | sources alone {r['baseline_fps']} fps (ratio {r['ratio']}) "
                      f"| {streams['machine']['gpu']}, {date} | {link('pipeline_streams.json')} |")
 
+    new, old = (stream_row(streams, "2026-12-03 #25", mode="separate", code=c) for c in (
+        "asynchronous batcher (this session, one wake-up a batch)", "16bf41f (the leader ran each batch to the end)"))
+    lines.append(f"| 16 separate `appsrc ! obbinfer` pipelines sharing one model (`max-batch-wait-us`, graphs), "
+                 f"1080p | {new['fps']} fps | the batcher before (16bf41f), the same call: {old['fps']} fps "
+                 f"| {streams['machine']['gpu']}, {new['run'][:10]} | {link('pipeline_streams.json')} |")
+
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
     sizes = (1000, 10000, 30000)
