@@ -53,7 +53,6 @@ SIGNATURE_SIZES = (SIGNATURE_BOX + len(SIGNATURE_FIELDS), SIGNATURE_BOX + len(SI
 # Members of nvmsgconv's full-schema "object" that are not the label key ("<label>": {} for obbmeta's events).
 _EVENT_OBJECT_MEMBERS = {"id", "speed", "direction", "orientation", "bbox", "signature", "location", "coordinate",
                          "maskoutline", "pose", "embedding", "single_view_3d_tracking"}
-OBB_SOURCES = ("user_meta", "predicted", "rotation_angle", "aabb")
 # How deep a payload may nest arrays and objects (obbmeta's blob nests 7 deep, nvmsgconv's payloads less): deeper
 # is a MessageError, before anything recurses into it (the parser, repr in messages, json.dumps in the examples).
 MAX_DEPTH = 64

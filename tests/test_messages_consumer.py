@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from obbmeta import messages
+from obbmeta.nvds import layouts
 
 ROOT = Path(__file__).resolve().parents[1]
 jsonschema = pytest.importorskip("jsonschema")
@@ -270,7 +271,7 @@ def test_the_schema_file_is_a_valid_2020_12_schema_and_every_blob_obbmeta_writes
     doc = json.loads(writer.obb_message_json(f))
     jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
     messages.check_schema(doc, schema)
-    assert set(schema["$defs"]["object"]["properties"]["obb_source"]["enum"]) == set(messages.OBB_SOURCES)
+    assert set(schema["$defs"]["object"]["properties"]["obb_source"]["enum"]) == set(layouts.SOURCES.values())
 
 
 def verdict_of_jsonschema(doc) -> bool:
@@ -303,7 +304,7 @@ def objects_valid():
          "bbox": st.fixed_dictionaries({k: NUMBERS for k in ("left", "top", "width", "height")}),
          "obb": st.fixed_dictionaries({**{k: NUMBERS for k in ("cx", "cy", "w", "h", "angle_deg", "angle_rad")},
                                        "corners": st.lists(pair, min_size=4, max_size=4)}),
-         "obb_source": st.sampled_from(messages.OBB_SOURCES)},
+         "obb_source": st.sampled_from(sorted(layouts.SOURCES.values()))},
         optional={"label_base64": st.binary(max_size=127).map(lambda b: base64.b64encode(b).decode()),
                   "classifications": st.just([{"label": "x"}])})
 
