@@ -292,7 +292,7 @@ class CtypesClassifierLoop:
 def batch_with_objects(frames: int, per_frame: int) -> tuple[nvds.BatchMeta, np.ndarray]:
     batch = fresh_batch(frames)
     nvds.attach_obbs_batch(batch, [make_boxes(per_frame, seed) for seed in range(frames)], class_names=CLASS_NAMES)
-    objects = np.concatenate([nvds.read_obbs_arrays(f)["address"] for f in batch.frames])
+    objects = np.concatenate([nvds.read_objects(f).address for f in batch.frames])
     return batch, objects
 
 

@@ -4,7 +4,7 @@ when present, else the DS 9 rotation, else rect_params):
 * :func:`read_boxes` — an :class:`~obbmeta.OrientedBoxes` (torch) and the objects' fields as :class:`FrameObjects`;
 * :func:`read_objects` — the same :class:`FrameObjects` alone (NumPy columns, torch-free: for trackers and probes);
   :func:`read_objects_batch` — one :class:`FrameObjects` of several frames (one C call) and each frame's rows;
-* :func:`read_obbs` — one ``(ObjectInfo, Obb)`` pair per object; :func:`read_obbs_arrays` — the columns as a dict.
+* :func:`read_obbs` — one ``(ObjectInfo, Obb)`` pair per object.
 """
 from __future__ import annotations
 
@@ -158,10 +158,6 @@ class FrameObjects:
         return Obb(xywhr=tuple(self.xywhr[i].tolist()), corners=tuple(map(tuple, self.corners[i].tolist())),
                    source=SOURCES[int(self.source[i])], flags=int(self.flags[i]))
 
-    def as_dict(self) -> dict[str, np.ndarray]:
-        """The columns by name (the form of :func:`read_obbs_arrays`)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("num_user_meta", "parent")}
-
 
 class FrameBoxes(NamedTuple):
     """What :func:`read_boxes` returns: ``boxes, objects = read_boxes(frame)``, row i of both the same object."""
@@ -236,13 +232,6 @@ def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:
     (``Obb.source`` says which). Works on any frame, including copies made by NVIDIA's copy functions."""
     objects = read_objects(frame, batch)
     return [(objects.info(i), objects.obb(i)) for i in range(len(objects))]
-
-
-def read_obbs_arrays(frame: Any, batch: Any = None) -> dict[str, np.ndarray]:
-    """:func:`read_objects` as a dict of its columns (``xywhr``, ``corners``, ``rect``, ``class_id``, ``confidence``,
-    ``object_id``, ``source``, ``flags``, ``detector_bbox``, ``tracker_bbox``, ``tracker_confidence``,
-    ``component_id``, ``label``, ``rotation_angle``, ``address``; see :class:`FrameObjects`)."""
-    return read_objects(frame, batch).as_dict()
 
 
 def _labels(chars: np.ndarray) -> np.ndarray:

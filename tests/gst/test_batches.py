@@ -62,7 +62,7 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
 
     def on(buf):
         batch = nvds.BatchMeta.from_gst_buffer(buf)
-        got.append({f.source_id: (f.batch_id, f.infer_done, nvds.read_obbs_arrays(f)) for f in batch.frames})
+        got.append({f.source_id: (f.batch_id, f.infer_done, nvds.read_objects(f)) for f in batch.frames})
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)
     src = p.get_by_name("src")
@@ -85,13 +85,13 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
             frame = tuple(t.to(device) for t in frame) if isinstance(frame, tuple) else frame.to(device)
             (want,) = detector([frame], fmt)
             want = want.to("cpu")
-            order = np.argsort(rows["confidence"])[::-1]
-            assert np.allclose(rows["xywhr"][order], want.xywhr.numpy(), atol=1e-3), (kind, batch_id)
-            assert rows["class_id"][order].tolist() == want.labels.tolist()
+            order = np.argsort(rows.confidence)[::-1]
+            assert np.allclose(rows.xywhr[order], want.xywhr.numpy(), atol=1e-3), (kind, batch_id)
+            assert rows.class_id[order].tolist() == want.labels.tolist()
             if fmt == "RGBA":  # drawn in place into surface batch_id, exactly as draw_obbs paints
                 ref = torch.from_numpy(originals[batch_id].copy())
-                colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows["class_id"]], dtype=torch.uint8)
-                draw_obbs(ref, torch.from_numpy(rows["xywhr"]), colors=colors, thickness=1)
+                colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows.class_id], dtype=torch.uint8)
+                draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=colors, thickness=1)
                 assert np.array_equal(surface.plane(batch_id), ref.numpy())
 
 

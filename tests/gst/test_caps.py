@@ -140,7 +140,7 @@ def test_obboverlay_draw_behind_a_converter_negotiates_packed_rgb_and_draws():
     pad = p.get_by_name("draw").get_static_pad("sink")
 
     def on(buf):
-        objects.append(nvds.read_obbs_arrays(nvds.BatchMeta.from_gst_buffer(buf).frames[0]))
+        objects.append(nvds.read_objects(nvds.BatchMeta.from_gst_buffer(buf).frames[0]))
         formats.add(pad.get_current_caps().get_structure(0).get_value("format"))
 
     buffer_probe(p.get_by_name("s"), "sink", on, errors)
@@ -149,13 +149,13 @@ def test_obboverlay_draw_behind_a_converter_negotiates_packed_rgb_and_draws():
     (fmt,) = formats
     assert fmt in DRAW_FORMATS  # videoconvert converted the NV12 frames to what obboverlay paints
     comps = len(fmt) if len(fmt) == 3 else 4
-    assert len(objects) == 4 and all(len(o["xywhr"]) for o in objects)
+    assert len(objects) == 4 and all(len(o.xywhr) for o in objects)
     for pre, post, rows in zip(before, after, objects):
         ref = torch.from_numpy(pre[: 96 * 64 * comps].reshape(64, 96, comps).copy())
-        rgb = np.asarray([PALETTE_RGB[c % 20] for c in rows["class_id"]], np.uint8)
+        rgb = np.asarray([PALETTE_RGB[c % 20] for c in rows.class_id], np.uint8)
         colors = np.full((len(rgb), comps), 255, np.uint8)
         colors[:, [fmt.index(c) for c in "RGB"]] = rgb
-        draw_obbs(ref, torch.from_numpy(rows["xywhr"]), colors=torch.from_numpy(colors), thickness=2)
+        draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=torch.from_numpy(colors), thickness=2)
         assert np.array_equal(post[: 96 * 64 * comps].reshape(64, 96, comps), ref.numpy())
         assert not np.array_equal(pre, post)
 

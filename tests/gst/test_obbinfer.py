@@ -48,7 +48,7 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
 
     def on_drawn(buf):
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        drawn[buf.pts] = (rgba_copy(buf, W, H), nvds.read_obbs_arrays(frame))
+        drawn[buf.pts] = (rgba_copy(buf, W, H), nvds.read_objects(frame))
 
     errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(b, W, H)))
     buffer_probe(p.get_by_name("meta"), "sink", on_meta, errors)
@@ -64,8 +64,8 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
         total += len(want)
         pixels, rows = drawn[pts]
         ref = torch.from_numpy(image.copy())
-        colors = torch.tensor([PALETTE[c % len(PALETTE)] + (255,) for c in rows["class_id"]], dtype=torch.uint8)
-        draw_obbs(ref, torch.from_numpy(rows["xywhr"]), colors=colors, thickness=2)
+        colors = torch.tensor([PALETTE[c % len(PALETTE)] + (255,) for c in rows.class_id], dtype=torch.uint8)
+        draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=colors, thickness=2)
         assert np.array_equal(pixels, ref.numpy()), pts
     assert total > 300  # the toy model does find objects (and NMS removed its duplicates: see expected())
 

@@ -251,9 +251,9 @@ def test_the_pool_grows_past_ten_thousand_objects_in_one_frame(make_batch):
     assert len(objs) == n == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
     assert len(set(objs)) == n
     assert raw.u32(raw.ptr(batch.address + raw.BATCH["obj_pool"]) + raw.POOL["max_elements"]) >= n
-    got = nvds.read_obbs_arrays(frame)
-    np.testing.assert_array_equal(got["xywhr"][::-1], x)
-    np.testing.assert_array_equal(got["class_id"][::-1], np.arange(n) % 7)
+    got = nvds.read_objects(frame)
+    np.testing.assert_array_equal(got.xywhr[::-1], x)
+    np.testing.assert_array_equal(got.class_id[::-1], np.arange(n) % 7)
 
 
 def test_two_threads_write_different_frames_of_one_batch(make_batch):

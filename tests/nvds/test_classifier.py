@@ -35,7 +35,7 @@ def boxes(batch, frame, n: int, names=("car",)) -> np.ndarray:
     x = np.column_stack([np.linspace(0.1, 0.8, n) * width, np.linspace(0.1, 0.8, n) * height, np.full(n, 40.0),
                          np.full(n, 20.0), np.linspace(-1, 1, n)]).astype(np.float32)
     nvds.attach_obbs(batch, frame, xywhr=x, labels=np.zeros(n, np.int64), class_names=list(names))
-    return nvds.read_obbs_arrays(frame)["address"]
+    return nvds.read_objects(frame).address
 
 
 def plain_object(lib, batch, frame, rect=(100.0, 200.0, 50.0, 40.0)) -> int:

@@ -1,7 +1,7 @@
 """Readers and writers of objects and display metas on one batch, under load: 9 threads for at least 10 s
 (OBBMETA_STRESS_SECONDS to run longer). Writers: two attach_obbs threads, two add_display_lines threads, one
 add_obb_overlay thread, one thread copying the batch with NVIDIA's copy function; readers: read_obbs,
-read_obbs_arrays and read_display_lines. Every read must be whole (each call's objects and lines all there or
+read_objects and read_display_lines. Every read must be whole (each call's objects and lines all there or
 none, every object's rect_params the AABB of its own payload) and at the end nothing is lost."""
 from __future__ import annotations
 
@@ -127,9 +127,9 @@ def test_readers_and_writers_of_objects_and_display_metas_on_one_batch():
     def object_reader():
         f = random.choice(obj_frames)
         check_objects(nvds.read_obbs(f), "read_obbs")
-        arrays = nvds.read_obbs_arrays(f)
-        assert set(Counter(zip(arrays["class_id"].tolist(), arrays["confidence"].tolist())).values()) <= {
-            BOXES_PER_CALL}, "read_obbs_arrays saw a call's objects in part"
+        arrays = nvds.read_objects(f)
+        assert set(Counter(zip(arrays.class_id.tolist(), arrays.confidence.tolist())).values()) <= {
+            BOXES_PER_CALL}, "read_objects saw a call's objects in part"
         reads["objects"] += 1
 
     def line_reader():

@@ -31,8 +31,8 @@ def test_cuda_oriented_boxes_are_written_like_cpu_ones():
         batch = nvds.BatchMeta.create(1)
         frame = batch.add_frame(width=1920, height=1080)
         res = nvds.attach_obbs(batch, frame, dets, class_names=["a", "b", "c", "d"])
-        arrays = nvds.read_obbs_arrays(frame)
-        got.append((res.written, res.filtered, arrays["xywhr"], arrays["rect"], arrays["class_id"]))
+        arrays = nvds.read_objects(frame)
+        got.append((res.written, res.filtered, arrays.xywhr, arrays.rect, arrays.class_id))
         batch.destroy()
     (w1, f1, x1, r1, c1), (w2, f2, x2, r2, c2) = got
     assert (w1, f1) == (w2, f2) and w1 + f1 == n

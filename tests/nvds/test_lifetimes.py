@@ -14,7 +14,7 @@ from obbmeta.osd import add_obb_overlay
 BOX = np.array([[100, 100, 40, 20, 0.3]], np.float32)
 USES = {
     "read_obbs": lambda batch, frame: nvds.read_obbs(frame),
-    "read_obbs_arrays": lambda batch, frame: nvds.read_obbs_arrays(frame),
+    "read_objects": lambda batch, frame: nvds.read_objects(frame),
     "attach_obbs": lambda batch, frame: nvds.attach_obbs(batch, frame, xywhr=BOX),
     "add_display_lines": lambda batch, frame: nvds.add_display_lines(batch, frame, np.zeros((1, 4), np.float32)),
     "read_display_lines": lambda batch, frame: nvds.read_display_lines(frame),

@@ -77,16 +77,6 @@ def test_subsets_and_single_objects(make_batch):
         objects[0]
 
 
-def test_read_obbs_arrays_is_the_same_columns(make_batch):
-    batch, frame = written(make_batch)
-    a, objects = nvds.read_obbs_arrays(frame), nvds.read_objects(frame)
-    assert set(a) == {"xywhr", "corners", "rect", "class_id", "confidence", "object_id", "source", "flags",
-                      "detector_bbox", "tracker_bbox", "tracker_confidence", "component_id", "label",
-                      "rotation_angle", "address"}
-    for k, v in a.items():
-        np.testing.assert_array_equal(v, getattr(objects, k))
-
-
 def test_an_empty_frame_reads_as_no_boxes(make_batch):
     boxes, objects = nvds.read_boxes(make_batch().frames[0], device=torch.device("cpu"))
     assert len(boxes) == len(objects) == 0 and boxes.xywhr.shape == (0, 5) and objects.corners.shape == (0, 4, 2)

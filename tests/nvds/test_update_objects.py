@@ -19,7 +19,7 @@ TRK = dict(left=80, top=84, width=88, height=92)  # tracker_bbox_info follows de
 def write(batch, frame, rows):
     x = np.asarray(rows, np.float32).reshape(-1, 5)
     nvds.attach_obbs(batch, frame, xywhr=x, scores=np.full(len(x), 0.8, np.float32), labels=np.zeros(len(x), np.int64))
-    return nvds.read_obbs_arrays(frame)["address"]
+    return nvds.read_objects(frame).address
 
 
 def payload_of(obj):
@@ -131,12 +131,12 @@ def test_bad_entries_are_refused_before_anything_is_written(make_batch, case):
     else:
         boxes[1, 2] = 0
         match = r"xywhr\[1\]"
-    before = [payload_of(int(o)) for o in nvds.read_obbs_arrays(f0)["address"]]
+    before = [payload_of(int(o)) for o in nvds.read_objects(f0).address]
     with pytest.raises(ValueError, match=match):
         nvds.update_objects(batch, f0, np.array(objs, np.uint64), boxes, object_ids=[5, 6])
-    after = nvds.read_obbs_arrays(f0)
-    assert [payload_of(int(o)) for o in after["address"]] == before
-    assert (after["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+    after = nvds.read_objects(f0)
+    assert [payload_of(int(o)) for o in after.address] == before
+    assert (after.object_id == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -163,13 +163,13 @@ def test_remove_objects_releases_them_and_their_payloads(make_batch):
     objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3], [900, 600, 50, 50, 0]])
     assert nvds.live_payloads() == live + 3
     assert nvds.remove_objects(batch, frame, objs[[0, 2]]) == 2
-    left = nvds.read_obbs_arrays(frame)["address"]
+    left = nvds.read_objects(frame).address
     assert left.tolist() == [objs[1]]
     assert raw.u32(frame.address + raw.FRAME["num_obj_meta"]) == 1
     assert nvds.live_payloads() == live + 1
     with pytest.raises(ValueError, match="not an object meta of this frame"):
         nvds.remove_objects(batch, frame, objs[[0]])
-    assert nvds.read_obbs_arrays(frame)["address"].tolist() == [objs[1]]
+    assert nvds.read_objects(frame).address.tolist() == [objs[1]]
 
 
 def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_address_twice(make_batch):
@@ -180,11 +180,11 @@ def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_addres
     parents = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]])
     nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 20, 10, 0.3], [800, 400, 20, 10, 0.3]], np.float32),
                      scores=np.full(2, 0.8, np.float32), labels=np.zeros(2, np.int64), parents=parents)
-    children = [a for a in nvds.read_obbs_arrays(frame)["address"].tolist() if a not in parents.tolist()]
+    children = [a for a in nvds.read_objects(frame).address.tolist() if a not in parents.tolist()]
     assert sorted(raw.ptr(c + raw.OBJ["parent"]) for c in children) == sorted(parents.tolist())
     with pytest.raises(ValueError, match="lists an address twice"):
         nvds.remove_objects(batch, frame, parents[[0, 0]])
-    assert len(nvds.read_obbs_arrays(frame)["address"]) == 4  # nothing removed
+    assert len(nvds.read_objects(frame).address) == 4  # nothing removed
     assert nvds.remove_objects(batch, frame, parents[[0]]) == 1
     by_child = {c: raw.ptr(c + raw.OBJ["parent"]) for c in children}
     assert sorted(v or 0 for v in by_child.values()) == [0, int(parents[1])]
@@ -269,18 +269,18 @@ def test_a_batch_is_not_destroyed_inside_its_own_lock():
     assert b.released
 
 
-def test_read_obbs_arrays_has_what_a_tracker_needs(make_batch):
+def test_read_objects_has_what_a_tracker_needs(make_batch):
     batch = make_batch()
     frame = batch.frames[0]
     nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 120, 40, 0.3]], np.float32),
                      scores=np.array([0.7], np.float32), labels=np.array([1]), class_names=["car", "ship"],
                      component_id=4)
-    a = nvds.read_obbs_arrays(frame)
+    a = nvds.read_objects(frame)
     (info, obb), = nvds.read_obbs(frame)
-    assert a["label"].tolist() == [b"ship"] and a["component_id"].tolist() == [4]
-    assert a["address"].tolist() == [info.address]
-    assert a["detector_bbox"][0] == pytest.approx(info.detector_bbox)
-    assert a["flags"].tolist() == [obb.flags] and a["tracker_bbox"].tolist() == [[0, 0, 0, 0]]
+    assert a.label.tolist() == [b"ship"] and a.component_id.tolist() == [4]
+    assert a.address.tolist() == [info.address]
+    assert a.detector_bbox[0] == pytest.approx(info.detector_bbox)
+    assert a.flags.tolist() == [obb.flags] and a.tracker_bbox.tolist() == [[0, 0, 0, 0]]
 
 
 @pytest.mark.parametrize("ids", [[-1], [-1, -2], np.array([-2], np.int64), [2**64], [2**64 + 5, 3], [2**63, -1]])
@@ -291,7 +291,7 @@ def test_object_ids_outside_uint64_are_refused_by_name_not_wrapped(make_batch, i
     objs = write(batch, frame, [[500, 400, 120, 40, 0.3]] * len(ids))
     with pytest.raises(ValueError, match=r"object_ids must be integer track ids in 0\.\.2\*\*64-1"):
         nvds.update_objects(batch, frame, objs, object_ids=ids)
-    assert (nvds.read_obbs_arrays(frame)["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+    assert (nvds.read_objects(frame).object_id == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
 
 
 @pytest.mark.parametrize("ids", [[True], [1.0], np.array([2.0])])

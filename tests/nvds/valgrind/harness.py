@@ -78,7 +78,7 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
     # Secondary results (NvDsClassifierMeta / NvDsLabelInfo): long names and texts carry pResult_label.
-    o0, o1 = nvds.read_obbs_arrays(f0)["address"], nvds.read_obbs_arrays(f1)["address"]
+    o0, o1 = nvds.read_objects(f0).address, nvds.read_objects(f1).address
     ids = np.stack([np.arange(len(o0)) % (len(NAMES) + 1) - 1, np.arange(len(o0)) % 2], axis=1)
     r = nvds.attach_classifications(batch, o0, class_ids=ids, class_names=[NAMES, ["a", "b"]], classifier_type="t")
     check(r.long_labels > 0 and r.classified == len(o0), "classifier metas with long labels")
