@@ -9,7 +9,8 @@ Variants of the model path: ``eager`` (fp32), ``graph`` (model + decode in a CUD
 pipelines run as one model batch; ``eager+batch`` on the CPU). Aggregate fps is frames over wall time after a
 warm-up, the median of repeats; ``per_batch_ms`` splits a batch into the element's phases (map, infer, write) and
 the detector's (prepare, model_decode, copy), measured in a separate profiling pass that synchronises the device
-between phases.
+between phases; ``thread_cpu_ms_per_frame``: the CPU time a frame of each group of like-named threads over the fed
+phase (the elements started and warmed up before it), and their total.
 
 Also measured here: the bundled model's forward alone, eager and replayed from a CUDA graph, at batch 1 and 16; and
 on the CPU the demo's fps with and without a parallel encoder load (``--cpu-load``).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import statistics
 import sys
 import threading
@@ -147,36 +149,54 @@ def measure(streams: int, mode: str, variant: str, fmt: str, device: str, count:
     surfaces = [frames_for(per_pipe, fmt, device, first=k) for k in range(pipes)]
     warmup = 5
 
-    def rate(element: str | None, profile: bool = False) -> tuple[float, list]:
+    def rate(element: str | None, profile: bool = False) -> tuple[float, list, dict]:
         specs, infers = [], []
         for s in surfaces:
             p, src, infer, arrivals = pipeline(fmt, element, props if element else {})
             specs.append((p, src, batched_buffers(s, per_pipe, count + warmup, W, H), arrivals))
             infers.append(infer)
-        if profile:  # the detector exists once the element started: profile from its first batch on
+        if profile:
             for infer in infers:
                 infer.timings = []
-            for p, *_ in specs:
-                p.set_state(Gst.State.PAUSED)
+        for p, *_ in specs:  # each element starts (model, warm-up) in this call; no buffer flows before PLAYING
+            p.set_state(Gst.State.PAUSED)
+        if profile:  # the detector exists once the element started: profile from its first batch on
             for infer in infers:
                 infer.detector.timings = []
+        cpu0 = _thread_cpu()
         wall = run_pipelines(specs, warmup)
+        per_thread = _thread_cpu_since(cpu0)
         phases = []
         if profile:
             for infer in infers:
                 for outer, inner in list(zip(infer.timings, infer.detector.timings))[warmup:]:
                     phases.append({**outer, **inner})
-        return streams * count / wall, phases
+        return streams * count / wall, phases, per_thread
 
-    fps = statistics.median(rate("obbinfer")[0] for _ in range(repeats))
+    runs = sorted((rate("obbinfer") for _ in range(repeats)), key=lambda r: r[0])
+    fps, threads = statistics.median(r[0] for r in runs), runs[len(runs) // 2][2]  # the threads of the median run
     baseline = statistics.median(rate(None)[0] for _ in range(repeats))
     # calls gathered into another pipeline's batch are not seen by a profile: no profiling pass for "+batch"
-    _, phases = rate("obbinfer", profile=True) if device == "cuda" and not variant.endswith("+batch") else (None, [])
+    phases = rate("obbinfer", profile=True)[1] if device == "cuda" and not variant.endswith("+batch") else []
     split = {k: round(statistics.median(p[k] for p in phases) * 1e3, 3) for k in phases[0] if k != "frames"} \
         if phases else {}
     return {"streams": streams, "mode": mode, "variant": variant, "format": fmt, "device": device,
             "fps": round(fps, 1), "baseline_fps": round(baseline, 1), "ratio": round(fps / baseline, 3),
-            "per_batch_ms": split, "buffers": count, "repeats": repeats}
+            "per_batch_ms": split, "thread_cpu_ms_per_frame": _per_frame(threads, streams * (count + warmup)),
+            "buffers": count, "repeats": repeats}
+
+
+def _per_frame(per_thread: dict, frames: int) -> dict:
+    """CPU ms a frame of each group of like-named threads (digits folded: ``appsrc#:src`` is every pipeline's
+    streaming thread, on which obbinfer maps, submits and, without an output thread, writes; ``obbinfer#:out`` the
+    elements' output threads), over the fed phase (the elements started before), and their ``total``."""
+    groups: dict = {}
+    for name, sec in per_thread.items():
+        key = re.sub(r"\d+", "#", name)
+        groups[key] = groups.get(key, 0.0) + sec
+    out = {k: round(v * 1e3 / frames, 3) for k, v in sorted(groups.items(), key=lambda kv: -kv[1]) if v > 0.005}
+    out["total"] = round(sum(groups.values()) * 1e3 / frames, 3)
+    return out
 
 
 # ---------------------------------------------------------------- sources that load the GPU
