@@ -33,7 +33,8 @@ class Batcher:
     after they are written). The class filter's removals are counted in that detector's ``filtered``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, device: Any) -> None:
+        self.device = device  # the torch.device every batch runs on (part of the batcher's key)
         lock = threading.Lock()
         self.full = threading.Condition(lock)  # the gathering leader waits here: woken once its batch is full
         self.free = threading.Condition(lock)  # callers wait here for their batch to be queued or to lead
@@ -43,11 +44,11 @@ class Batcher:
         self.wanted = 0  # the frames that fill the batch being gathered (0: nobody gathers)
         self.leading = False
         self.detector: Any = None  # the detector every batch runs on
-        self.stream: Any = None  # its CUDA stream (a model on CUDA)
+        self.stream: Any = None  # the batches' CUDA stream (a model on CUDA)
 
     def submit(self, detector: Any, frames: Sequence[Any], pixel_format: list[str], wait_s: float, max_frames: int,
                params: Any) -> Pending:
-        req = _Request(frames, pixel_format, _ready_event(frames))
+        req = _Request(frames, pixel_format, self._ready_event())
         with self.lock:
             self.queue.append(req)
             self.queued += len(req.frames)
@@ -88,7 +89,7 @@ class Batcher:
         """The batch's model call queued on ``runner`` (its stream after every caller's event); each request gets
         its slice, or every one the error."""
         try:
-            stream = self._stream_for(runner, batch)
+            stream = self._stream()
             frames = [f for r in batch for f in r.frames]
             formats = [p for r in batch for p in r.pixel_format]
             if stream is None:
@@ -107,15 +108,25 @@ class Batcher:
             for r in batch:
                 r.error = exc
 
-    def _stream_for(self, runner: Any, batch: list[_Request]) -> Any:
-        device = runner._run_device(batch[0].frames)
-        if device.type != "cuda":
+    def _stream(self) -> Any:
+        if self.device.type != "cuda":
             return None
-        if self.stream is None or self.stream.device != device:
+        if self.stream is None:
             import torch
 
-            self.stream = torch.cuda.Stream(device=device)
+            self.stream = torch.cuda.Stream(device=self.device)
         return self.stream
+
+    def _ready_event(self) -> Any:
+        """An event on the caller's current CUDA stream after which the frames it made there are readable (None
+        off CUDA)."""
+        if self.device.type != "cuda":
+            return None
+        import torch
+
+        event = torch.cuda.Event()
+        event.record(torch.cuda.current_stream(self.device))
+        return event
 
     def forget(self, detector: Any) -> None:
         """``detector`` was released: later batches run on the next caller's."""
@@ -133,18 +144,6 @@ def _take(queue: list[_Request], max_frames: int) -> list[_Request]:
     batch = queue[:n]
     del queue[:n]
     return batch
-
-
-def _ready_event(frames: Sequence[Any]) -> Any:
-    """An event on the caller's current CUDA stream after which its frames are readable (None for host frames)."""
-    first = frames[0][0] if isinstance(frames[0], (tuple, list)) else frames[0]
-    if getattr(first, "is_cuda", False):
-        import torch
-
-        event = torch.cuda.Event()
-        event.record(torch.cuda.current_stream(first.device))
-        return event
-    return None
 
 
 BATCHERS: dict[tuple, Batcher] = {}

@@ -267,7 +267,7 @@ class Detector:
         batcher = self._batcher(frames, p, outputs)
         if batcher is not None:
             dets = self._gathered(batcher, frames, formats, p).result()
-            return dets if on_host else [d.to(self._run_device(frames)) for d in dets]
+            return dets if on_host else [d.to(batcher.device) for d in dets]
         step = self.batch_size or len(frames)
         out: list[OrientedBoxes] = []
         for start in range(0, len(frames), step):
@@ -303,7 +303,10 @@ class Detector:
         if last is not None and last[0] is p and last[1] == device:
             return last[2]
         with BATCHERS_LOCK:  # per device the frames are on: device=auto pipelines on two GPUs batch apart
-            batcher = BATCHERS.setdefault(self._batch_key(p, device), Batcher())
+            key = self._batch_key(p, device)
+            batcher = BATCHERS.get(key)
+            if batcher is None:
+                batcher = BATCHERS[key] = Batcher(device)
         self._last_batcher = (p, device, batcher)
         return batcher
 
