@@ -370,32 +370,6 @@ def test_the_cross_pipeline_batches_are_per_device_the_frames_are_on():
     assert fixed._run_device([torch.empty(8, 8, 3, device="meta")]) == torch.device("cpu")
 
 
-def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
-    obb_toy_models.CALLS.clear()
-    dets = [Detector("obb_toy_models:counting", input_size=64, device="cpu", max_batch_wait_us=300_000)
-            for _ in range(4)]
-    work = [frames(1, seed=10 + k) for k in range(4)]
-    want = [rows(Detector("obb_toy_models:counting", input_size=64, device="cpu", share_model=False)(w))
-            for w in work]
-    obb_toy_models.CALLS.clear()
-    got: dict[int, list] = {}
-    barrier = threading.Barrier(4)
-
-    def worker(k):
-        barrier.wait()
-        got[k] = rows(dets[k](work[k]))
-
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert [got[k] for k in range(4)] == want
-    assert sum(obb_toy_models.CALLS) == 4 and len(obb_toy_models.CALLS) < 4  # fewer model calls than callers
-    with pytest.raises(ValueError, match="max_batch_wait_us"):
-        Detector("obb_toy_models:toy", input_size=64, max_batch_wait_us=-1)
-
-
 def _gathered(dets, work, call):
     """Each detector's call on its own thread, all released at once; {k: result}."""
     got: dict[int, object] = {}
@@ -415,6 +389,21 @@ def _gathered(dets, work, call):
         t.join(30)
     assert not any(t.is_alive() for t in threads), "a caller of the batcher hung"
     return got
+
+
+def test_calls_from_separate_pipelines_within_the_window_run_as_one_batch():
+    obb_toy_models.CALLS.clear()
+    dets = [Detector("obb_toy_models:counting", input_size=64, device="cpu", max_batch_wait_us=300_000)
+            for _ in range(4)]
+    work = [frames(1, seed=10 + k) for k in range(4)]
+    want = [rows(Detector("obb_toy_models:counting", input_size=64, device="cpu", share_model=False)(w))
+            for w in work]
+    obb_toy_models.CALLS.clear()
+    got = _gathered(dets, work, lambda d, w: rows(d(w)))
+    assert [got[k] for k in range(4)] == want
+    assert sum(obb_toy_models.CALLS) == 4 and len(obb_toy_models.CALLS) < 4  # fewer model calls than callers
+    with pytest.raises(ValueError, match="max_batch_wait_us"):
+        Detector("obb_toy_models:toy", input_size=64, max_batch_wait_us=-1)
 
 
 def test_a_batch_holds_at_most_batch_size_frames_and_every_caller_is_served():
