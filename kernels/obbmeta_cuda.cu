@@ -11,7 +11,7 @@
 
 #define OBB_EXPORT extern "C" __attribute__((visibility("default")))
 
-OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 7; }
+OBB_EXPORT int obbmeta_cuda_abi_version(void) { return 8; }
 
 // Boxes arrive as float32 or float64 (n, 5); the geometry runs on obb_box (double) either way.
 __device__ __forceinline__ obb_box load_box(const float *b) { return obb_box_from_float(b); }
@@ -77,26 +77,29 @@ OBB_EXPORT int obbmeta_cuda_nms_sizes(int64_t n, int has_labels, int is_double, 
     pool_entries = pool_cap(pool_entries);
     if (is_double)
         return obbnms::nms_impl<double>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
-                                        nullptr, nullptr, 0, workspace_bytes);
+                                        nullptr, nullptr, nullptr, 0, workspace_bytes);
     return obbnms::nms_impl<float>(n, nullptr, nullptr, nullptr, has_labels != 0, 0.0, nullptr, 0, pool_entries,
-                                   nullptr, nullptr, 0, workspace_bytes);
+                                   nullptr, nullptr, nullptr, 0, workspace_bytes);
 }
 
 // Greedy rotated NMS, all on `stream`, no host sync. keep: n int64, the kept indices by descending score, then -1.
 // status: 3 int64 (kept count; flags of obb_status.h: non-finite / out-of-range boxes, non-finite scores, pool too
-// small; the candidate words the data needed). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
+// small; the candidate words the data needed). count: NULL, or one int64 that receives the kept count, -1 when a
+// flag is set (nms_rotated_padded's count). The workspace (obbmeta_cuda_nms_sizes) holds a pool of pool_entries.
 OBB_EXPORT int obbmeta_cuda_nms(int64_t n, const void *boxes, const void *scores, int is_double,
                                 const int64_t *labels, double threshold, void *workspace, int64_t workspace_bytes,
-                                int64_t pool_entries, int64_t *keep, int64_t *status, void *stream)
+                                int64_t pool_entries, int64_t *keep, int64_t *status, int64_t *count, void *stream)
 {
     if (n < 0 || n > 0x7fffffffLL || pool_entries < 0) return (int)cudaErrorInvalidValue;
     pool_entries = pool_cap(pool_entries);
     cudaStream_t s = (cudaStream_t)stream;
     if (is_double)
         return obbnms::nms_impl<double>(n, (const double *)boxes, (const double *)scores, labels, labels != nullptr,
-                                        threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
+                                        threshold, workspace, workspace_bytes, pool_entries, keep, status, count, s,
+                                        nullptr);
     return obbnms::nms_impl<float>(n, (const float *)boxes, (const float *)scores, labels, labels != nullptr,
-                                   threshold, workspace, workspace_bytes, pool_entries, keep, status, s, nullptr);
+                                   threshold, workspace, workspace_bytes, pool_entries, keep, status, count, s,
+                                   nullptr);
 }
 
 // Workspace bytes of obbmeta_cuda_yolo_obb for a pool of `pool_entries`, and the pool that suffices for any head.
@@ -109,14 +112,15 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb_sizes(int64_t B, int64_t C, int64_t N, int 
     const int64_t kk = k < per_image ? k : per_image;
     *pool_needed_at_most = pool_cap(B * pool_bound(kk, kk));
     return obbnms::decode_impl(nullptr, B, C, N, multi, agnostic, 0, 0, nullptr, nullptr, nullptr, k, 0, 1, 0, 0,
-                               nullptr, 0,
-                               pool_cap(pool_entries), nullptr, nullptr, nullptr, nullptr, nullptr, 0, workspace_bytes);
+                               nullptr, 0, pool_cap(pool_entries), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                               0, workspace_bytes);
 }
 
 // YOLO-OBB raw head (B, C = 4 + nc + 1, N) float32 -> per image at most max_det boxes: candidates (score > conf,
 // best class or every class with multi, class allowed) -> the k best per image -> greedy rotated NMS per (image,
 // class) (per image when agnostic) -> by descending score -> the letterbox inverse. out_boxes (B, max_det, 5),
-// out_scores (B, max_det), out_labels (B, max_det): rows past counts[b] are 0. status as for obbmeta_cuda_nms.
+// out_scores (B, max_det), out_labels (B, max_det): rows past counts[b] are 0; counts all -1 when *flags (obb_status.h,
+// as for obbmeta_cuda_nms) is not 0; *needed: the candidate words the data needed (int64 each).
 // class_iou: NULL (every class at `iou`), or nc IoU thresholds, one per class (class-aware NMS only). class_conf:
 // NULL (every class at `conf`), or nc score thresholds: an item is a candidate when its class's score is above its
 // class's threshold (the best class's, without multi).
@@ -125,7 +129,7 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, in
                                      const float *class_conf, int64_t k, int64_t max_det,
                                      double scale, double pad_x, double pad_y, void *workspace, int64_t workspace_bytes,
                                      int64_t pool_entries, float *out_boxes, float *out_scores, int64_t *out_labels,
-                                     int64_t *counts, int64_t *status, void *stream)
+                                     int64_t *counts, int64_t *flags, int64_t *needed, void *stream)
 {
     const int64_t nc = C - 5, per_image = multi ? N * nc : N;
     if (B < 1 || nc < 1 || N < 0 || k < 1 || max_det < 0 || pool_entries < 0 || B * per_image > 0x7fffffffLL ||
@@ -133,7 +137,7 @@ OBB_EXPORT int obbmeta_cuda_yolo_obb(const float *head, int64_t B, int64_t C, in
         return (int)cudaErrorInvalidValue;
     return obbnms::decode_impl(head, B, C, N, multi, agnostic, conf, iou, allowed, class_iou, class_conf, k, max_det,
                                scale, pad_x, pad_y, workspace, workspace_bytes, pool_cap(pool_entries), out_boxes, out_scores,
-                               out_labels, counts, status, (cudaStream_t)stream, nullptr);
+                               out_labels, counts, flags, needed, (cudaStream_t)stream, nullptr);
 }
 
 // ---- drawing -----------------------------------------------------------------------------------------------------

@@ -114,8 +114,9 @@ __global__ void k_top_k(int64_t m, const uint64_t *key_in, const int64_t *val_in
 
 __global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_boxes, float *out_scores,
                               int64_t *out_labels, int64_t *counts, unsigned long long *count, int *kflag,
-                              int64_t *img_lo, int64_t *img_hi)
+                              int64_t *img_lo, int64_t *img_hi, int64_t *status)
 {
+    if (blockIdx.x == 0 && threadIdx.x < 3) status[threadIdx.x] = 0;  // before any kernel that raises a flag
     GRID_LOOP(i, B * max_det * 5) out_boxes[i] = 0.0f;
     GRID_LOOP(i, B * max_det) {
         out_scores[i] = 0.0f;
@@ -127,6 +128,19 @@ __global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_
         img_lo[i] = img_hi[i] = 0;
     }
     GRID_LOOP(i, n + 1) kflag[i] = 0;
+}
+
+// The last step: the flags and the pool entries the data needed into outputs of their own, and every count -1 when a
+// flag is set (the tables are then not to be read).
+__global__ void k_finish_decode(int64_t B, const int64_t *status, int64_t *counts, int64_t *flags_out,
+                                int64_t *needed_out)
+{
+    const int64_t flags = status[1];
+    GRID_LOOP(b, B) if (flags) counts[b] = -1;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *flags_out = flags;
+        *needed_out = status[2];
+    }
 }
 
 // Each position's group, and where each image's positions begin and end (images without candidates keep [0, 0)).
@@ -213,6 +227,7 @@ struct DecodeBuffers {
     Core core;
     int *kprefix;
     int64_t *img_lo, *img_hi;
+    int64_t *status;  // [kept (unused), flags, pool entries needed], as the NMS core writes them
     void *temp;
     size_t temp_bytes;
 };
@@ -232,8 +247,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
                        double iou, const int *allowed, const double *class_iou, const float *class_conf, int64_t k,
                        int64_t max_det,
                        double scale, double pad_x, double pad_y, void *ws, int64_t ws_bytes, int64_t pool_entries,
-                       float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts, int64_t *status,
-                       cudaStream_t s, int64_t *ws_need)
+                       float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts, int64_t *flags_out,
+                       int64_t *needed_out, cudaStream_t s, int64_t *ws_need)
 {
     const bool measure = ws_need != nullptr;
     const int nc = (int)(C - 5);
@@ -247,6 +262,8 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     const int key_bits = 32 + image_bits + label_bits;
     DecodeBuffers b;
     Arena ar = {measure ? nullptr : (char *)ws, 0};
+    b.status = ar.take<int64_t>(3);
+    int64_t *const status = b.status;
     b.key1 = ar.take<uint64_t>(m);
     b.val1 = ar.take<int64_t>(m);
     b.key1s = ranked ? ar.take<uint64_t>(m) : nullptr;
@@ -291,13 +308,16 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     CUB_TRY((cudaError_t)finish_workspace(ar, most, &b.temp, &b.temp_bytes, ws_bytes, ws_need));
     if (measure) return 0;
 
-    CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
+    const auto finish = [&]() {
+        k_finish_decode<<<grid_of(B, 256), 256, 0, s>>>(B, status, counts, flags_out, needed_out);
+        return (int)cudaGetLastError();
+    };
     {
         const int64_t most_items = B * max_det * 5 > n + 1 ? B * max_det * 5 : n + 1;
         k_zero_decode<<<grid_of(most_items, 256), 256, 0, s>>>(B, max_det, n, out_boxes, out_scores, out_labels, counts,
-                                                              b.count, b.core.kflag, b.img_lo, b.img_hi);
+                                                              b.count, b.core.kflag, b.img_lo, b.img_hi, status);
     }
-    if (m == 0 || n == 0) return (int)cudaGetLastError();
+    if (m == 0 || n == 0) return finish();
     k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, class_conf,
                                                  label_bits, ranked, b.key1, b.val1, b.score, b.label, b.count, status);
     if (ranked) {
@@ -320,7 +340,7 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
                                                               b.score, b.label, load, label_bits, max_det, b.img_lo,
                                                               b.img_hi, scale, pad_x, pad_y, out_boxes, out_scores,
                                                               out_labels, counts);
-    return (int)cudaGetLastError();
+    return finish();
 }
 
 }  // namespace obbnms

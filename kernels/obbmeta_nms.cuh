@@ -81,10 +81,16 @@ static void nms_layout(Arena &ar, int64_t n, int has_labels, int is_double, int6
     core_layout(ar, n, pool_entries, b.core);
 }
 
+// nms_rotated_padded's count: the kept boxes, or -1 when a flag is set.
+__global__ void k_finish_nms(const int64_t *status, int64_t *count_out)
+{
+    if (threadIdx.x == 0) *count_out = status[1] ? -1 : status[0];
+}
+
 template <typename T>
 static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *labels, bool has_labels,
                     double threshold, void *ws, int64_t ws_bytes, int64_t pool_entries, int64_t *keep, int64_t *status,
-                    cudaStream_t s, int64_t *ws_need)
+                    int64_t *count_out, cudaStream_t s, int64_t *ws_need)
 {
     const bool measure = ws_need != nullptr;
     NmsBuffers b;
@@ -112,8 +118,12 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
     CUB_TRY((cudaError_t)finish_workspace(ar, most, &b.temp, &b.temp_bytes, ws_bytes, ws_need));
     if (measure) return 0;
 
+    const auto finish = [&]() {
+        if (count_out) k_finish_nms<<<1, 32, 0, s>>>(status, count_out);
+        return (int)cudaGetLastError();
+    };
     CUB_TRY(cudaMemsetAsync(status, 0, 3 * sizeof(int64_t), s));
-    if (n == 0) return (int)cudaGetLastError();
+    if (n == 0) return finish();
     k_nms_inputs<T><<<grid_of(n, 256), 256, 0, s>>>(n, boxes, scores, (T *)b.key_a, b.idx_a, b.core.kflag, keep,
                                                     status);
     bytes = b.temp_bytes;
@@ -134,7 +144,7 @@ static int nms_impl(int64_t n, const T *boxes, const T *scores, const int64_t *l
         bytes = b.temp_bytes;
         CUB_TRY(cub::DeviceSelect::Flagged(b.temp, bytes, b.idx_b, b.core.kflag, keep, status, n, s));
     }
-    return (int)cudaGetLastError();
+    return finish();
 }
 
 }  // namespace obbnms

@@ -31,6 +31,8 @@
 // the segments, steps 2 to 5 (run_core) and the workspace helpers.
 #pragma once
 
+#include <atomic>
+
 #include <cub/cub.cuh>
 
 #include "obb_status.h"
@@ -482,22 +484,43 @@ struct Arena {
     }
 };
 
+// The device's SM count and each kernel's resident blocks per SM, read once per device (host calls of a few
+// microseconds each that every launch would otherwise repeat). Racing first calls store the same value.
+constexpr int CACHED_DEVICES = 64;
+
+static int current_device()
+{
+    int dev = 0;
+    return cudaGetDevice(&dev) == cudaSuccess && dev >= 0 && dev < CACHED_DEVICES ? dev : -1;
+}
+
 static int sm_count()
 {
-    int dev = 0, sms = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    static std::atomic<int> cache[CACHED_DEVICES];
+    const int dev = current_device();
+    if (dev >= 0) {
+        const int known = cache[dev].load(std::memory_order_relaxed);
+        if (known > 0) return known;
+    }
+    int sms = 0;
+    if (dev < 0 || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
         return 80;
-    return sms > 0 ? sms : 80;
+    cache[dev].store(sms, std::memory_order_relaxed);
+    return sms;
 }
 
 // A grid of persistent blocks for `kernel`: as many as the device holds at once (blocks that would wait for a second
-// wave only to find no work left cost a wave each).
+// wave only to find no work left cost a wave each). `cache`: the call site's per-device record of blocks per SM.
 template <typename Kernel>
-static int resident_grid(Kernel kernel, int threads, int sms)
+static int resident_grid(Kernel kernel, int threads, int sms, std::atomic<int> *cache)
 {
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1)
-        per_sm = 1;
+    const int dev = current_device();
+    int per_sm = dev >= 0 ? cache[dev].load(std::memory_order_relaxed) : 0;
+    if (per_sm < 1) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1)
+            return sms;  // (not recorded: asked again next time)
+        if (dev >= 0) cache[dev].store(per_sm, std::memory_order_relaxed);
+    }
     return per_sm * sms;
 }
 
@@ -580,13 +603,14 @@ static int run_core(int64_t n, Loader load, const int64_t *order, const int64_t 
         bytes = temp_bytes;
         CUB_TRY(cub::DeviceScan::InclusiveScan(temp, bytes, g.info, g.incl, SegSum(), n, s));
     }
+    static std::atomic<int> pairs_per_sm[CACHED_DEVICES], exact_per_sm[CACHED_DEVICES], scan_per_sm[CACHED_DEVICES];
     const int sms = sm_count();
-    k_pairs<<<resident_grid(k_pairs, PAIR_THREADS, sms), PAIR_THREADS, 0, s>>>(n, g, core);
-    k_exact<<<resident_grid(k_exact, 256, sms), 256, 0, s>>>(threshold, core);
+    k_pairs<<<resident_grid(k_pairs, PAIR_THREADS, sms, pairs_per_sm), PAIR_THREADS, 0, s>>>(n, g, core);
+    k_exact<<<resident_grid(k_exact, 256, sms, exact_per_sm), 256, 0, s>>>(threshold, core);
     bytes = temp_bytes;
     CUB_TRY(cub::DeviceScan::ExclusiveSum(temp, bytes, core.col_count, core.col_start, core.columns, s));
     k_group<<<sms * 4, 256, 0, s>>>(core, status);
-    const int scan_grid = (int)min(n, (int64_t)resident_grid(k_scan, SCAN_THREADS, sms));
+    const int scan_grid = (int)min(n, (int64_t)resident_grid(k_scan, SCAN_THREADS, sms, scan_per_sm));
     k_scan<<<scan_grid, SCAN_THREADS, 0, s>>>(n, g, core, rank, order, keep, status);
     return (int)cudaGetLastError();
 }

@@ -24,15 +24,15 @@ _FUNCTIONS = {
     "obbmeta_cuda_set_device": (_i32, [_i32]),
     "obbmeta_cuda_iou": (_i32, [_p, _i64, _p, _i64, _p, _i32, _i32, _p]),
     "obbmeta_cuda_nms_sizes": (_i32, [_i64, _i32, _i32, _i64, _p, _p]),
-    "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p]),
+    "obbmeta_cuda_nms": (_i32, [_i64, _p, _p, _i32, _p, _f64, _p, _i64, _i64, _p, _p, _p, _p]),
     "obbmeta_cuda_yolo_obb_sizes": (_i32, [_i64, _i64, _i64, _i32, _i32, _i64, _i64, _p, _p]),
     "obbmeta_cuda_yolo_obb": (_i32, [_p, _i64, _i64, _i64, _i32, _i32, _f64, _f64, _p, _p, _p, _i64, _i64, _f64,
-                                     _f64, _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p]),
+                                     _f64, _f64, _p, _i64, _i64, _p, _p, _p, _p, _p, _p, _p]),
     "obbmeta_cuda_draw_outlines_batch": (_i32, [_p, _p, _p, _p, _p, _i32, _i32, _p, _p, _i64, _p, _f64, _p]),
     "obbmeta_cuda_crop": (_i32, [_p, _i32, _i64, _p, _i64, _p, _p, _p, _p, _p]),
 }
 CUDA = NativeLibrary(
-    "_cuda", "CUDA kernels", abi=7, abi_function="obbmeta_cuda_abi_version", functions=_FUNCTIONS,
+    "_cuda", "CUDA kernels", abi=8, abi_function="obbmeta_cuda_abi_version", functions=_FUNCTIONS,
     # Every entry point only queues work on the stream it is given (no synchronisation, no allocation) or answers
     # from the host, so none can wait on another thread: all keep the interpreter lock (NativeLibrary.held). A
     # launch that released it would wait up to Python's switch interval to get it back while another element's
@@ -76,14 +76,28 @@ def _on_device(lib, index: int):
             lib.obbmeta_cuda_set_device_held(previous)
 
 
+def _raw_stream(index: int) -> int:
+    """torch's current stream on device `index` as a cudaStream_t (an int): torch's own accessor when it has one (what
+    code torch.compile generates calls; a tenth of the cost of building a torch.cuda.Stream), else the Stream's."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+
+
 def launch(device: torch.device, fn, *args) -> None:
     """Call a kernel entry point on `device` with torch's current stream appended, keeping the interpreter lock (its
-    ``_held`` form); raise on a CUDA error."""
+    ``_held`` form); raise on a CUDA error. The thread's current device is `device` during the call and what it was
+    before afterwards (as :func:`_on_device`, written out: this runs once per op call)."""
     lib = cuda_library()
     fn = getattr(lib, fn.__name__ + "_held")
-    with _on_device(lib, device.index if device.index is not None else torch.cuda.current_device()) as code:
+    previous = torch.cuda.current_device()
+    index = previous if device.index is None else device.index
+    code = lib.obbmeta_cuda_set_device_held(index)
+    try:
         if code == 0:
-            code = fn(*args, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream))
+            code = fn(*args, _raw_stream(index))
+    finally:
+        if index != previous:
+            lib.obbmeta_cuda_set_device_held(previous)
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel failed: {lib.obbmeta_cuda_error_string(code).decode()}")
 

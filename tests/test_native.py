@@ -205,26 +205,45 @@ def test_a_kernel_launch_on_another_gpu_gives_the_thread_its_device_back(monkeyp
     calls, code = [], [0]
 
     def kernel(stream):  # the releasing form: never called
-        calls.append(("released", stream.value))
+        calls.append(("released", stream))
         return 0
 
     lib = types.SimpleNamespace(obbmeta_cuda_set_device_held=lambda i: calls.append(("set", i)) or 0,
                                 obbmeta_cuda_error_string=lambda code: b"an error", kernel=kernel,
-                                kernel_held=lambda stream: calls.append(("kernel", stream.value)) or code[0])
+                                kernel_held=lambda stream: calls.append(("kernel", stream)) or code[0])
     monkeypatch.setattr(_cuda_lib, "cuda_library", lambda: lib)
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: types.SimpleNamespace(cuda_stream=0))
+    monkeypatch.setattr(_cuda_lib, "_raw_stream", lambda index: 100 + index)  # each device's current stream
     _cuda_lib.launch(torch.device("cuda", 1), lib.kernel)
-    assert calls == [("set", 1), ("kernel", None), ("set", 0)]
+    assert calls == [("set", 1), ("kernel", 101), ("set", 0)]
     calls.clear()
     code[0] = 7
     with pytest.raises(RuntimeError, match="obbmeta CUDA kernel failed: an error"):
         _cuda_lib.launch(torch.device("cuda", 1), lib.kernel)
-    assert calls == [("set", 1), ("kernel", None), ("set", 0)]
+    assert calls == [("set", 1), ("kernel", 101), ("set", 0)]
     calls.clear()
     code[0] = 0
     _cuda_lib.launch(torch.device("cuda", 0), lib.kernel)
-    assert calls == [("set", 0), ("kernel", None)]
+    assert calls == [("set", 0), ("kernel", 100)]
+    calls.clear()
+    _cuda_lib.launch(torch.device("cuda"), lib.kernel)  # no index: the current device's
+    assert calls == [("set", 0), ("kernel", 100)]
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_the_launch_stream_is_torchs_current_stream_of_that_device():
+    """What launch appends is the stream torch would launch on: the default stream, a side stream inside
+    ``torch.cuda.stream``, and during a graph capture the capture stream."""
+    import torch
+
+    assert _cuda_lib._raw_stream(0) == torch.cuda.current_stream(0).cuda_stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        assert _cuda_lib._raw_stream(0) == side.cuda_stream != torch.cuda.default_stream(0).cuda_stream
+    graph, seen = torch.cuda.CUDAGraph(), []
+    with torch.cuda.graph(graph):
+        seen.append((_cuda_lib._raw_stream(0), torch.cuda.current_stream(0).cuda_stream))
+    assert seen[0][0] == seen[0][1]
 
 
 def test_every_cuda_entry_point_that_launches_is_bound_held():

@@ -410,7 +410,7 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     lib = cuda_library()
     if lib is None:
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
-    head = output.float().contiguous()
+    head = output if output.dtype == torch.float32 and output.is_contiguous() else output.float().contiguous()
     b, c, n, multi, agn, k = _sizes_args(head, multi_label, agnostic, max_nms)
     if k < 1:  # a head without anchors: empty tables, nothing to launch
         z = torch.zeros(b, dtype=torch.int64, device=head.device)
@@ -422,13 +422,14 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     scores = torch.empty((b, max_det), dtype=torch.float32, device=head.device)
     labels = torch.empty((b, max_det), dtype=torch.int64, device=head.device)
     counts = torch.empty(b, dtype=torch.int64, device=head.device)
-    status = torch.empty(3, dtype=torch.int64, device=head.device)
+    # (the operator's outputs may not alias one another: each starts its own storage; the kernels write the counts
+    # as -1 themselves when a flag is set)
+    flags = torch.empty((), dtype=torch.int64, device=head.device)
+    needed = torch.empty((), dtype=torch.int64, device=head.device)
     launch(head.device, lib.obbmeta_cuda_yolo_obb, _ptr(head), b, c, n, multi, agn, conf, iou, _ptr(allowed),
            _ptr(class_iou), _ptr(class_conf), k, max_det, scale, pad_x, pad_y, _ptr(scratch), ws_bytes, pool,
-           _ptr(boxes), _ptr(scores), _ptr(labels), _ptr(counts), _ptr(status))
-    flags = status[1].clone()  # the operator's outputs may not alias one another
-    counts = torch.where(flags == 0, counts, torch.full_like(counts, -1))
-    return boxes, scores, labels, counts, flags, status[2].clone()  # an operator's outputs start their own storage
+           _ptr(boxes), _ptr(scores), _ptr(labels), _ptr(counts), _ptr(flags), _ptr(needed))
+    return boxes, scores, labels, counts, flags, needed
 
 
 __all__ = ["PaddedDetections", "yolo_obb_padded", "MAX_TABLE_ROWS"]

@@ -45,7 +45,8 @@ def compute_dtype(*tensors: Optional[torch.Tensor]) -> torch.dtype:
 
 
 def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    return t.to(dtype).contiguous()
+    # (the common case, already so, asks no dispatcher call: a few microseconds on every op call)
+    return t if t.dtype == dtype and t.is_contiguous() else t.to(dtype).contiguous()
 
 
 @torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
@@ -128,21 +129,23 @@ def _(boxes1, boxes2, aligned):
     return out
 
 
-def _nms_cuda(boxes, scores, labels, iou_threshold, pool):
-    """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64). pool: entries
-    of the sparse mask's pool."""
+def _nms_cuda(boxes, scores, labels, iou_threshold, pool, padded=False):
+    """Enqueue the CUDA NMS (no host sync). Returns (keep (N,) int64 padded with -1, status (3,) int64, and with
+    `padded` the 0-d count: the kept boxes, -1 when a status flag is set). pool: entries of the sparse mask's pool."""
     lib = cuda_library()
     dtype = compute_dtype(boxes, scores)
     boxes, scores = _as(boxes, dtype), _as(scores, dtype)
-    labels = labels.to(torch.int64).contiguous() if labels is not None else None
+    if labels is not None:
+        labels = _as(labels, torch.int64)
     n, wide, grouped = boxes.shape[0], int(dtype == torch.float64), int(labels is not None)
     ws_bytes, _ = sizes(boxes.device, "obbmeta_cuda_nms_sizes", n, grouped, wide, pool)
     scratch = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=boxes.device)
     out = torch.empty(n + 3, dtype=torch.int64, device=boxes.device)
-    keep, status = out[:n], out[n:]
+    count = torch.empty((), dtype=torch.int64, device=boxes.device) if padded else None
+    at = out.data_ptr()
     launch(boxes.device, lib.obbmeta_cuda_nms, n, _ptr(boxes), _ptr(scores), wide, _ptr(labels), iou_threshold,
-           _ptr(scratch), ws_bytes, pool, _ptr(keep), _ptr(status))
-    return keep, status
+           _ptr(scratch), ws_bytes, pool, at, at + 8 * n, _ptr(count))
+    return out[:n], out[n:], count
 
 
 def pool_bound_nms(boxes, scores, labels) -> int:
@@ -157,11 +160,11 @@ def _(boxes, scores, labels, iou_threshold):
     if cuda_library() is None:
         return _on_host(nms_rotated_op, boxes, scores, labels, iou_threshold)
     bound = pool_bound_nms(boxes, scores, labels)
-    keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, pool_for(boxes.device, bound))
+    keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold, pool_for(boxes.device, bound))
     kept, flags, needed = status.tolist()  # the one host sync: the result's size, with the kernels' input checks
     if flags & STATUS_OVERFLOW:  # more overlapping pairs than the first pool held: once more, with what they need
         remember_pool(boxes.device, needed)
-        keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
+        keep, status, _ = _nms_cuda(boxes, scores, labels, iou_threshold, needed)
         kept, flags, _ = status.tolist()
     error = status_error(flags, box_values=boxes)
     if error is not None:
@@ -201,8 +204,8 @@ def _(boxes, scores, labels, iou_threshold, pool):
                                                                        None if labels is None else labels.cpu(),
                                                                        iou_threshold, pool))
     bound = pool_bound_nms(boxes, scores, labels)
-    keep, status = _nms_cuda(boxes, scores, labels, iou_threshold, min(bound, POOL_FIXED if pool < 0 else pool))
-    count = torch.where(status[1] == 0, status[0], torch.full_like(status[0], -1))
+    keep, _, count = _nms_cuda(boxes, scores, labels, iou_threshold, min(bound, POOL_FIXED if pool < 0 else pool),
+                               padded=True)
     return keep, count
 
 
