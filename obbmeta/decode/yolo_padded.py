@@ -30,6 +30,7 @@ from ..boxes import OrientedBoxes
 from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
 from ..ops import status as ops_status
+from ..ops.registry import operator
 from ..ops.status import POOL_FIXED, pool_for, remember_pool
 from ._head import (
     CANDIDATE_NAMES,
@@ -344,7 +345,9 @@ def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
                  0)[1]
 
 
-@torch.library.custom_op("obbmeta::yolo_obb_padded", mutates_args=())
+@operator("(Tensor output, float conf, float iou, SymInt max_det, Tensor? allowed, bool multi_label, bool agnostic, "
+          "SymInt max_nms, float scale, float pad_x, float pad_y, SymInt overlap_words, Tensor? class_iou=None, "
+          "Tensor? class_conf=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
 def yolo_obb_padded_op(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int,

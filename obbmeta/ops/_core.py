@@ -28,6 +28,7 @@ from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
 from ..geometry import STATUS_OVERFLOW, geometry_library
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
+from .registry import operator
 from .status import POOL_FIXED, pool_for, remember_pool, status_error
 
 _p = ctypes.c_void_p
@@ -49,7 +50,7 @@ def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return t if t.dtype == dtype and t.is_contiguous() else t.to(dtype).contiguous()
 
 
-@torch.library.custom_op("obbmeta::box_iou_rotated", mutates_args=())
+@operator("(Tensor boxes1, Tensor boxes2, bool aligned) -> Tensor")
 def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
     check_iou_args(boxes1, boxes2, aligned)
     _require_host(boxes1)
@@ -77,7 +78,7 @@ def _(boxes1, boxes2, aligned):
     return boxes1.new_empty(shape, dtype=compute_dtype(boxes1, boxes2))
 
 
-@torch.library.custom_op("obbmeta::nms_rotated", mutates_args=())
+@operator("(Tensor boxes, Tensor scores, Tensor? labels, float iou_threshold) -> Tensor")
 def nms_rotated_op(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
 ) -> torch.Tensor:
@@ -172,7 +173,7 @@ def _(boxes, scores, labels, iou_threshold):
     return keep[:kept]
 
 
-@torch.library.custom_op("obbmeta::nms_rotated_padded", mutates_args=())
+@operator("(Tensor boxes, Tensor scores, Tensor? labels, float iou_threshold, SymInt pool) -> (Tensor, Tensor)")
 def nms_rotated_padded_op(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float, pool: int
 ) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -386,7 +387,9 @@ def crop_widths_host(table: torch.Tensor, params: CropParams) -> torch.Tensor:
     return widths
 
 
-@torch.library.custom_op("obbmeta::crop_rotated", mutates_args=())
+@operator("(Tensor[] frames, Tensor boxes, SymInt out_h, SymInt out_w, bool keep_aspect, float padding, "
+          "float[] fill, SymInt[] channels, bool channels_last, str reading, ScalarType out_dtype, bool check_boxes) "
+          "-> (Tensor, Tensor)")
 def crop_rotated_op(
     frames: List[torch.Tensor], boxes: torch.Tensor, out_h: int, out_w: int, keep_aspect: bool, padding: float,
     fill: List[float], channels: List[int], channels_last: bool, reading: str, out_dtype: torch.dtype,

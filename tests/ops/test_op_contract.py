@@ -272,3 +272,22 @@ def test_every_registered_operator_has_an_opcheck_and_a_refusal_test():
             assert name in defined, f"{op}: {test} does not exist"
             source = (root / path).read_text()
             assert op in source, f"{op} is not named in {path}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_no_operator_output_requires_grad_and_a_backward_through_one_fails_loudly(device):
+    """The pure operators have no autograd formula (obbmeta.ops.registry): with inputs that require grad, their outputs
+    do not (also where a CPU kernel builds them with torch ops from the inputs), so a backward stops with torch's own
+    error instead of passing a zero or partial gradient."""
+    boxes, scores, labels = _inputs(device, torch.float32, "contiguous")
+    boxes, scores = boxes.clone().requires_grad_(), scores.clone().requires_grad_()
+    head = HEAD.to(device).clone().requires_grad_()
+    outputs = [IOU(boxes, boxes, False), NMS(boxes, scores, labels, 0.3), *PADDED(boxes, scores, None, 0.3, -1),
+               *YOLO(head, 0.25, 0.5, 10, None, False, False, 100, 1.0, 0.0, 0.0, -1),
+               *CROP([FRAME.to(device).float().requires_grad_()], CROP_BOXES.to(device), 4, 4, False, 0.0, [0.0] * 3,
+                     [0, 1, 2], False, "as-is", torch.float32, True)]
+    assert [t.requires_grad for t in outputs] == [False] * len(outputs)
+    iou = IOU(boxes, boxes, False)
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        iou.sum().backward()
+    assert boxes.grad is None
