@@ -124,7 +124,14 @@ class PaddedDetections(NamedTuple):
         # trusted: the tables come straight from the kernels (float32 / int64 by construction), so views of them need
         # no re-checking; a PaddedDetections built by a caller is checked as any OrientedBoxes is.
         make = OrientedBoxes._checked_elsewhere if trusted else OrientedBoxes
-        # unbind: one call gives every image's view (indexing [b, :c] costs two tensor ops a table and image)
+        tables = (self.boxes, self.scores, self.labels)
+        if all(t.is_contiguous() for t in tables):
+            # One split_with_sizes a table gives every image's rows (each image's rows, then its padding): a slice
+            # costs a dispatcher call a table and image, 48 calls and about 0.2 ms at batch 16 on the H200 host.
+            rows = self.boxes.shape[1]
+            sizes = [part for c in counts for part in (c, rows - c)]
+            return [make(x, s, lab) for x, s, lab in zip(*(t.view(-1, *t.shape[2:]).split_with_sizes(sizes)[::2]
+                                                           for t in tables))]
         return [make(x[:c], s[:c], lab[:c]) for x, s, lab, c in
                 zip(self.boxes.unbind(0), self.scores.unbind(0), self.labels.unbind(0), counts)]
 

@@ -380,6 +380,30 @@ def test_unpad_of_consistent_tables_gives_count_rows_per_image():
     assert [len(d) for d in padded([5, 0, 3]).unpad()] == [5, 0, 3]
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_unpad_gives_each_image_the_first_count_rows_of_its_tables_as_views(layout):
+    """Image b gets rows [0, counts[b]) of table b (not the rows after an earlier image's), as views of the tables'
+    storage, whether the tables are contiguous (one split a table) or not."""
+    from obbmeta.decode import PaddedDetections
+
+    g = torch.Generator().manual_seed(3)
+    b, rows, counts = 4, 6, [2, 0, 6, 3]
+    boxes = torch.rand(b, rows, 5, generator=g) + 1
+    scores, labels = torch.rand(b, rows, generator=g), torch.randint(0, 9, (b, rows), generator=g)
+    if layout == "strided":
+        boxes = torch.cat([boxes, boxes], 2)[..., ::2]
+        scores, labels = scores.t().contiguous().t(), labels.t().contiguous().t()
+        assert not (boxes.is_contiguous() or scores.is_contiguous() or labels.is_contiguous())
+    tables = PaddedDetections(boxes, scores, labels, torch.tensor(counts), torch.tensor(0))
+    got = tables.unpad()
+    assert [len(d) for d in got] == counts
+    for i, (d, c) in enumerate(zip(got, counts)):
+        assert torch.equal(d.xywhr, boxes[i, :c]) and torch.equal(d.scores, scores[i, :c])
+        assert torch.equal(d.labels, labels[i, :c])
+        if c:
+            assert d.xywhr.data_ptr() == boxes[i].data_ptr() and d.scores.data_ptr() == scores[i].data_ptr()
+
+
 @pytest.mark.parametrize("counts, match", [
     ([-1], r"counts\[0\] = -1 with status 0: counts are -1 only with a non-zero status, else in 0..max_det = 0..5"),
     ([2, 9], r"counts\[1\] = 9 but the tables hold max_det = 5 rows per image"),
