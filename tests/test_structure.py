@@ -217,3 +217,26 @@ def test_every_cuda_launch_runs_inside_an_operator_kernel():
             if calls[f] & launching and not _is_cuda_kernel(f) and f.name not in reached | launching:
                 found.append(f"{path.relative_to(ROOT)}: {f.name} calls a launching function outside an operator")
     assert not found, "\n".join(found)
+
+
+def test_every_operator_is_declared_in_the_one_registry():
+    """``torch.ops.obbmeta.*`` is declared in obbmeta/ops/registry.py alone (a schema each): no module elsewhere
+    defines an operator (custom_op, a Library, a schema), and what the dispatcher knows is what the registry lists."""
+    import torch
+
+    import obbmeta.decode  # noqa: F401  (registers the decode's kernels)
+    import obbmeta.osd  # noqa: F401  (the draw's)
+    from obbmeta.ops import registry
+
+    found = []
+    for path, name, _package, tree in _modules():
+        if name == "obbmeta.ops.registry":
+            continue
+        for node in ast.walk(tree):
+            called = getattr(node, "func", None)
+            what = getattr(called, "attr", getattr(called, "id", ""))
+            if isinstance(node, ast.Call) and what in ("custom_op", "Library", "define", "triton_op"):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} calls {what}")
+    assert not found, "\n".join(found)
+    dispatcher = {n.split("::", 1)[1] for n in torch._C._dispatch_get_all_op_names() if n.startswith("obbmeta::")}
+    assert dispatcher == set(registry.OPERATORS)

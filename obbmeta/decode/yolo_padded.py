@@ -29,8 +29,8 @@ from .._validators import int_in_range, number_in_range, threshold
 from ..boxes import OrientedBoxes
 from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
 from ..letterbox import Letterbox
+from ..ops import registry
 from ..ops import status as ops_status
-from ..ops.registry import operator
 from ..ops.status import POOL_FIXED, pool_for, remember_pool
 from ._head import (
     CANDIDATE_NAMES,
@@ -352,10 +352,11 @@ def _pool_bound(output, multi_label, agnostic, max_nms) -> int:
                  0)[1]
 
 
-@operator("(Tensor output, float conf, float iou, SymInt max_det, Tensor? allowed, bool multi_label, bool agnostic, "
-          "SymInt max_nms, float scale, float pad_x, float pad_y, SymInt overlap_words, Tensor? class_iou=None, "
-          "Tensor? class_conf=None) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)")
-def yolo_obb_padded_op(
+yolo_obb_padded_op = registry.yolo_obb_padded
+
+
+@yolo_obb_padded_op.register_kernel("cpu")
+def _yolo_obb_padded_cpu(
     output: torch.Tensor, conf: float, iou: float, max_det: int, allowed: Optional[torch.Tensor], multi_label: bool,
     agnostic: bool, max_nms: int, scale: float, pad_x: float, pad_y: float, overlap_words: int,
     class_iou: Optional[torch.Tensor] = None, class_conf: Optional[torch.Tensor] = None,

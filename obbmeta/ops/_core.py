@@ -1,6 +1,7 @@
 """The C geometry core and the rotated crop registered as torch operators (``torch.ops.obbmeta.*``).
 
-One operator schema per op, like torchvision: the CPU kernel calls the host build of kernels/obb_geometry.h
+One operator schema per op, like torchvision (declared in obbmeta/ops/registry.py; the kernels and fake kernels of
+the geometry ops and the crop are registered here): the CPU kernel calls the host build of kernels/obb_geometry.h
 through ctypes on the tensors' own memory (no copies); the CUDA kernel calls kernels/obbmeta_cuda.cu, the same
 header compiled by nvcc, on torch's current stream. When the CUDA kernels were not built (no nvcc at install),
 CUDA tensors are served by the host code on a copy (one device-to-host copy, result returned on the device).
@@ -27,8 +28,8 @@ from .._native import NativeLibrary
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
 from ..geometry import STATUS_OVERFLOW, geometry_library
+from . import registry
 from ._validate import boxes_in_range, check_finite, check_in_range, check_iou_args, check_nms_args
-from .registry import operator
 from .status import POOL_FIXED, pool_for, remember_pool, status_error
 
 _p = ctypes.c_void_p
@@ -50,8 +51,11 @@ def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return t if t.dtype == dtype and t.is_contiguous() else t.to(dtype).contiguous()
 
 
-@operator("(Tensor boxes1, Tensor boxes2, bool aligned) -> Tensor")
-def box_iou_rotated_op(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
+box_iou_rotated_op = registry.box_iou_rotated
+
+
+@box_iou_rotated_op.register_kernel("cpu")
+def _box_iou_rotated_cpu(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bool) -> torch.Tensor:
     check_iou_args(boxes1, boxes2, aligned)
     _require_host(boxes1)
     dtype = compute_dtype(boxes1, boxes2)
@@ -78,8 +82,11 @@ def _(boxes1, boxes2, aligned):
     return boxes1.new_empty(shape, dtype=compute_dtype(boxes1, boxes2))
 
 
-@operator("(Tensor boxes, Tensor scores, Tensor? labels, float iou_threshold) -> Tensor")
-def nms_rotated_op(
+nms_rotated_op = registry.nms_rotated
+
+
+@nms_rotated_op.register_kernel("cpu")
+def _nms_rotated_cpu(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float
 ) -> torch.Tensor:
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
@@ -173,8 +180,11 @@ def _(boxes, scores, labels, iou_threshold):
     return keep[:kept]
 
 
-@operator("(Tensor boxes, Tensor scores, Tensor? labels, float iou_threshold, SymInt pool) -> (Tensor, Tensor)")
-def nms_rotated_padded_op(
+nms_rotated_padded_op = registry.nms_rotated_padded
+
+
+@nms_rotated_padded_op.register_kernel("cpu")
+def _nms_rotated_padded_cpu(
     boxes: torch.Tensor, scores: torch.Tensor, labels: Optional[torch.Tensor], iou_threshold: float, pool: int
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """pool: entries of the CUDA kernels' sparse mask (-1: POOL_FIXED); the CPU kernel needs none."""
@@ -387,10 +397,11 @@ def crop_widths_host(table: torch.Tensor, params: CropParams) -> torch.Tensor:
     return widths
 
 
-@operator("(Tensor[] frames, Tensor boxes, SymInt out_h, SymInt out_w, bool keep_aspect, float padding, "
-          "float[] fill, SymInt[] channels, bool channels_last, str reading, ScalarType out_dtype, bool check_boxes) "
-          "-> (Tensor, Tensor)")
-def crop_rotated_op(
+crop_rotated_op = registry.crop_rotated
+
+
+@crop_rotated_op.register_kernel("cpu")
+def _crop_rotated_cpu(
     frames: List[torch.Tensor], boxes: torch.Tensor, out_h: int, out_w: int, keep_aspect: bool, padding: float,
     fill: List[float], channels: List[int], channels_last: bool, reading: str, out_dtype: torch.dtype,
     check_boxes: bool

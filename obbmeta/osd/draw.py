@@ -10,6 +10,7 @@ from .._cuda_lib import cuda_library, launch
 from .._native import NativeLibrary, ptr
 from .._validators import box_tensor, number_in_range
 from ..boxes import OrientedBoxes
+from ..ops import registry
 from ..palette import PALETTE_RGB
 
 # Outline width limit: the cost of a box grows with thickness squared (up to the whole image per edge).
@@ -113,9 +114,12 @@ def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets
     draw_outlines_batch_op(list(images), xywhr, off, colors.to(device).contiguous(), float(thickness))
 
 
-@torch.library.custom_op("obbmeta::draw_outlines_batch", mutates_args=("images",))
-def draw_outlines_batch_op(images: List[torch.Tensor], boxes: torch.Tensor, offsets: List[int], colors: torch.Tensor,
-                           thickness: float) -> None:
+draw_outlines_batch_op = registry.draw_outlines_batch
+
+
+@draw_outlines_batch_op.register_kernel("cpu")
+def _draw_outlines_batch_cpu(images: List[torch.Tensor], boxes: torch.Tensor, offsets: List[int], colors: torch.Tensor,
+                             thickness: float) -> None:
     """The CPU kernel of :func:`draw_obbs_batch` on checked inputs (float32 boxes, uint8 colours, one device): the
     host C rasteriser image after image."""
     _check_op_args(images, boxes, offsets, colors, thickness)
