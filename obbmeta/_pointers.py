@@ -60,30 +60,46 @@ def read(address: int, size: int) -> bytes | None:
 
 def mapped(ranges: list[tuple[int, int]], write: bool = False) -> list[bool] | None:
     """For each ``(address, size)``: whether all its bytes lie in memory this process has mapped readable (and
-    writable, with ``write``), from one read of ``/proc/self/maps``; None where that file cannot be read."""
+    writable, with ``write``), from one read of ``/proc/self/maps``; None where that file cannot be read.
+
+    The kernel lists the mappings in address order without overlaps, so each range parses only the lines it needs:
+    a binary search for the first mapping that ends past its start, then the mappings that follow while they are
+    contiguous and usable (a process with torch and DeepStream loaded maps a few thousand; parsing every line cost
+    more than the rest of a 1080p buffer's map)."""
     try:
         with open("/proc/self/maps", "rb") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
-    spans = []  # (start, end, ok) in address order, as the kernel lists them
-    for line in lines:
-        head = line.split(b" ", 2)
+    return covered(lines, ranges, write)
+
+
+def covered(lines: list[bytes], ranges: list[tuple[int, int]], write: bool = False) -> list[bool]:
+    """:func:`mapped` on the lines of a ``/proc/<pid>/maps`` read (``lo-hi perms ...``, in address order)."""
+    def span(i: int) -> tuple[int, int, bytes]:
+        head = lines[i].split(b" ", 2)
         lo, _, hi = head[0].partition(b"-")
-        perms = head[1] if len(head) > 1 else b""
-        spans.append((int(lo, 16), int(hi, 16), perms[:1] == b"r" and (not write or perms[1:2] == b"w")))
+        return int(lo, 16), int(hi, 16), head[1] if len(head) > 1 else b""
+
     out = []
     for address, size in ranges:
         pos, end, ok = address, address + size, size >= 0 and 0 < address < ADDRESS_LIMIT - max(size, 0)
-        for lo, hi, usable in spans if ok and size else ():
-            if hi <= pos:
-                continue
-            if lo > pos or not usable:
-                ok = False
-                break
-            pos = hi
-            if pos >= end:
-                break
+        if ok and size:
+            first, last = 0, len(lines)
+            while first < last:  # the first mapping whose end is past pos
+                mid = (first + last) // 2
+                if span(mid)[1] <= pos:
+                    first = mid + 1
+                else:
+                    last = mid
+            for i in range(first, len(lines)):
+                lo, hi, perms = span(i)
+                if lo > pos or perms[:1] != b"r" or (write and perms[1:2] != b"w"):
+                    ok = False
+                    break
+                pos = hi
+                if pos >= end:
+                    break
         out.append(ok and pos >= end)
     return out
 

@@ -9,6 +9,8 @@ import mmap
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pixel_refs import frame_and_reference, levels
 from surfaces import HostSurface
 
@@ -401,3 +403,58 @@ def test_an_odd_width_uyvp_surface_is_refused_as_packed_422_not_read_one_pixel_w
     with pytest.raises(frames.SurfaceLayoutError,
                        match=r"surfaceList\[0\]: frame must have an even width \(format UYVP is packed 4:2:2\), got 5"):
         frames.read_surface(s.address, s.size)
+
+
+def _covered_reference(lines, ranges, write):
+    """Every line parsed, then each range walked over the spans in order (the form before the binary search)."""
+    spans = []
+    for line in lines:
+        addresses, perms = line.split(b" ", 2)[:2]
+        lo, hi = (int(v, 16) for v in addresses.split(b"-"))
+        spans.append((lo, hi, perms[:1] == b"r" and (not write or perms[1:2] == b"w")))
+    out = []
+    for address, size in ranges:
+        pos, end = address, address + size
+        ok = size >= 0 and 0 < address < (1 << 63) - max(size, 0)
+        for lo, hi, usable in spans if ok and size else ():
+            if hi <= pos:
+                continue
+            if lo > pos or not usable:
+                ok = False
+                break
+            pos = hi
+            if pos >= end:
+                break
+        out.append(ok and pos >= end)
+    return out
+
+
+_MAPS = (b"00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/dbus-daemon\n"
+         b"00651000-00652000 r--p 00051000 08:02 173521 /usr/bin/dbus-daemon\n"
+         b"00652000-00655000 rw-p 00052000 08:02 173521 /usr/bin/dbus-daemon\n"
+         b"00e03000-00e24000 rw-p 00000000 00:00 0 [heap]\n"
+         b"00e24000-011f7000 rw-p 00000000 00:00 0 [heap]\n"
+         b"35b1800000-35b1820000 ---p 00000000 08:02 135522 /usr/lib64/ld-2.15.so\n"
+         b"35b1820000-35b1821000 rw-p 00020000 08:02 135522 /usr/lib64/ld-2.15.so\n"
+         b"7fff2c9d2000-7fff2c9f3000 rw-p 00000000 00:00 0 [stack]\n"
+         b"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n").splitlines()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_MAPS) - 1), st.integers(-0x3000, 0x3000),
+                          st.integers(-1, 0x400000)), min_size=1, max_size=6), st.booleans(), st.booleans())
+def test_a_mapped_range_is_found_by_the_search_as_by_a_walk_over_every_line(picks, write, real):
+    """Ranges starting near a mapping's start or end (adjacent mappings, holes, unreadable and read-only ones, sizes
+    from -1 to several mappings), on a fixed maps text and on this process's own: the binary search answers as
+    walking every line does."""
+    from obbmeta import _pointers
+
+    lines = _MAPS
+    if real:
+        with open("/proc/self/maps", "rb") as f:
+            lines = f.read().splitlines()
+    ranges = []
+    for k, offset, size in picks:
+        lo, hi = (int(v, 16) for v in lines[k % len(lines)].split(b" ", 1)[0].split(b"-"))
+        ranges.append(((lo if offset < 0x1800 else hi) + offset - (0 if offset < 0x1800 else 0x1800), size))
+    assert _pointers.covered(lines, ranges, write) == _covered_reference(lines, ranges, write)
