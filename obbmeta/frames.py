@@ -235,7 +235,7 @@ def read_surface(address: int, size: int, write: bool = False) -> BatchedSurface
             raise SurfaceLayoutError(f"{where}: surfaceList is NULL")
         table = _copy(f"{where} surfaceList", ctypes.cast(s.surfaceList, ctypes.c_void_p).value,
                       layout.params * s.numFilled)
-        frames = tuple(_frame(table[i], i, s.memType, s.gpuId, where) for i in range(s.numFilled))
+        frames = _frames(table, int(s.numFilled), int(s.memType), int(s.gpuId), where, layout.params)
     if s.memType in HOST_MEMORY:
         _check_host_planes(frames, write, where)
     return BatchedSurface(address, layout.name, int(s.gpuId), int(s.batchSize), int(s.numFilled), int(s.memType),
@@ -253,6 +253,51 @@ def _plane_cols(fmt: pixels.PixelFormat, spec: pixels.Plane, plane: SurfacePlane
     """Columns of the plane's view: planeParams' width for whole samples; for packed 4:2:2 (where producers report
     pixels or pixel pairs) what the frame width needs."""
     return plane.width if fmt.packing == "planes" else spec.shape(width, 1)[1]
+
+
+# What _frame reads of a surfaceList entry besides dataPtr (and of its planeParams): frames equal in these are one
+# verdict.
+_FRAME_FIELDS = ("width", "height", "pitch", "colorFormat", "layout", "dataSize")
+_PLANE_FIELDS = ("num_planes", "width", "height", "pitch", "offset", "bytesPerPix")
+
+
+@lru_cache(maxsize=None)
+def _read_mask(params: type) -> tuple[Any, int]:
+    """(the bytes of a surfaceList entry that _frame reads besides dataPtr, as a uint8 mask; dataPtr's offset)."""
+    import numpy as np
+
+    mask = np.zeros(ctypes.sizeof(params), np.uint8)
+    for name in _FRAME_FIELDS:
+        field = getattr(params, name)
+        mask[field.offset:field.offset + field.size] = 0xFF
+    base = params.planeParams.offset
+    for name in _PLANE_FIELDS:
+        field = getattr(PlaneParams, name)
+        mask[base + field.offset:base + field.offset + field.size] = 0xFF
+    return mask, params.dataPtr.offset
+
+
+def _frames(table: Any, n: int, mem_type: int, gpu_id: int, where: str, params: type) -> tuple[FrameSurface, ...]:
+    """Every entry of surfaceList through :func:`_frame`'s checks. A batch's frames mostly share one format and size
+    (nvstreammux's do): an entry whose bytes that _frame reads equal frame 0's, but for dataPtr, gets frame 0's
+    verdict and planes, and only its own dataPtr is checked (not NULL, aligned to the samples); any other entry is
+    checked whole, with its own error. (One comparison of the raw entries instead of each frame's checks again.)"""
+    first = _frame(table[0], 0, mem_type, gpu_id, where)
+    if n == 1:
+        return (first,)
+    import numpy as np
+
+    mask, at = _read_mask(params)
+    raw = np.frombuffer(table, np.uint8, count=n * mask.size).reshape(n, mask.size)
+    pointers = raw[:, at:at + 8].copy().view(np.uint64).reshape(n)
+    same = ~((raw ^ raw[0]) & mask).any(axis=1) & (pointers != 0)
+    for spec, plane in zip(first.pixel_format.planes, first.planes):
+        if spec.depth > 1:
+            same &= (pointers + np.uint64(plane.offset)) % np.uint64(spec.depth) == 0
+    pointers, same = pointers.tolist(), same.tolist()
+    return (first, *(FrameSurface(i, first.width, first.height, first.pitch, first.color_format, first.format_name,
+                                  pointers[i], first.data_size, first.planes, mem_type, gpu_id) if same[i] else
+                     _frame(table[i], i, mem_type, gpu_id, where) for i in range(1, n)))
 
 
 def _frame(p: Any, index: int, mem_type: int, gpu_id: int, where: str) -> FrameSurface:

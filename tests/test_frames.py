@@ -458,3 +458,49 @@ def test_a_mapped_range_is_found_by_the_search_as_by_a_walk_over_every_line(pick
         lo, hi = (int(v, 16) for v in lines[k % len(lines)].split(b" ", 1)[0].split(b"-"))
         ranges.append(((lo if offset < 0x1800 else hi) + offset - (0 if offset < 0x1800 else 0x1800), size))
     assert _pointers.covered(lines, ranges, write) == _covered_reference(lines, ranges, write)
+
+
+def _each_frame(s, n):
+    """The per-frame form: every surfaceList entry through frames._frame (the oracle of the shared verdict)."""
+    where = f"NvBufSurface ({frames.LAYOUTS[0].name} layout)"
+    return tuple(frames._frame(s.params[i], i, int(s.struct.memType), int(s.struct.gpuId), where) for i in range(n))
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except frames.SurfaceLayoutError as exc:
+        return f"SurfaceLayoutError: {exc}"
+
+
+_PERTURB = [("width", 11), ("height", 8), ("pitch", 4096), ("colorFormat", 6), ("layout", 1), ("dataSize", 10),
+            ("dataPtr", 0), ("dataPtr", "+1"), ("dataPtr", "+2"), ("planes.width", 5), ("planes.pitch", 128),
+            ("planes.offset", 64), ("planes.bytesPerPix", 1), ("planes.num_planes", 3), (None, None)]
+
+
+@pytest.mark.parametrize("fmt", ["RGBA", "NV12", "GRAY16_LE", "BGRA64_LE"])
+@pytest.mark.parametrize("field,value", _PERTURB, ids=lambda v: str(v))
+@pytest.mark.parametrize("which", [1, 2])
+def test_a_batch_of_like_frames_is_read_as_each_frame_alone_would_be(fmt, field, value, which):
+    """read_surface gives the frames that share frame 0's fields frame 0's verdict and checks only their dataPtr:
+    with any one field of one frame changed (or none), the frames or the error are those of checking every frame
+    alone (frames._frame), frame by frame."""
+    h, w = 7, 10
+    s = HostSurface([frame_and_reference(fmt, h, w, RNG)[0] for _ in range(3)], fmt, pitch_align=64)
+    p = s.params[which]
+    if field == "dataPtr":
+        p.dataPtr = 0 if value == 0 else p.dataPtr + int(value)
+    elif field and field.startswith("planes."):
+        name = field.split(".")[1]
+        if name == "num_planes":
+            p.planeParams.num_planes = value
+        else:
+            getattr(p.planeParams, name)[0] = value
+    elif field:
+        setattr(p, field, value)
+    expect = _outcome(lambda: _each_frame(s, 3))
+    got = _outcome(lambda: frames.read_surface(s.address, s.size).surfaces)
+    if isinstance(expect, str) or isinstance(got, str):
+        assert got == expect
+    else:
+        assert got == expect and [f.data_ptr for f in got] == [s.params[i].dataPtr for i in range(3)]
