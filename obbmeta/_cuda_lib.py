@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import warnings
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Optional
 
@@ -62,42 +61,37 @@ def cuda_library() -> Optional[ctypes.CDLL]:
         return None
 
 
-@contextmanager
-def _on_device(lib, index: int):
-    """The thread's current device is ``index`` inside (the code of cudaSetDevice is what the block gets) and what it
-    was before afterwards: a kernel on cuda:1 must not move the caller's later ``torch.empty(..., device="cuda")``
-    there. Set also when it is the current one already: that binds this library's runtime to the device."""
+def _on_device(lib, index: int | None, call) -> int:
+    """``call(index)`` (an entry point's code) with the thread's current device set to ``index`` (None: the current
+    one), and what it was before afterwards: a kernel on cuda:1 must not move the caller's later
+    ``torch.empty(..., device="cuda")`` there. Set also when it is the current one already: that binds this library's
+    runtime to the device. The code of cudaSetDevice when that fails. (A plain function, not a context manager: it
+    runs once per op call.)"""
     previous = torch.cuda.current_device()
+    index = previous if index is None else index
     code = lib.obbmeta_cuda_set_device_held(index)
     try:
-        yield code
+        return call(index) if code == 0 else code
     finally:
         if index != previous:
             lib.obbmeta_cuda_set_device_held(previous)
+
+
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _raw_stream(index: int) -> int:
     """torch's current stream on device `index` as a cudaStream_t (an int): torch's own accessor when it has one (what
     code torch.compile generates calls; a tenth of the cost of building a torch.cuda.Stream), else the Stream's."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+    return _RAW_STREAM(index) if _RAW_STREAM is not None else torch.cuda.current_stream(index).cuda_stream
 
 
 def launch(device: torch.device, fn, *args) -> None:
     """Call a kernel entry point on `device` with torch's current stream appended, keeping the interpreter lock (its
-    ``_held`` form); raise on a CUDA error. The thread's current device is `device` during the call and what it was
-    before afterwards (as :func:`_on_device`, written out: this runs once per op call)."""
+    ``_held`` form); raise on a CUDA error."""
     lib = cuda_library()
     fn = getattr(lib, fn.__name__ + "_held")
-    previous = torch.cuda.current_device()
-    index = previous if device.index is None else device.index
-    code = lib.obbmeta_cuda_set_device_held(index)
-    try:
-        if code == 0:
-            code = fn(*args, _raw_stream(index))
-    finally:
-        if index != previous:
-            lib.obbmeta_cuda_set_device_held(previous)
+    code = _on_device(lib, device.index, lambda index: fn(*args, _raw_stream(index)))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel failed: {lib.obbmeta_cuda_error_string(code).decode()}")
 
@@ -114,9 +108,7 @@ def sizes(device: torch.device, entry: str, *args) -> "tuple[int, int]":
 def _sizes(index: int, entry: str, args: tuple) -> "tuple[int, int]":
     lib = cuda_library()
     ws, bound = ctypes.c_int64(), ctypes.c_int64()
-    with _on_device(lib, index) as code:
-        if code == 0:
-            code = getattr(lib, entry + "_held")(*args, ctypes.byref(ws), ctypes.byref(bound))
+    code = _on_device(lib, index, lambda _: getattr(lib, entry + "_held")(*args, ctypes.byref(ws), ctypes.byref(bound)))
     if code != 0:
         raise RuntimeError(f"obbmeta CUDA kernel sizes failed: {lib.obbmeta_cuda_error_string(code).decode()}")
     return ws.value, bound.value
