@@ -49,8 +49,9 @@ from obbmeta.ops.status import pool_for  # noqa: E402
 sync = torch.cuda.synchronize
 
 
-def med(fn, n=200, warm=20):
-    """Median us of fn with the device synced before and after each call."""
+def med(fn, n=200, warm=20, after=True):
+    """Median us of fn with the device synced before each call and, with ``after``, after it (without: fn's host time
+    alone, the enqueue)."""
     for _ in range(warm):
         fn()
     ts = []
@@ -58,23 +59,16 @@ def med(fn, n=200, warm=20):
         sync()
         t = time.perf_counter()
         fn()
-        sync()
+        if after:
+            sync()
         ts.append(time.perf_counter() - t)
+    sync()
     return round(statistics.median(ts) * 1e6, 2)
 
 
 def host(fn, n=200, warm=20):
     """Median us of fn's host time alone (synced before, not after: the enqueue)."""
-    for _ in range(warm):
-        fn()
-    ts = []
-    for _ in range(n):
-        sync()
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    sync()
-    return round(statistics.median(ts) * 1e6, 2)
+    return med(fn, n, warm, after=False)
 
 
 def gpu(fn, n=100):
