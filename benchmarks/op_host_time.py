@@ -6,15 +6,16 @@ tree, measured alternately in the same session).
     python benchmarks/op_host_time.py --plot                          # results/op_host_time.png from the JSON
 
 Build the other tree in its folder first (``OBBMETA_CUDA_ARCHS=90 python setup.py -q build_ext --inplace``); run the
-two alternately; each call adds one run to results/op_host_time.json. TAG=new is this tree's ABI (the C entry point
-called directly takes the padded count's pointer); any other tag calls it as ABI 7 did.
+two alternately; each call adds one run to results/op_host_time.json. Both trees must have CUDA ABI 8 or later (the C
+entry points are called directly, with that ABI's arguments); the runs of 2026-12-04 (ABI 7 against 8) came from
+this script's first form.
 
 Per call, medians in microseconds: ``nms_rotated`` on 1 000 clustered boxes (tests/reference.clustered_scene(1000,
 seed=1000), IoU 0.5) and ``yolo_obb`` on benchmarks/decode.py's heads at batch 1 and 16 (letterbox 3840x2160 into
 1024): the call with the device synced around it (what nms_cuda.py and decode.py time), the padded form, a CUDA-graph
 replay (the GPU work alone), host-only times (synced before, not after: the enqueue), CUDA-event spans, the C entry
-point alone, and dispatcher pieces (an empty custom_op against an empty Library op, torch.empty, torch's stream
-accessors, a 3-tensor cat + tolist); torch.profiler's kernels and runtime calls a call.
+point alone (nms and decode), and dispatcher pieces (an empty custom_op against an empty Library op, torch.empty,
+torch's stream accessors, a 3-tensor cat + tolist); torch.profiler's kernels and runtime calls a call.
 """
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ from typing import Optional
 HERE = Path(__file__).resolve().parent
 ROOT = Path(os.environ.get("TREE", HERE.parent)).resolve()
 sys.path[:0] = [str(ROOT), str(HERE.parent / "tests"), str(HERE)]
-NEW = os.environ.get("TAG") == "new"
 
 import reference  # noqa: E402
 import torch  # noqa: E402
@@ -161,8 +161,8 @@ def nms_1k(dev, lib, out):
     scratch = torch.empty(ws, dtype=torch.uint8, device=dev)
     o = torch.empty(1003, dtype=torch.int64, device=dev)
     stream = torch.cuda.current_stream(dev).cuda_stream
-    args = ((1000, _ptr(bc), _ptr(sc), 0, None, 0.5, _ptr(scratch), ws, pool, _ptr(o), _ptr(o[1000:]))
-            + ((None,) if NEW else ()) + (ctypes.c_void_p(stream),))
+    args = (1000, _ptr(bc), _ptr(sc), 0, None, 0.5, _ptr(scratch), ws, pool, _ptr(o), _ptr(o[1000:]), None,
+            ctypes.c_void_p(stream))
 
     def fn_c():
         return lib.obbmeta_cuda_nms_held(*args)
@@ -182,10 +182,23 @@ def nms_1k(dev, lib, out):
     kernels(fn_c, "nms1k", out)
 
 
-def decode(dev, out):
+def decode(dev, lib, out):
     lb = Letterbox.fit((3840, 2160), (1024, 1024))
     for batch in (1, 16):
         g = head_output(batch).cuda()
+        b, c, n = g.shape
+        k, pool = min(30000, n), 1 << 21
+        ws, _ = sizes(dev, "obbmeta_cuda_yolo_obb_sizes", b, c, n, 0, 0, k, pool)
+        scratch = torch.empty(ws, dtype=torch.uint8, device=dev)
+        tables = [torch.empty(shape, dtype=dtype, device=dev) for shape, dtype in
+                  (((b, 300, 5), torch.float32), ((b, 300), torch.float32), ((b, 300), torch.int64),
+                   ((b,), torch.int64), ((), torch.int64), ((), torch.int64))]
+        stream = torch.cuda.current_stream(dev).cuda_stream
+        args = (_ptr(g), b, c, n, 0, 0, 0.25, 0.5, None, None, None, k, 300, lb.scale, lb.pad_x, lb.pad_y,
+                _ptr(scratch), ws, pool, *[_ptr(t) for t in tables], ctypes.c_void_p(stream))
+
+        def fn_c():
+            return lib.obbmeta_cuda_yolo_obb_held(*args)
 
         def op():
             return yp.yolo_obb_padded_op(g, 0.25, 0.5, 300, None, False, False, 30000, lb.scale, lb.pad_x, lb.pad_y,
@@ -200,6 +213,8 @@ def decode(dev, out):
             "op host only": host(op),
             "gpu events padded": gpu(lambda: yolo_obb_padded(g, conf=0.25, iou=0.5, letterbox=lb)),
             "gpu events graph": gpu(rep),
+            "C entry synced": med(fn_c),
+            "C entry host only": host(fn_c),
         }
         row["check_head host"] = host(lambda: check_head(g, 0.25, 0.5, 300, None, lb, 30000, None))
         p = yolo_obb_padded(g, conf=0.25, iou=0.5, letterbox=lb)
@@ -233,9 +248,9 @@ def plot(payload) -> Path:
         ax.set_title(title)
         ax.set_ylabel("us a call (median)")
         ax.grid(True, axis="y", alpha=0.3)
-    fig.legend(loc="lower center", ncol=len(runs), fontsize=8)
+    fig.legend(loc="lower center", ncol=min(len(runs), 4), fontsize=8)
     fig.suptitle(f"{payload['machine'].get('gpu', '')}, {payload.get('date', '')}: alternate runs of two trees")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(rect=(0, 0.04 + 0.045 * ((len(runs) + 3) // 4), 1, 1))
     path = RESULTS / "op_host_time.png"
     fig.savefig(path, dpi=120)
     return path
@@ -252,7 +267,7 @@ def main():
     out = {"tag": os.environ.get("TAG", "x"), "tree": "this checkout" if ROOT == HERE.parent.resolve() else str(ROOT),
            "date": time.strftime("%Y-%m-%d"), "pieces_us": pieces(dev, lib)}
     nms_1k(dev, lib, out)
-    decode(dev, out)
+    decode(dev, lib, out)
     path = RESULTS / "op_host_time.json"
     payload = json.loads(path.read_text()) if path.exists() else {"benchmark": "op_host_time", "runs": []}
     payload.update(machine=machine(), unit="microseconds, medians (200 calls; pieces 500-2000)")

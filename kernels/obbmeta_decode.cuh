@@ -1,8 +1,9 @@
 // obbmeta: the fused YOLO-OBB decode on the device (obbmeta_cuda_yolo_obb), with no host synchronisation.
 //
-// A raw head (B, 4 + nc + 1, N) -> candidates (score > conf, class allowed) -> the k best per image -> one segment per
-// (image, class) for the NMS core of obbmeta_nms_core.cuh (steps 2 to 5) -> per image the kept boxes by descending
-// score, at most max_det, with the letterbox inverse.
+// A raw head (B, 4 + nc + 1, N) -> candidates (score > conf, class allowed), counted per (image, class) -> one
+// segment per (image, class), each sorted by descending score alone (after the k best per image, when k cuts) -> the
+// NMS core of obbmeta_nms_core.cuh (steps 2 to 5) -> per image the kept boxes by descending score, at most max_det,
+// with the letterbox inverse.
 #pragma once
 
 #include "obbmeta_nms_core.cuh"
@@ -35,15 +36,17 @@ __device__ __forceinline__ uint32_t descending_bits(float v)
     return ~((u & 0x80000000u) ? ~u : (u | 0x80000000u));  // ascending order of the bits = descending v
 }
 
-// One pass over the head: per item (anchor, or anchor x class with multi-label) its score, class and a sort key:
-// (image, class, descending score) for a candidate (score > conf, class allowed), NO_KEY otherwise. With `ranked`,
-// the key is (image, descending score) first and the per-image top-k is taken after sorting it.
+// One pass over the head: per item (anchor, or anchor x class with multi-label) its score and class, and a sort key
+// when it is a candidate (score > conf, class allowed), NO_KEY otherwise. With `ranked`, the key is (image, descending
+// score) and counts[b] counts image b's candidates (the per-image top-k is taken after sorting); otherwise the key is
+// (descending score, item), unique, and counts[g] counts the candidates of (image, class) group g = b * ng + class
+// (b * ng with agnostic NMS, ng = 1), the segments that are sorted apart.
 __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N, int nc, int multi, int agnostic,
-                             float conf, const int *allowed, const float *class_conf, int label_bits, int ranked,
-                             uint64_t *key, int64_t *val,
-                             float *score, int *label, unsigned long long *count, int64_t *status)
+                             float conf, const int *allowed, const float *class_conf, int ranked, uint64_t *key,
+                             int64_t *val, float *score, int *label, unsigned long long *count, int64_t *status)
 {
     const int64_t per_image = multi ? N * nc : N;
+    const int64_t ng = agnostic ? 1 : nc;
     GRID_LOOP(i, B * per_image) {
         const int64_t b = i / per_image, j = i % per_image;
         const float *x = head + b * C * N;
@@ -75,16 +78,102 @@ __global__ void k_candidates(const float *head, int64_t B, int64_t C, int64_t N,
         if (ok && isinf(best)) raise_flag(status, ST_SCORES);  // an inf score: the CPU decode's NMS refuses it too
         score[i] = best;
         label[i] = cls;
-        val[i] = i;
+        if (val) val[i] = i;
         if (!ok) {
             key[i] = NO_KEY;
         } else if (ranked) {
             key[i] = ((uint64_t)b << 32) | descending_bits(best);
             atomicAdd(&count[b], 1ull);
         } else {
-            const uint64_t grp = ((uint64_t)b << label_bits) | (uint64_t)(agnostic ? 0 : cls);
-            key[i] = (grp << 32) | descending_bits(best);
+            key[i] = ((uint64_t)descending_bits(best) << 32) | (uint64_t)i;  // i < 2^31
+            atomicAdd(&count[b * ng + (agnostic ? 0 : cls)], 1ull);
         }
+    }
+}
+
+constexpr int OFFSET_THREADS = 256;
+
+// One block: the segments of the (image, class) groups from their candidate counts. start[g] (exclusive sums; start[G]
+// = all candidates, where the trailing segment of non-candidates begins), nseg = G + 1, incl[g] (the running sum of
+// each segment's candidate items and chunks, as the core's k_pairs / k_scan read it), each image's range of
+// positions [img_lo, img_hi).
+__global__ void __launch_bounds__(OFFSET_THREADS) k_offsets(int64_t G, int64_t ng, int64_t B,
+                                                                const unsigned long long *count, Segs g,
+                                                                int64_t *img_lo, int64_t *img_hi)
+{
+    using ScanN = cub::BlockScan<int64_t, OFFSET_THREADS>;
+    using ScanI = cub::BlockScan<SegInfo, OFFSET_THREADS>;
+    __shared__ union {
+        typename ScanN::TempStorage n;
+        typename ScanI::TempStorage i;
+    } tmp;
+    __shared__ int64_t carry_n;
+    __shared__ SegInfo carry_i;
+    if (threadIdx.x == 0) {
+        carry_n = 0;
+        carry_i = {0, 0};
+    }
+    __syncthreads();
+    for (int64_t base = 0; base <= G; base += OFFSET_THREADS) {
+        const int64_t s = base + threadIdx.x;
+        const int64_t len = s < G ? (int64_t)count[s] : 0;
+        const int64_t w = (len + TILE - 1) / TILE;
+        int64_t before, total_n;
+        ScanN(tmp.n).ExclusiveSum(len, before, total_n);
+        __syncthreads();
+        SegInfo incl, total_i;
+        ScanI(tmp.i).InclusiveScan(SegInfo{pair_items(w), w}, incl, SegSum(), total_i);
+        const int64_t cn = carry_n;
+        const SegInfo ci = carry_i;
+        if (s <= G) {
+            g.start[s] = cn + before;
+            g.incl[s] = SegSum()(ci, incl);
+            if (s % ng == 0 && s / ng < B) img_lo[s / ng] = cn + before;
+            if (s % ng == 0 && s > 0) img_hi[s / ng - 1] = cn + before;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            carry_n = cn + total_n;
+            carry_i = SegSum()(ci, total_i);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *g.nseg = G + 1;
+}
+
+// Each candidate to its group's segment (in any order: the keys are unique, so the sort that follows orders them).
+__global__ void k_scatter(int64_t m, int64_t per_image, int64_t ng, int agnostic, const uint64_t *key, const int *label,
+                          const int64_t *start, unsigned long long *cursor, uint64_t *out)
+{
+    GRID_LOOP(i, m) {
+        const uint64_t k = key[i];
+        if (k == NO_KEY) continue;
+        const int64_t grp = (i / per_image) * ng + (agnostic ? 0 : label[i]);
+        out[start[grp] + (int64_t)atomicAdd(&cursor[grp], 1ull)] = k;
+    }
+}
+
+// Sorted position q -> the core's per-position facts: its item (val), (group, descending score) key as k_outputs reads
+// it, packed group and segment id; positions of no candidate (q >= start[G]) get NO_GROUP.
+__global__ void k_unpack(int64_t n, int64_t G, int64_t per_image, int64_t ng, int agnostic, int label_bits,
+                         const uint64_t *sorted, const int *label, Segs g, uint64_t *key_out, int64_t *val_out,
+                         int64_t *group)
+{
+    const int64_t total = g.start[G];
+    GRID_LOOP(q, n) {
+        if (q >= total) {
+            group[q] = NO_GROUP;
+            g.segid[q] = (int)(G + 1);
+            continue;
+        }
+        const uint64_t k = sorted[q];
+        const int64_t item = (int64_t)(k & 0xffffffffull), b = item / per_image;
+        const int64_t cls = agnostic ? 0 : label[item];
+        const int64_t grp = (b << label_bits) | cls;
+        group[q] = grp;
+        g.segid[q] = (int)(b * ng + cls + 1);
+        key_out[q] = ((uint64_t)grp << 32) | (k >> 32);
+        val_out[q] = item;
     }
 }
 
@@ -112,9 +201,10 @@ __global__ void k_top_k(int64_t m, const uint64_t *key_in, const int64_t *val_in
     }
 }
 
-__global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_boxes, float *out_scores,
-                              int64_t *out_labels, int64_t *counts, unsigned long long *count, int *kflag,
-                              int64_t *img_lo, int64_t *img_hi, int64_t *status)
+__global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, int64_t count_entries, float *out_boxes,
+                              float *out_scores, int64_t *out_labels, int64_t *counts, unsigned long long *count,
+                              unsigned long long *cursor, int *kflag, int64_t *img_lo, int64_t *img_hi,
+                              int64_t *status)
 {
     if (blockIdx.x == 0 && threadIdx.x < 3) status[threadIdx.x] = 0;  // before any kernel that raises a flag
     GRID_LOOP(i, B * max_det * 5) out_boxes[i] = 0.0f;
@@ -124,8 +214,11 @@ __global__ void k_zero_decode(int64_t B, int64_t max_det, int64_t n, float *out_
     }
     GRID_LOOP(i, B) {
         counts[i] = 0;
-        count[i] = 0;
         img_lo[i] = img_hi[i] = 0;
+    }
+    GRID_LOOP(i, count_entries) {
+        count[i] = 0;
+        if (cursor) cursor[i] = 0;
     }
     GRID_LOOP(i, n + 1) kflag[i] = 0;
 }
@@ -217,11 +310,14 @@ __global__ void k_outputs(int64_t n, int64_t B, Segs g, const uint64_t *key, con
 }
 
 struct DecodeBuffers {
+    // ranked:   key1/val1 -(image, score) sort-> key1s/val1s -top k-> key2/val2 -(group, score) sort-> key2s/val2s
+    // segments: key1 -scatter-> key1s -sort per segment-> key1 -unpack-> key2s/val2s
     uint64_t *key1, *key1s, *key2, *key2s;
     int64_t *val1, *val1s, *val2, *val2s;
     float *score;
     int *label;
-    unsigned long long *count;
+    unsigned long long *count;   // candidates per image (ranked) or per (image, class) group (segments)
+    unsigned long long *cursor;  // (segments) candidates scattered so far, per group
     Segs g;
     int64_t *group;
     Core core;
@@ -231,6 +327,15 @@ struct DecodeBuffers {
     void *temp;
     size_t temp_bytes;
 };
+
+// CUB's segmented sort stays free of host synchronisation only while a call has few segments: above its partitioning
+// threshold (300 segments at the least on any device) it sorts the segments by size and reads their counts back to
+// the host. So the segments go to it this many at a time, each call one launch of its kernel that gives every
+// segment one block.
+constexpr int64_t SORT_SEGMENTS_PER_CALL = 256;
+static_assert(cub::detail::segmented_sort::policy_hub<uint64_t, cub::NullType>::Policy500::PARTITIONING_THRESHOLD >=
+                  SORT_SEGMENTS_PER_CALL,
+              "CUB's segmented sort would partition (and synchronise with the host) at SORT_SEGMENTS_PER_CALL");
 
 static int bit_length(int64_t v)
 {
@@ -242,7 +347,11 @@ static int bit_length(int64_t v)
     return bits;
 }
 
-// m items (B x per_image), n = B * k positions after the top-k (candidates beyond are never needed).
+// m items (B x per_image), n = B * k positions after the top-k (candidates beyond are never needed). Two ways to the
+// core's segments: without a top-k cut (k = per_image, the usual case), every candidate's (image, class) group is
+// counted as it is found, the candidates are scattered to their group's segment and each segment is sorted alone
+// (a few launches, whatever the number of anchors); with a cut, the items are sorted by (image, score) first, the k
+// best of each image kept, and sorted again by (image, class, score).
 static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int multi, int agnostic, double conf,
                        double iou, const int *allowed, const double *class_iou, const float *class_conf, int64_t k,
                        int64_t max_det,
@@ -260,31 +369,41 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     const int image_bits = bit_length(B);  // B - 1 < 2^image_bits - 1: no group is all ones (NO_GROUP)
     if (image_bits + label_bits > 31 || nc < 1) return (int)cudaErrorInvalidValue;
     const int key_bits = 32 + image_bits + label_bits;
-    DecodeBuffers b;
+    const int64_t ng = agnostic ? 1 : nc, G = B * ng;  // (image, class) groups
+    DecodeBuffers b = {};
     Arena ar = {measure ? nullptr : (char *)ws, 0};
     b.status = ar.take<int64_t>(3);
     int64_t *const status = b.status;
     b.key1 = ar.take<uint64_t>(m);
-    b.val1 = ar.take<int64_t>(m);
-    b.key1s = ranked ? ar.take<uint64_t>(m) : nullptr;
-    b.val1s = ranked ? ar.take<int64_t>(m) : nullptr;
-    b.key2 = ranked ? ar.take<uint64_t>(m) : b.key1;
-    b.val2 = ranked ? ar.take<int64_t>(m) : b.val1;
+    b.key1s = ar.take<uint64_t>(m);
     b.key2s = ar.take<uint64_t>(m);
     b.val2s = ar.take<int64_t>(m);
+    if (ranked) {
+        b.key2 = ar.take<uint64_t>(m);
+        b.val1 = ar.take<int64_t>(m);
+        b.val1s = ar.take<int64_t>(m);
+        b.val2 = ar.take<int64_t>(m);
+    }
     b.score = ar.take<float>(m);
     b.label = ar.take<int>(m);
-    b.count = ar.take<unsigned long long>(B);
-    b.g = Segs{};
+    const int64_t count_entries = ranked ? B : G;
+    b.count = ar.take<unsigned long long>(count_entries);
+    b.cursor = ranked ? nullptr : ar.take<unsigned long long>(G);
     b.group = ar.take<int64_t>(n);
-    b.g.flags = ar.take<int>(n);
-    b.g.segid = ar.take<int>(n);
-    b.g.start = ar.take<int64_t>(n);
-    b.g.nseg = ar.take<int64_t>(1);
-    b.g.info = ar.take<SegInfo>(n);
-    b.g.incl = ar.take<SegInfo>(n);
     b.g.group = b.group;
     b.g.decode = 1;
+    b.g.segid = ar.take<int>(n);
+    b.g.nseg = ar.take<int64_t>(1);
+    if (ranked) {
+        b.g.flags = ar.take<int>(n);
+        b.g.start = ar.take<int64_t>(n);
+        b.g.info = ar.take<SegInfo>(n);
+        b.g.incl = ar.take<SegInfo>(n);
+    } else {  // G segments and the trailing one of the non-candidates
+        b.g.preset = 1;
+        b.g.start = ar.take<int64_t>(G + 1);
+        b.g.incl = ar.take<SegInfo>(G + 1);
+    }
     core_layout(ar, n, pool_entries, b.core);
     if (class_iou) {  // each (image, class) segment at its class's threshold: the label is its group's low bits
         b.core.class_iou = class_iou;
@@ -294,11 +413,16 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
     b.kprefix = ar.take<int>(n + 1);
     b.img_lo = ar.take<int64_t>(B);
     b.img_hi = ar.take<int64_t>(B);
+    const int64_t per_call = G < SORT_SEGMENTS_PER_CALL ? G : SORT_SEGMENTS_PER_CALL;
     size_t most = 0, bytes = 0;
-    CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint64_t *)nullptr, (uint64_t *)nullptr,
-                                            (const int64_t *)nullptr, (int64_t *)nullptr, m, 0, key_bits, s));
+    if (ranked)
+        CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, (const uint64_t *)nullptr, (uint64_t *)nullptr,
+                                                (const int64_t *)nullptr, (int64_t *)nullptr, m, 0, key_bits, s));
+    else
+        CUB_TRY(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, (const uint64_t *)nullptr, (uint64_t *)nullptr, m,
+                                                   per_call, (const int64_t *)nullptr, (const int64_t *)nullptr, s));
     most = bytes > most ? bytes : most;
-    CUB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, (const int *)nullptr, (int *)nullptr, n + 1, s));
+    CUB_TRY((cudaError_t)exclusive_sum(nullptr, nullptr, n + 1, nullptr, 0, s, &bytes));
     most = bytes > most ? bytes : most;
     HeadBoxes load = {head, C, N, per_image, nc, multi};
     size_t core = 0;
@@ -313,28 +437,42 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
         return (int)cudaGetLastError();
     };
     {
-        const int64_t most_items = B * max_det * 5 > n + 1 ? B * max_det * 5 : n + 1;
-        k_zero_decode<<<grid_of(most_items, 256), 256, 0, s>>>(B, max_det, n, out_boxes, out_scores, out_labels, counts,
-                                                              b.count, b.core.kflag, b.img_lo, b.img_hi, status);
+        int64_t most_items = B * max_det * 5 > n + 1 ? B * max_det * 5 : n + 1;
+        most_items = most_items > count_entries ? most_items : count_entries;
+        k_zero_decode<<<grid_of(most_items, 256), 256, 0, s>>>(B, max_det, n, count_entries, out_boxes, out_scores,
+                                                              out_labels, counts, b.count, b.cursor, b.core.kflag,
+                                                              b.img_lo, b.img_hi, status);
     }
     if (m == 0 || n == 0) return finish();
     k_candidates<<<grid_of(m, 256), 256, 0, s>>>(head, B, C, N, nc, multi, agnostic, (float)conf, allowed, class_conf,
-                                                 label_bits, ranked, b.key1, b.val1, b.score, b.label, b.count, status);
+                                                 ranked, b.key1, b.val1, b.score, b.label, b.count, status);
     if (ranked) {
         bytes = b.temp_bytes;
         CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key1, b.key1s, b.val1, b.val1s, m, 0, 32 + image_bits, s));
         k_top_k<<<grid_of(m, 256), 256, 0, s>>>(m, b.key1s, b.val1s, b.label, b.count, k, agnostic, label_bits,
                                                 b.key2, b.val2);
+        bytes = b.temp_bytes;
+        CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key2, b.key2s, b.val2, b.val2s, m, 0, key_bits, s));
+        // Positions >= n hold no candidate (at most k per image), so the core only looks at the first n.
+        k_groups<<<grid_of(n, 256), 256, 0, s>>>(n, b.key2s, b.group, label_bits, b.img_lo, b.img_hi);
+    } else {
+        k_offsets<<<1, OFFSET_THREADS, 0, s>>>(G, ng, B, b.count, b.g, b.img_lo, b.img_hi);
+        k_scatter<<<grid_of(m, 256), 256, 0, s>>>(m, per_image, ng, agnostic, b.key1, b.label, b.g.start, b.cursor,
+                                                  b.key1s);
+        for (int64_t c0 = 0; c0 < G; c0 += SORT_SEGMENTS_PER_CALL) {
+            const int64_t here = G - c0 < SORT_SEGMENTS_PER_CALL ? G - c0 : SORT_SEGMENTS_PER_CALL;
+            bytes = b.temp_bytes;
+            CUB_TRY(cub::DeviceSegmentedSort::SortKeys(b.temp, bytes, (const uint64_t *)b.key1s, b.key1, m, here,
+                                                       (const int64_t *)b.g.start + c0,
+                                                       (const int64_t *)b.g.start + c0 + 1, s));
+        }
+        k_unpack<<<grid_of(n, 256), 256, 0, s>>>(n, G, per_image, ng, agnostic, label_bits, b.key1, b.label, b.g,
+                                                 b.key2s, b.val2s, b.group);
     }
-    bytes = b.temp_bytes;
-    CUB_TRY(cub::DeviceRadixSort::SortPairs(b.temp, bytes, b.key2, b.key2s, b.val2, b.val2s, m, 0, key_bits, s));
-    // Positions >= n hold no candidate (at most k per image), so the core only looks at the first n.
-    k_groups<<<grid_of(n, 256), 256, 0, s>>>(n, b.key2s, b.group, label_bits, b.img_lo, b.img_hi);
     int code = run_core(n, load, b.val2s, nullptr, nullptr, b.g, iou, b.core, status, b.temp, b.temp_bytes, s,
                         nullptr, true);
     if (code) return code;
-    bytes = b.temp_bytes;
-    CUB_TRY(cub::DeviceScan::ExclusiveSum(b.temp, bytes, b.core.kflag, b.kprefix, n + 1, s));
+    CUB_TRY((cudaError_t)exclusive_sum(b.core.kflag, b.kprefix, n + 1, b.temp, b.temp_bytes, s));
     if (max_det > 0)  // (counts stay 0 otherwise)
         k_outputs<<<grid_of(n > B ? n : B, 256), 256, 0, s>>>(n, B, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix,
                                                               b.score, b.label, load, label_bits, max_det, b.img_lo,

@@ -145,6 +145,38 @@ def test_cuda_fused_decode_on_half_precision_heads_and_many_candidates():
 
 
 @needs_cuda
+def test_cuda_decode_of_more_class_groups_than_one_sort_call_takes():
+    """48 images x 6 classes = 288 (image, class) segments: the kernels sort them in two calls of at most 256 (more in
+    one would make CUB synchronise with the host), eagerly and inside a captured graph."""
+    out = head(48, anchors=800, seed=40)
+    _same(yolo_obb(out.cuda(), 0.25, 0.5), yolo_obb(out, 0.25, 0.5))
+    static = out.cuda()
+    yolo_obb_padded(static, 0.25, 0.5)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = yolo_obb_padded(static, 0.25, 0.5)
+    fresh = head(48, anchors=800, seed=41)
+    static.copy_(fresh.cuda())
+    graph.replay()
+    _same(result.unpad(), yolo_obb(fresh, 0.25, 0.5))
+
+
+@needs_cuda
+@pytest.mark.parametrize("agnostic", [False, True])
+def test_cuda_decode_of_one_class_holding_every_anchor_with_score_ties(agnostic):
+    """Every one of 21 504 anchors a candidate of class 0: one segment far larger than a block holds (sorted by CUB in
+    passes over global memory), with runs of equal scores that must go to the lower anchor first."""
+    out = head(2, anchors=21504, seed=42)
+    out[:, 4] = torch.rand(2, 21504, generator=torch.Generator().manual_seed(43)) * 0.7 + 0.3
+    out[:, 4, 100:400] = 0.625  # ties
+    out[:, 4, 5000:5050] = 0.875
+    out[:, 5:4 + NC] = 0.0
+    kw = {"conf": 0.25, "iou": 0.5, "agnostic": agnostic, "max_det": 1000}
+    _same(yolo_obb(out.cuda(), **kw), yolo_obb(out, **kw))
+
+
+@needs_cuda
 def test_cuda_nan_candidate_raises():
     out = head(2)
     hot = int((out[0, 4:4 + NC].amax(0) > 0.25).nonzero()[0])

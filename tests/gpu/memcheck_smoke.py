@@ -36,6 +36,15 @@ yolo_obb(head, 0.8, 0.5, multi_label=True, agnostic=True, classes=[0, 2])
 yolo_obb(head, 0.6, 0.5, multi_label=True, class_iou={0: 0.1, 2: 0.9})  # per-class thresholds
 yolo_obb(head, 0.6, 0.5, class_conf={1: 0.9, 3: 0.2}, class_iou={3: 0.3})
 yolo_obb_padded(head, 0.6, 0.5, overlap_words=3)
+many = torch.rand(60, 4 + 5 + 1, 80, device="cuda")
+many[:, :2] *= 200
+many[:, 2:4] = many[:, 2:4] * 30 + 2
+yolo_obb(many, 0.5, 0.5)  # 300 (image, class) segments: two calls of the segmented sort
+one = torch.rand(1, 4 + 5 + 1, 6000, device="cuda")
+one[:, :2] *= 400
+one[:, 2:4] = one[:, 2:4] * 20 + 2
+one[:, 4] += 1.0
+yolo_obb(one, 0.5, 0.5)  # one segment of 6 000 candidates, sorted in passes over global memory
 nms_rotated_padded(b, s, 0.5, overlap_words=1)
 nms_rotated(*(torch.from_numpy(a).cuda() for a in reference.clustered_scene(2000, 7, extent=100.0)[:2]), 0.5)
 torch.cuda.synchronize()
