@@ -214,3 +214,9 @@ def _qualname(mirror: Any) -> str:
 def ptr(tensor) -> "ctypes.c_void_p | None":
     """A tensor's data pointer for a C call (None for None); the tensor must stay alive during the call."""
     return None if tensor is None else ctypes.c_void_p(tensor.data_ptr())
+
+
+def contiguous_as(tensor, dtype):
+    """``tensor`` in ``dtype`` and contiguous, as a C entry point reads it: itself when it already is (no dispatcher
+    call, the common case on every op call), else a converted copy."""
+    return tensor if tensor.dtype == dtype and tensor.is_contiguous() else tensor.to(dtype).contiguous()

@@ -24,6 +24,7 @@ from typing import List, Mapping, NamedTuple, Optional, Sequence, Tuple
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
+from .._native import contiguous_as
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range, threshold
 from ..boxes import OrientedBoxes
@@ -421,7 +422,7 @@ def _decode_cuda(output, conf, iou, max_det, allowed, multi_label, agnostic, max
     lib = cuda_library()
     if lib is None:
         raise RuntimeError("obbmeta's CUDA kernels are not built (see `obbmeta doctor`)")
-    head = output if output.dtype == torch.float32 and output.is_contiguous() else output.float().contiguous()
+    head = contiguous_as(output, torch.float32)
     b, c, n, multi, agn, k = _sizes_args(head, multi_label, agnostic, max_nms)
     if k < 1:  # a head without anchors: empty tables, nothing to launch
         z = torch.zeros(b, dtype=torch.int64, device=head.device)

@@ -24,7 +24,7 @@ from typing import List, Optional, Tuple
 import torch
 
 from .._cuda_lib import cuda_library, launch, sizes
-from .._native import NativeLibrary
+from .._native import NativeLibrary, contiguous_as
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range
 from ..geometry import STATUS_OVERFLOW, geometry_library
@@ -46,11 +46,6 @@ def compute_dtype(*tensors: Optional[torch.Tensor]) -> torch.dtype:
     return torch.float64 if any(t is not None and t.dtype == torch.float64 for t in tensors) else torch.float32
 
 
-def _as(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    # (the common case, already so, asks no dispatcher call: a few microseconds on every op call)
-    return t if t.dtype == dtype and t.is_contiguous() else t.to(dtype).contiguous()
-
-
 box_iou_rotated_op = registry.box_iou_rotated
 
 
@@ -59,7 +54,7 @@ def _box_iou_rotated_cpu(boxes1: torch.Tensor, boxes2: torch.Tensor, aligned: bo
     check_iou_args(boxes1, boxes2, aligned)
     _require_host(boxes1)
     dtype = compute_dtype(boxes1, boxes2)
-    boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
+    boxes1, boxes2 = contiguous_as(boxes1, dtype), contiguous_as(boxes2, dtype)
     check_in_range("boxes1", boxes1)
     check_in_range("boxes2", boxes2)
     n, m = boxes1.shape[0], boxes2.shape[0]
@@ -92,7 +87,7 @@ def _nms_rotated_cpu(
     iou_threshold = check_nms_args(boxes, scores, labels, iou_threshold)
     _require_host(boxes)
     dtype = compute_dtype(boxes, scores)
-    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
+    boxes, scores = contiguous_as(boxes, dtype), contiguous_as(scores, dtype)
     labels = labels.to(torch.int64).contiguous() if labels is not None else None
     check_in_range("boxes", boxes)
     check_finite("scores", scores)
@@ -127,7 +122,7 @@ def _(boxes1, boxes2, aligned):
     if lib is None:
         return _on_host(box_iou_rotated_op, boxes1, boxes2, aligned)
     dtype = compute_dtype(boxes1, boxes2)
-    boxes1, boxes2 = _as(boxes1, dtype), _as(boxes2, dtype)
+    boxes1, boxes2 = contiguous_as(boxes1, dtype), contiguous_as(boxes2, dtype)
     check_in_range("boxes1", boxes1)  # one host sync each, as the IoU's callers expect an error, not NaN
     check_in_range("boxes2", boxes2)
     n, m = boxes1.shape[0], boxes2.shape[0]
@@ -142,9 +137,9 @@ def _nms_cuda(boxes, scores, labels, iou_threshold, pool, padded=False):
     `padded` the 0-d count: the kept boxes, -1 when a status flag is set). pool: entries of the sparse mask's pool."""
     lib = cuda_library()
     dtype = compute_dtype(boxes, scores)
-    boxes, scores = _as(boxes, dtype), _as(scores, dtype)
+    boxes, scores = contiguous_as(boxes, dtype), contiguous_as(scores, dtype)
     if labels is not None:
-        labels = _as(labels, torch.int64)
+        labels = contiguous_as(labels, torch.int64)
     n, wide, grouped = boxes.shape[0], int(dtype == torch.float64), int(labels is not None)
     ws_bytes, _ = sizes(boxes.device, "obbmeta_cuda_nms_sizes", n, grouped, wide, pool)
     scratch = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device=boxes.device)
@@ -193,7 +188,7 @@ def _nms_rotated_padded_cpu(
     n = boxes.shape[0]
     keep = torch.full((n,), -1, dtype=torch.int64)
     dtype = compute_dtype(boxes, scores)
-    if n and not (bool(boxes_in_range(_as(boxes, dtype))) and bool(torch.isfinite(scores).all())):
+    if n and not (bool(boxes_in_range(contiguous_as(boxes, dtype))) and bool(torch.isfinite(scores).all())):
         return keep, torch.tensor(-1, dtype=torch.int64)
     kept = nms_rotated_op(boxes, scores, labels, iou_threshold)
     keep[:kept.numel()] = kept
