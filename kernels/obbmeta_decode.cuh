@@ -251,26 +251,70 @@ __global__ void k_groups(int64_t n, const uint64_t *key, int64_t *group, int lab
     }
 }
 
-// Kept candidate q -> its place among its image's kept candidates by (descending score, item): the kept candidates
-// of each class segment that come before it (kprefix = exclusive prefix sum of the kept flags). One warp per kept
-// candidate, a lane per class segment (a binary search each), so the rank costs one search, not one per class.
-__global__ void k_outputs(int64_t n, int64_t B, Segs g, const uint64_t *key, const int64_t *val, const int *kflag,
-                          const int *kprefix, const float *score, const int *label, HeadBoxes load, int label_bits,
-                          int64_t max_det, const int64_t *img_lo, const int64_t *img_hi, double scale, double pad_x,
-                          double pad_y, float *out_boxes, float *out_scores, int64_t *out_labels, int64_t *counts)
+// Output row `rank` of image b: the head's box `item` with the letterbox inverse, its score and class.
+__device__ __forceinline__ void write_output(int64_t b, int64_t rank, int64_t item, HeadBoxes load, const float *score,
+                                             const int *label, int64_t max_det, double scale, double pad_x,
+                                             double pad_y, float *out_boxes, float *out_scores, int64_t *out_labels)
 {
-    const int lane = threadIdx.x % 32;
-    const int64_t nseg = *g.nseg, stride = (int64_t)gridDim.x * blockDim.x;
-    GRID_LOOP(b, B) {
-        const int64_t kept = kprefix[img_hi[b]] - kprefix[img_lo[b]];
-        counts[b] = kept < max_det ? kept : max_det;
+    const obb_box box = load(item);
+    const int64_t o = b * max_det + rank;
+    float *ob = out_boxes + 5 * o;
+    ob[0] = (float)((box.cx - pad_x) / scale);
+    ob[1] = (float)((box.cy - pad_y) / scale);
+    ob[2] = (float)(box.w / scale);
+    ob[3] = (float)(box.h / scale);
+    ob[4] = (float)box.a;
+    out_scores[o] = score[item];
+    out_labels[o] = label[item];
+}
+
+constexpr int OUTPUT_THREADS = 256;
+constexpr int RANK_CAP = 1024;  // kept candidates of an image ranked in shared memory
+
+// Each kept candidate -> its place among its image's kept candidates by (descending score, item), the first max_det
+// written. Two kinds of blocks in one launch:
+// - the first `rank_blocks`, one image at a time: an image with at most RANK_CAP kept candidates (the usual case) has
+//   their (score, item) keys gathered into shared memory (at their kept index, kprefix = exclusive prefix sum of the
+//   kept flags) and each ranked by counting the smaller keys (unique keys: a total order); these blocks also write
+//   every image's count;
+// - the others, over the positions, for the kept candidates of larger images: one warp per kept candidate, a lane per
+//   class segment of its image counting that segment's kept candidates before it (a binary search each).
+__global__ void __launch_bounds__(OUTPUT_THREADS) k_outputs(
+    int64_t n, int64_t B, int rank_blocks, Segs g, const uint64_t *key, const int64_t *val, const int *kflag,
+    const int *kprefix, const float *score, const int *label, HeadBoxes load, int label_bits, int64_t max_det,
+    const int64_t *img_lo, const int64_t *img_hi, double scale, double pad_x, double pad_y, float *out_boxes,
+    float *out_scores, int64_t *out_labels, int64_t *counts)
+{
+    __shared__ unsigned long long kept_keys[RANK_CAP];
+    if ((int)blockIdx.x < rank_blocks) {
+        for (int64_t b = blockIdx.x; b < B; b += rank_blocks) {
+            const int64_t lo = img_lo[b], hi = img_hi[b], kept = kprefix[hi] - kprefix[lo];
+            if (threadIdx.x == 0) counts[b] = kept < max_det ? kept : max_det;
+            if (kept == 0 || kept > RANK_CAP) continue;  // (block-uniform)
+            for (int64_t q = lo + threadIdx.x; q < hi; q += blockDim.x)
+                if (kflag[q]) kept_keys[kprefix[q] - kprefix[lo]] = (key[q] & 0xffffffffull) << 32 | (uint64_t)val[q];
+            __syncthreads();
+            for (int64_t i = threadIdx.x; i < kept; i += blockDim.x) {
+                const unsigned long long mine = kept_keys[i];
+                int64_t rank = 0;
+                for (int64_t j = 0; j < kept; ++j) rank += kept_keys[j] < mine;  // (one address for all: a broadcast)
+                if (rank < max_det)
+                    write_output(b, rank, (int64_t)(mine & 0xffffffffull), load, score, label, max_det, scale, pad_x,
+                                 pad_y, out_boxes, out_scores, out_labels);
+            }
+            __syncthreads();
+        }
+        return;
     }
-    for (int64_t w0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x - lane; w0 < n; w0 += stride) {
+    const int lane = threadIdx.x % 32;
+    const int64_t nseg = *g.nseg, stride = (int64_t)(gridDim.x - rank_blocks) * blockDim.x;
+    for (int64_t w0 = (blockIdx.x - rank_blocks) * (int64_t)blockDim.x + threadIdx.x - lane; w0 < n; w0 += stride) {
         unsigned todo = __ballot_sync(FULL, w0 + lane < n && kflag[w0 + lane]);
         while (todo) {
             const int64_t q = w0 + __ffs(todo) - 1;
             todo &= todo - 1;
             const int64_t b = g.group[q] >> label_bits, lo = img_lo[b], hi = img_hi[b];
+            if (kprefix[hi] - kprefix[lo] <= RANK_CAP) continue;  // ranked by a block of the first kind
             const int64_t own = g.segid[q] - 1, s_last = g.segid[hi - 1] - 1;
             if (kprefix[q] - kprefix[g.start[own]] >= max_det) continue;  // ranked past max_det in its class alone
             const uint64_t my_key = key[q] & 0xffffffffull;
@@ -295,16 +339,8 @@ __global__ void k_outputs(int64_t n, int64_t B, Segs g, const uint64_t *key, con
 #pragma unroll
             for (int off = 16; off > 0; off /= 2) part += __shfl_xor_sync(FULL, part, off);
             if (part >= max_det || lane != 0) continue;
-            const obb_box box = load(my_item);
-            const int64_t o = b * max_det + part;
-            float *ob = out_boxes + 5 * o;
-            ob[0] = (float)((box.cx - pad_x) / scale);
-            ob[1] = (float)((box.cy - pad_y) / scale);
-            ob[2] = (float)(box.w / scale);
-            ob[3] = (float)(box.h / scale);
-            ob[4] = (float)box.a;
-            out_scores[o] = score[my_item];
-            out_labels[o] = label[my_item];
+            write_output(b, part, my_item, load, score, label, max_det, scale, pad_x, pad_y, out_boxes, out_scores,
+                         out_labels);
         }
     }
 }
@@ -331,7 +367,8 @@ struct DecodeBuffers {
 // CUB's segmented sort stays free of host synchronisation only while a call has few segments: above its partitioning
 // threshold (300 segments at the least on any device) it sorts the segments by size and reads their counts back to
 // the host. So the segments go to it this many at a time, each call one launch of its kernel that gives every
-// segment one block.
+// segment one block. (The assert names CUB's tuning policies as CCCL 3.0, CUDA 13.0, has them, Policy500 the lowest
+// threshold of its chain; a CCCL that renames them fails to build here, to be checked again, rather than sync.)
 constexpr int64_t SORT_SEGMENTS_PER_CALL = 256;
 static_assert(cub::detail::segmented_sort::policy_hub<uint64_t, cub::NullType>::Policy500::PARTITIONING_THRESHOLD >=
                   SORT_SEGMENTS_PER_CALL,
@@ -473,11 +510,12 @@ static int decode_impl(const float *head, int64_t B, int64_t C, int64_t N, int m
                         nullptr, true);
     if (code) return code;
     CUB_TRY((cudaError_t)exclusive_sum(b.core.kflag, b.kprefix, n + 1, b.temp, b.temp_bytes, s));
-    if (max_det > 0)  // (counts stay 0 otherwise)
-        k_outputs<<<grid_of(n > B ? n : B, 256), 256, 0, s>>>(n, B, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix,
-                                                              b.score, b.label, load, label_bits, max_det, b.img_lo,
-                                                              b.img_hi, scale, pad_x, pad_y, out_boxes, out_scores,
-                                                              out_labels, counts);
+    if (max_det > 0) {  // (counts stay 0 otherwise)
+        const int rank_blocks = (int)(B < 4096 ? B : 4096);
+        k_outputs<<<rank_blocks + grid_of(n, OUTPUT_THREADS), OUTPUT_THREADS, 0, s>>>(
+            n, B, rank_blocks, b.g, b.key2s, b.val2s, b.core.kflag, b.kprefix, b.score, b.label, load, label_bits,
+            max_det, b.img_lo, b.img_hi, scale, pad_x, pad_y, out_boxes, out_scores, out_labels, counts);
+    }
     return finish();
 }
 

@@ -166,13 +166,29 @@ def test_cuda_decode_of_more_class_groups_than_one_sort_call_takes():
 @pytest.mark.parametrize("agnostic", [False, True])
 def test_cuda_decode_of_one_class_holding_every_anchor_with_score_ties(agnostic):
     """Every one of 21 504 anchors a candidate of class 0: one segment far larger than a block holds (sorted by CUB in
-    passes over global memory), with runs of equal scores that must go to the lower anchor first."""
+    passes over global memory), with runs of equal scores that must go to the lower anchor first; and more kept
+    boxes per image than the output ranking holds in shared memory (1 024), so they are ranked by binary searches."""
     out = head(2, anchors=21504, seed=42)
     out[:, 4] = torch.rand(2, 21504, generator=torch.Generator().manual_seed(43)) * 0.7 + 0.3
     out[:, 4, 100:400] = 0.625  # ties
     out[:, 4, 5000:5050] = 0.875
     out[:, 5:4 + NC] = 0.0
-    kw = {"conf": 0.25, "iou": 0.5, "agnostic": agnostic, "max_det": 1000}
+    kw = {"conf": 0.25, "iou": 0.5, "agnostic": agnostic, "max_det": 3000}
+    expect = yolo_obb(out, **kw)
+    assert min(len(d) for d in expect) > 1024
+    _same(yolo_obb(out.cuda(), **kw), expect)
+
+
+@needs_cuda
+@pytest.mark.parametrize("options", [{}, {"agnostic": True}, {"max_det": 9}, {"multi_label": True}],
+                         ids=lambda o: ",".join(o) or "defaults")
+def test_cuda_decode_ranks_score_ties_across_classes_by_anchor(options):
+    """Scores of three values only: equal scores in different classes of one image, which the output ranking (in
+    shared memory, a few dozen kept boxes an image) orders by anchor, as the CPU decode does."""
+    out = head(3, seed=44)
+    scores = out[:, 4:4 + NC]
+    out[:, 4:4 + NC] = torch.where(scores > 0.25, (scores * 4).ceil() / 4, scores)
+    kw = {"conf": 0.25, "iou": 0.5, **options}
     _same(yolo_obb(out.cuda(), **kw), yolo_obb(out, **kw))
 
 

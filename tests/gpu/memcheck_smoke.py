@@ -44,7 +44,8 @@ one = torch.rand(1, 4 + 5 + 1, 6000, device="cuda")
 one[:, :2] *= 400
 one[:, 2:4] = one[:, 2:4] * 20 + 2
 one[:, 4] += 1.0
-yolo_obb(one, 0.5, 0.5)  # one segment of 6 000 candidates, sorted in passes over global memory
+yolo_obb(one, 0.5, 0.5, max_det=2000)  # one segment of 6 000 candidates (sorted in passes over global memory),
+# more kept boxes than the output ranking holds in shared memory
 nms_rotated_padded(b, s, 0.5, overlap_words=1)
 nms_rotated(*(torch.from_numpy(a).cuda() for a in reference.clustered_scene(2000, 7, extent=100.0)[:2]), 0.5)
 torch.cuda.synchronize()
