@@ -4,7 +4,7 @@ from __future__ import annotations
 import operator
 import sys
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -48,6 +48,11 @@ class OrientedBoxes:
         track_ids: optional (N,) int64 track ids (like supervision's ``tracker_id``), set by
             :mod:`obbmeta.track`; None when the boxes are not tracked. Kept by indexing, ``cat``, ``to``,
             ``rescale`` and ``clip``.
+        data: per-box extras by name (like supervision's ``Detections.data``): each a NumPy array or torch tensor
+            with N rows, e.g. what :func:`obbmeta.nvds.read_boxes` read besides the boxes (``address``,
+            ``object_id``, ``rect``, ...). Lists are converted to NumPy arrays. Kept row for row by indexing, ``cat``
+            (the items must have the same names), ``to`` (tensors move; NumPy arrays stay on the host),
+            ``rescale`` and ``clip``. Empty by default.
 
     Construction checks shapes, dtypes and devices (floating ``xywhr``/``scores`` are cast to float32, integer
     ``labels`` to int64; lists and NumPy arrays are converted). Values are not inspected here, because that would
@@ -59,6 +64,7 @@ class OrientedBoxes:
     scores: torch.Tensor
     labels: torch.Tensor
     track_ids: Optional[torch.Tensor] = None
+    data: Optional[Mapping[str, Any]] = None
 
     def __post_init__(self):
         # Lists and NumPy arrays are converted to the documented dtypes; tensors must already be of the right
@@ -86,6 +92,7 @@ class OrientedBoxes:
         object.__setattr__(self, "xywhr", xywhr.to(torch.float32))
         object.__setattr__(self, "scores", scores.to(torch.float32))
         object.__setattr__(self, "labels", labels.to(torch.int64))
+        object.__setattr__(self, "data", _data_columns(self.data, n))
 
     @classmethod
     def _checked_elsewhere(cls, xywhr: torch.Tensor, scores: torch.Tensor, labels: torch.Tensor) -> "OrientedBoxes":
@@ -96,6 +103,7 @@ class OrientedBoxes:
         object.__setattr__(obj, "scores", scores)
         object.__setattr__(obj, "labels", labels)
         object.__setattr__(obj, "track_ids", None)
+        object.__setattr__(obj, "data", {})
         return obj
 
     # --- array-like behaviour -------------------------------------------------------------------------------
@@ -121,11 +129,13 @@ class OrientedBoxes:
         if isinstance(index, torch.Tensor) and index.dtype == torch.bool and index.shape != (len(self),):
             raise IndexError(f"a boolean mask must have shape ({len(self)},), got {tuple(index.shape)}")
         return OrientedBoxes(self.xywhr[index], self.scores[index], self.labels[index],
-                             None if self.track_ids is None else self.track_ids[index])
+                             None if self.track_ids is None else self.track_ids[index],
+                             {k: _take(v, index) for k, v in self.data.items()})
 
     def __repr__(self) -> str:
         tracked = "" if self.track_ids is None else ", tracked"
-        return f"OrientedBoxes(n={len(self)}, device={self.device}{tracked})"
+        data = f", data={sorted(self.data)}" if self.data else ""
+        return f"OrientedBoxes(n={len(self)}, device={self.device}{tracked}{data})"
 
     @property
     def device(self) -> torch.device:
@@ -140,8 +150,9 @@ class OrientedBoxes:
 
     @classmethod
     def cat(cls, items: Iterable["OrientedBoxes"]) -> "OrientedBoxes":
-        """Concatenate; an empty list gives :meth:`empty`. All items must be on one device, and either all or
-        none of them have ``track_ids``."""
+        """Concatenate; an empty list gives :meth:`empty`. All items must be on one device, either all or none of
+        them have ``track_ids``, and all have ``data`` of the same names (each name's columns all NumPy arrays or all
+        tensors)."""
         items = list(items)
         if not items:
             return cls.empty()
@@ -154,9 +165,15 @@ class OrientedBoxes:
             raise ValueError(f"items[{k}] {'has no' if tracked[0] else 'has'} track_ids but items[0] "
                              f"{'has' if tracked[0] else 'has none'}; concatenate tracked boxes only with tracked "
                              "boxes")
+        names = set(items[0].data)
+        for i, item in enumerate(items):
+            if set(item.data) != names:
+                raise ValueError(f"items[{i}] has data {sorted(item.data)} but items[0] has {sorted(names)}; "
+                                 "concatenate boxes whose data have the same names")
         return cls(
             torch.cat([b.xywhr for b in items]), torch.cat([b.scores for b in items]),
             torch.cat([b.labels for b in items]), torch.cat([b.track_ids for b in items]) if tracked[0] else None,
+            {k: _cat_column(k, [b.data[k] for b in items]) for k in items[0].data},
         )
 
     # --- conversions ----------------------------------------------------------------------------------------
@@ -184,7 +201,8 @@ class OrientedBoxes:
 
     def to(self, device: Union[str, torch.device]) -> "OrientedBoxes":
         return OrientedBoxes(self.xywhr.to(device), self.scores.to(device), self.labels.to(device),
-                             None if self.track_ids is None else self.track_ids.to(device))
+                             None if self.track_ids is None else self.track_ids.to(device),
+                             {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in self.data.items()})
 
     def numpy(self) -> OrientedBoxesArrays:
         return OrientedBoxesArrays(
@@ -195,7 +213,7 @@ class OrientedBoxes:
         """Map boxes from the model input back to the source frame: ``source = (input - pad) / scale``."""
         if not isinstance(letterbox, Letterbox):
             raise TypeError(f"letterbox must be an obbmeta.Letterbox, got {type(letterbox).__name__}")
-        return OrientedBoxes(letterbox.to_source(self.xywhr), self.scores, self.labels, self.track_ids)
+        return OrientedBoxes(letterbox.to_source(self.xywhr), self.scores, self.labels, self.track_ids, self.data)
 
     def clip(self, width: float, height: float) -> "OrientedBoxes":
         """Replace each box by the minimum-area rectangle around its part inside the frame [0, W] x [0, H].
@@ -237,7 +255,7 @@ class OrientedBoxes:
         aabb = self.aabb().to(torch.float64)
         fully = (aabb[:, 0] >= 0) & (aabb[:, 1] >= 0) & (aabb[:, 2] <= width) & (aabb[:, 3] <= height)
         best = torch.where(fully[:, None], original, best)
-        return OrientedBoxes(best.to(torch.float32), self.scores, self.labels, self.track_ids)
+        return OrientedBoxes(best.to(torch.float32), self.scores, self.labels, self.track_ids, self.data)
 
     # --- constructors ---------------------------------------------------------------------------------------
     @classmethod
@@ -337,6 +355,48 @@ class OrientedBoxes:
             rects = rects.to(torch.float32)
         xywhr = conventions.from_deepstream9(rects).to(torch.float32)
         return cls(xywhr, *_scores_labels(len(xywhr), scores, labels, xywhr.device))
+
+
+def _data_columns(data: Optional[Mapping[str, Any]], n: int) -> dict:
+    """OrientedBoxes.data checked: names are strings, every column a NumPy array or tensor (lists converted) of n
+    rows."""
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping of names to per-box columns, got {type(data).__name__}")
+    out = {}
+    for name, value in data.items():
+        if not isinstance(name, str):
+            raise TypeError(f"data's names must be strings, got {name!r}")
+        if not isinstance(value, (torch.Tensor, np.ndarray)):
+            try:
+                value = np.asarray(value)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"data[{name!r}] must be a NumPy array, a tensor or array-like, got "
+                                f"{type(value).__name__}") from exc
+        if value.ndim < 1 or value.shape[0] != n:
+            raise ValueError(f"data[{name!r}] must have one row per box ({n} rows, as xywhr), got shape "
+                             f"{tuple(value.shape)}")
+        out[name] = value
+    return out
+
+
+def _take(column, index):
+    """Rows ``index`` (a slice or an index / mask tensor, as OrientedBoxes.__getitem__ has it) of a data column."""
+    if isinstance(index, slice):
+        return column[index]
+    if isinstance(column, torch.Tensor):
+        return column[index.to(column.device)]
+    return column[index.cpu().numpy()]
+
+
+def _cat_column(name: str, columns: list):
+    if all(isinstance(c, np.ndarray) for c in columns):
+        return np.concatenate(columns)
+    if all(isinstance(c, torch.Tensor) for c in columns):
+        return torch.cat(columns)
+    raise TypeError(f"data[{name!r}] is a NumPy array in some items and a tensor in others; make them one kind "
+                    "before OrientedBoxes.cat")
 
 
 def _scores_labels(n, scores, labels, device):

@@ -287,9 +287,12 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     "pngs": [(index, image)], "seconds": wall time, "frames": n, "capped": frames whose primary objects reached
     max_det, "warnings": the elements' warnings, each once}``. A pipeline error raises :class:`DemoError`."""
 
+    import numpy as np
+
     import obbmeta.gst
 
     from . import nvds
+    from .boxes import OrientedBoxes
     from .gst import Gst
 
     obbmeta.gst.register()
@@ -313,7 +316,8 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             batch = nvds.BatchMeta.from_gst_buffer(buf)
             for frame in batch.frames:
                 k = len(rows)
-                boxes, objects = nvds.read_boxes(frame)  # one read: the boxes to score, the rows to write
+                objects = nvds.read_objects(frame)  # one read: the boxes to score, the rows to write
+                boxes = OrientedBoxes(objects.xywhr, objects.confidence, objects.class_id.astype(np.int64))
                 infos = [objects.info(i) for i in range(len(objects))]
                 capped[0] += 0 < max_det <= sum(i.component_id == 1 for i in infos)
                 row = {"frame": k, "pts": buf.pts, "boxes": boxes,

@@ -253,3 +253,52 @@ def test_rows_to_source_equals_each_frames_own_letterbox_bit_for_bit(frames, see
     got = rows_to_source(x, [lb for lb, _ in frames], counts)
     want = torch.cat([lb.to_source(part) for (lb, _), part in zip(frames, x.split(counts))])
     assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def _with_data():
+    boxes = make([[10, 10, 4, 2, 0.0], [20, 20, 4, 2, 0.5], [30, 30, 4, 2, 1.0], [40, 40, 4, 2, -1.0]])
+    return OrientedBoxes(boxes.xywhr, boxes.scores, boxes.labels,
+                         data={"address": np.array([11, 22, 33, 44], np.uint64), "name": [b"a", b"b", b"c", b"d"],
+                               "embedding": torch.arange(8.0).reshape(4, 2)})
+
+
+@pytest.mark.parametrize("index, rows", [
+    (1, [1]), (-1, [3]), (slice(1, 3), [1, 2]), ([3, 0], [3, 0]), (np.array([2]), [2]),
+    (torch.tensor([True, False, False, True]), [0, 3]), (torch.tensor([2, 1]), [2, 1]),
+])
+def test_data_columns_follow_the_rows_they_belong_to(index, rows):
+    boxes = _with_data()
+    got = boxes[index]
+    assert got.labels.tolist() == rows
+    assert got.data["address"].tolist() == [11 * (r + 1) for r in rows]
+    assert got.data["name"].tolist() == [b"abcd"[r:r + 1] for r in rows]
+    assert isinstance(got.data["name"], np.ndarray) and isinstance(got.data["embedding"], torch.Tensor)
+    assert got.data["embedding"].tolist() == [[2.0 * r, 2.0 * r + 1] for r in rows]
+
+
+def test_data_is_kept_by_to_rescale_clip_and_cat():
+    boxes = _with_data()
+    for other in (boxes.to("cpu"), boxes.rescale(Letterbox(0.5, 1.0, 2.0)), boxes.clip(25.0, 25.0)):
+        assert other.data["address"].tolist() == [11, 22, 33, 44]
+        assert other.data["embedding"].shape == (4, 2)
+    both = OrientedBoxes.cat([boxes[:1], boxes[2:]])
+    assert both.data["address"].tolist() == [11, 33, 44] and both.data["embedding"][:, 0].tolist() == [0.0, 4.0, 6.0]
+    assert "data=['address', 'embedding', 'name']" in repr(boxes) and OrientedBoxes.empty().data == {}
+
+
+def test_data_of_the_wrong_form_is_refused_with_its_name():
+    b = make([[10, 10, 4, 2, 0.0], [20, 20, 4, 2, 0.5]])
+    with pytest.raises(ValueError, match=r"data\['id'\] must have one row per box \(2 rows"):
+        OrientedBoxes(b.xywhr, b.scores, b.labels, data={"id": np.arange(3)})
+    with pytest.raises(ValueError, match=r"data\['x'\] must have one row per box"):
+        OrientedBoxes(b.xywhr, b.scores, b.labels, data={"x": np.float32(1.0)})
+    with pytest.raises(TypeError, match="data must be a mapping"):
+        OrientedBoxes(b.xywhr, b.scores, b.labels, data=[("id", [1, 2])])
+    with pytest.raises(TypeError, match="data's names must be strings"):
+        OrientedBoxes(b.xywhr, b.scores, b.labels, data={3: [1, 2]})
+    tagged = OrientedBoxes(b.xywhr, b.scores, b.labels, data={"id": [1, 2]})
+    with pytest.raises(ValueError, match=r"items\[1\] has data \[\] but items\[0\] has \['id'\]"):
+        OrientedBoxes.cat([tagged, b])
+    as_tensor = OrientedBoxes(b.xywhr, b.scores, b.labels, data={"id": torch.tensor([1, 2])})
+    with pytest.raises(TypeError, match=r"data\['id'\] is a NumPy array in some items and a tensor in others"):
+        OrientedBoxes.cat([tagged, as_tensor])

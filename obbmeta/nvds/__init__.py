@@ -1,8 +1,8 @@
 """obbmeta.nvds: oriented boxes as native DeepStream metadata, on NVIDIA's real libnvds_meta.
 
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
-:func:`read_boxes` (an OrientedBoxes and :class:`FrameObjects`), :func:`read_objects` (the columns, torch-free),
-:func:`read_objects_batch` (several frames in one call), :func:`read_obbs`,
+:func:`read_boxes` (one OrientedBoxes, the other columns in its ``data``), :func:`read_objects` (the columns,
+torch-free), :func:`read_objects_batch` (several frames in one call), :func:`read_obbs`,
 :class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`, :func:`describe`, :func:`obb_meta_type`,
 :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`, :func:`update_objects` /
 :func:`update_objects_batch` / :func:`remove_objects` / :func:`remove_objects_batch` (what a tracker does to a
@@ -39,7 +39,6 @@ from .obbs import (
 )
 from .objects import UpdateResult, remove_objects, remove_objects_batch, update_objects, update_objects_batch
 from .reader import (
-    FrameBoxes,
     FrameObjects,
     Obb,
     ObjectInfo,
@@ -53,7 +52,6 @@ OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
 __all__ = [
     "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "read_objects_batch",
-    "FrameBoxes",
     "FrameObjects", "read_obbs", "AttachResult",
     "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",

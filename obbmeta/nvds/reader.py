@@ -1,7 +1,7 @@
 """Every object of a frame with its oriented box, read back by one C call under the batch lock (obbmeta's payload
 when present, else the DS 9 rotation, else rect_params):
 
-* :func:`read_boxes` — an :class:`~obbmeta.OrientedBoxes` (torch) and the objects' fields as :class:`FrameObjects`;
+* :func:`read_boxes` — an :class:`~obbmeta.OrientedBoxes` (torch), the objects' other fields in its ``data``;
 * :func:`read_objects` — the same :class:`FrameObjects` alone (NumPy columns, torch-free: for trackers and probes);
   :func:`read_objects_batch` — one :class:`FrameObjects` of several frames (one C call) and each frame's rows;
 * :func:`read_obbs` — one ``(ObjectInfo, Obb)`` pair per object.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -159,12 +159,6 @@ class FrameObjects:
                    source=SOURCES[int(self.source[i])], flags=int(self.flags[i]))
 
 
-class FrameBoxes(NamedTuple):
-    """What :func:`read_boxes` returns: ``boxes, objects = read_boxes(frame)``, row i of both the same object."""
-    boxes: "OrientedBoxes"
-    objects: FrameObjects
-
-
 def read_objects(frame: Any, batch: Any = None) -> FrameObjects:
     """Every object of ``frame`` with its oriented box, as :class:`FrameObjects` (NumPy, no torch). Works on any
     frame, including copies made by NVIDIA's copy functions."""
@@ -203,12 +197,15 @@ def _objects_of(rows: Any, n: int) -> FrameObjects:
         address=t["address"].copy(), num_user_meta=t["num_user_meta"].copy(), parent=t["parent"].copy())
 
 
-def read_boxes(frame: Any, batch: Any = None, device: Any = "cpu") -> FrameBoxes:
-    """Every object of ``frame`` as an :class:`~obbmeta.OrientedBoxes` on ``device`` (``xywhr``; ``scores`` =
+def read_boxes(frame: Any, batch: Any = None, device: Any = "cpu") -> "OrientedBoxes":
+    """Every object of ``frame`` as one :class:`~obbmeta.OrientedBoxes` on ``device``: ``xywhr``; ``scores`` =
     confidence; ``labels`` = class_id; ``track_ids`` = object_id when a tracker set any, -1 for the objects it did
-    not, None when it set none) and its :class:`FrameObjects`, row for row.
+    not, None when it set none; and in ``data`` every other column :class:`FrameObjects` has, as NumPy arrays on the
+    host (``data["address"]``, ``data["object_id"]`` (uint64), ``data["rect"]``, ``data["label"]``, ``data["source"]``,
+    ...), row for row.
 
-    Raises OverflowError when a tracked id does not fit ``track_ids``' int64 (read ``objects.object_id``, uint64)."""
+    Raises OverflowError when a tracked id does not fit ``track_ids``' int64 (read ``data["object_id"]`` of
+    :func:`read_objects`, uint64)."""
     import torch
 
     from ..boxes import OrientedBoxes
@@ -221,9 +218,13 @@ def read_boxes(frame: Any, batch: Any = None, device: Any = "cpu") -> FrameBoxes
             raise OverflowError("a tracked object_id is above 2**63 - 1 and does not fit OrientedBoxes.track_ids "
                                 "(int64); read FrameObjects.object_id (uint64) instead")
         ids = torch.from_numpy(np.where(tracked, objects.object_id.astype(np.int64), -1))
+    data = {f.name: getattr(objects, f.name) for f in fields(objects) if f.name not in _BOX_COLUMNS}
     boxes = OrientedBoxes(torch.from_numpy(objects.xywhr), torch.from_numpy(objects.confidence),
-                          torch.from_numpy(objects.class_id.astype(np.int64)), ids)
-    return FrameBoxes(boxes.to(device), objects)
+                          torch.from_numpy(objects.class_id.astype(np.int64)), ids, data)
+    return boxes.to(device)
+
+
+_BOX_COLUMNS = ("xywhr", "confidence", "class_id")  # what OrientedBoxes holds itself: xywhr, scores, labels
 
 
 def read_obbs(frame: Any, batch: Any = None) -> list[tuple[ObjectInfo, Obb]]:

@@ -1,5 +1,6 @@
-"""read_boxes / read_objects: the frame's objects as one OrientedBoxes plus typed columns, each row checked against
-the object NVIDIA's obj_meta_list holds at that place (the tests' own offsets, tests/nvds/raw.py)."""
+"""read_boxes / read_objects: the frame's objects as one OrientedBoxes (the other columns in its data) or as typed
+columns, each row checked against the object NVIDIA's obj_meta_list holds at that place (the tests' own offsets,
+tests/nvds/raw.py)."""
 import numpy as np
 import pytest
 import torch
@@ -41,21 +42,37 @@ def test_rows_are_nvidias_list_in_order(make_batch):
 
 def test_read_boxes_is_an_oriented_boxes_row_for_row(make_batch):
     batch, frame = written(make_batch)
-    boxes, objects = nvds.read_boxes(frame)
-    assert isinstance(boxes, OrientedBoxes) and len(boxes) == len(objects) == 3
-    np.testing.assert_array_equal(boxes.xywhr.numpy(), objects.xywhr)
+    boxes = nvds.read_boxes(frame)
+    addresses = raw.objects_of(frame.address)
+    assert isinstance(boxes, OrientedBoxes) and len(boxes) == 3
+    np.testing.assert_allclose(boxes.xywhr.numpy(), XYWHR[::-1], rtol=1e-6)
     assert boxes.scores.tolist() == pytest.approx([0.3, 0.6, 0.9]) and boxes.labels.tolist() == [1, 0, 1]
     assert boxes.track_ids is None  # no tracker set an id
+    assert boxes.data["address"].tolist() == addresses
+    for i, obj in enumerate(addresses):  # the data columns, against NVIDIA's list
+        assert boxes.data["component_id"][i] == raw.i32(obj + raw.OBJ["unique_component_id"]) == 4
+        assert boxes.data["label"][i] == raw.cstr(obj + raw.OBJ["obj_label"])
+        assert boxes.data["rect"][i].tolist() == pytest.approx([raw.f32(obj + raw.OBJ[f"rect_{k}"])
+                                                               for k in ("left", "top", "width", "height")])
+    objects = nvds.read_objects(frame)
+    assert set(boxes.data) == {"corners", "rect", "object_id", "source", "flags", "detector_bbox", "tracker_bbox",
+                               "tracker_confidence", "component_id", "label", "rotation_angle", "address",
+                               "num_user_meta", "parent"}
+    for name, column in boxes.data.items():
+        np.testing.assert_array_equal(column, getattr(objects, name))
+    ships = boxes[boxes.labels == 1]  # the columns follow their rows
+    assert ships.data["label"].tolist() == [b"ship", b"ship"] and ships.data["address"].tolist() == addresses[::2]
 
 
 def test_tracked_ids_become_track_ids_and_untracked_rows_minus_one(make_batch):
     batch, frame = written(make_batch)
     objs = nvds.read_objects(frame).address
     nvds.update_objects(batch, frame, objs[:2], object_ids=np.array([7, 2**40], np.uint64))
-    boxes, objects = nvds.read_boxes(frame)
+    boxes = nvds.read_boxes(frame)
     assert boxes.track_ids.tolist() == [7, 2**40, -1]
-    assert objects.tracked.tolist() == [True, True, False]
-    assert [raw.u64(a + raw.OBJ["object_id"]) for a in objects.address.tolist()] == [7, 2**40, raw.UNTRACKED]
+    assert nvds.read_objects(frame).tracked.tolist() == [True, True, False]
+    assert [raw.u64(a + raw.OBJ["object_id"]) for a in boxes.data["address"].tolist()] == [7, 2**40, raw.UNTRACKED]
+    assert boxes.data["object_id"].tolist() == [7, 2**40, raw.UNTRACKED]
 
 
 def test_an_id_beyond_int64_is_refused_by_read_boxes_not_by_read_objects(make_batch):
@@ -78,8 +95,8 @@ def test_subsets_and_single_objects(make_batch):
 
 
 def test_an_empty_frame_reads_as_no_boxes(make_batch):
-    boxes, objects = nvds.read_boxes(make_batch().frames[0], device=torch.device("cpu"))
-    assert len(boxes) == len(objects) == 0 and boxes.xywhr.shape == (0, 5) and objects.corners.shape == (0, 4, 2)
+    boxes = nvds.read_boxes(make_batch().frames[0], device=torch.device("cpu"))
+    assert len(boxes) == 0 and boxes.xywhr.shape == (0, 5) and boxes.data["corners"].shape == (0, 4, 2)
 
 
 def test_the_readers_stay_torch_free():
