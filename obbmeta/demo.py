@@ -317,7 +317,7 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             for frame in batch.frames:
                 k = len(rows)
                 objects = nvds.read_objects(frame)  # one read: the boxes to score, the rows to write
-                boxes = OrientedBoxes(objects.xywhr, objects.confidence, objects.class_id.astype(np.int64))
+                boxes = OrientedBoxes(objects.xywhr, objects.confidence, objects.class_id.astype(np.int64)).to("cpu")
                 infos = [objects.info(i) for i in range(len(objects))]
                 capped[0] += 0 < max_det <= sum(i.component_id == 1 for i in infos)
                 row = {"frame": k, "pts": buf.pts, "boxes": boxes,

@@ -67,7 +67,7 @@ def test_integer_indexing_accepts_numpy_and_tensor_scalars_and_checks_bounds():
         with pytest.raises(IndexError, match="out of range for 3 boxes"):
             b[bad]
     with pytest.raises(TypeError, match="index must be"):
-        b["x"]
+        b[1.5]
 
 
 def test_empty_and_cat():
@@ -302,3 +302,107 @@ def test_data_of_the_wrong_form_is_refused_with_its_name():
     as_tensor = OrientedBoxes(b.xywhr, b.scores, b.labels, data={"id": torch.tensor([1, 2])})
     with pytest.raises(TypeError, match=r"data\['id'\] is a NumPy array in some items and a tensor in others"):
         OrientedBoxes.cat([tagged, as_tensor])
+
+
+# --- NumPy backing ------------------------------------------------------------------------------------------------
+finite_box = st.tuples(st.floats(-500, 500), st.floats(-500, 500), st.floats(0.5, 300), st.floats(0.5, 300),
+                       st.floats(-4 * math.pi, 4 * math.pi))
+
+
+def make_np(rows, scores=None, labels=None, **kw):
+    rows = np.asarray(rows, np.float32).reshape(-1, 5)
+    n = len(rows)
+    return OrientedBoxes(rows, np.linspace(0.9, 0.5, n) if scores is None else scores,
+                         np.arange(n) if labels is None else labels, **kw)
+
+
+@given(st.lists(finite_box, min_size=1, max_size=6))
+def test_numpy_polygons_and_aabb_are_shapelys_rectangle(rows):
+    """NumPy-backed boxes: each polygon is the rectangle shapely builds from the centre, sides and angle, and the
+    AABB is that rectangle's bounds."""
+    from shapely import affinity
+    from shapely.geometry import Polygon
+    from shapely.geometry import box as sbox
+
+    b = make_np(rows)
+    polys, aabbs = b.polygons(), b.aabb()
+    assert isinstance(polys, np.ndarray) and polys.dtype == np.float32 and polys.shape == (len(rows), 4, 2)
+    assert isinstance(aabbs, np.ndarray) and aabbs.dtype == np.float32
+    for (cx, cy, w, h, a), poly, bounds in zip(b.xywhr.astype(np.float64), polys, aabbs):
+        rect = affinity.rotate(sbox(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2), a, origin=(cx, cy),
+                               use_radians=True)
+        tol = 1e-3 * max(1.0, abs(cx), abs(cy), w, h)
+        assert Polygon(poly).symmetric_difference(rect).area <= tol * (w + h) * 4
+        np.testing.assert_allclose(bounds, rect.bounds, atol=tol)
+        assert Polygon(poly).exterior.is_ccw  # clockwise on screen (y down) is counter-clockwise in shapely's axes
+
+
+@given(st.lists(finite_box, max_size=6))
+def test_numpy_and_torch_backings_agree(rows):
+    t = make(rows) if rows else OrientedBoxes.empty()
+    n = t.numpy()
+    assert n.is_numpy and n.device is None and not t.is_numpy
+    assert (n.xywhr.dtype, n.scores.dtype, n.labels.dtype) == (np.float32, np.float32, np.int64)
+    np.testing.assert_allclose(n.polygons(), t.polygons().numpy(), atol=1e-3)
+    np.testing.assert_allclose(n.aabb(), t.aabb().numpy(), atol=1e-3)
+    np.testing.assert_array_equal(n.nonempty(1.0), t.nonempty(1.0).numpy())
+    np.testing.assert_array_equal(n.inside(300, 200), t.inside(300, 200).numpy())
+    back = n.to("cpu")
+    assert not back.is_numpy and torch.equal(back.xywhr, t.xywhr) and torch.equal(back.labels, t.labels)
+    clipped, clipped_t = n.clip(300, 200), t.clip(300, 200)
+    assert clipped.is_numpy
+    np.testing.assert_allclose(clipped.xywhr, clipped_t.xywhr.numpy(), atol=1e-5)
+    lb = Letterbox(0.5, 3.0, 7.0)
+    np.testing.assert_allclose(n.rescale(lb).xywhr, t.rescale(lb).xywhr.numpy(), atol=1e-5)
+
+
+def test_numpy_boxes_index_cat_and_read_their_data_by_name():
+    b = make_np([[10, 20, 4, 2, 0.0], [30, 40, 6, 3, 0.5], [50, 60, 8, 4, 1.0]], track_ids=np.array([7, -1, 9]),
+                data={"address": np.array([11, 12, 13], np.uint64), "name": ["a", "b", "c"]})
+    assert b["address"].tolist() == [11, 12, 13] and b["name"].tolist() == ["a", "b", "c"]
+    with pytest.raises(KeyError, match=r"no data column 'nope'; these boxes have \['address', 'name'\]"):
+        b["nope"]
+    for index, rows in (([2, 0], [2, 0]), (np.array([False, True, True]), [1, 2]), (torch.tensor([1]), [1]),
+                        (slice(1, None), [1, 2]), (-1, [2]), ([], [])):
+        part = b[index]
+        assert part.is_numpy and part.track_ids.tolist() == [[7, -1, 9][r] for r in rows]
+        assert part["address"].tolist() == [[11, 12, 13][r] for r in rows]
+        np.testing.assert_array_equal(part.xywhr, b.xywhr[rows])
+    joined = OrientedBoxes.cat([b[:1], b[1:]])
+    assert joined.is_numpy and np.array_equal(joined.xywhr, b.xywhr) and joined["name"].tolist() == ["a", "b", "c"]
+    with pytest.raises(TypeError, match=r"items\[1\] is torch-backed but items\[0\] is NumPy-backed"):
+        OrientedBoxes.cat([b, b.to("cpu")])
+    with pytest.raises(IndexError, match=r"a boolean mask must have shape \(3,\)"):
+        b[np.array([True, False])]
+    assert repr(b) == "OrientedBoxes(n=3, numpy, tracked, data=['address', 'name'])"
+    assert OrientedBoxes.empty(None).is_numpy and len(OrientedBoxes.empty(None)) == 0
+
+
+def test_boxes_do_not_unpack_as_the_former_column_tuple():
+    with pytest.raises(TypeError, match="OrientedBoxes is not iterable"):
+        x, s, lab = make_np([[0, 0, 1, 1, 0]] * 3)
+
+
+@pytest.mark.parametrize(
+    "xywhr, scores, labels, error, match",
+    [
+        (np.zeros((2, 4), np.float32), np.zeros(2), np.zeros(2, np.int64), ValueError,
+         r"xywhr must have shape \(N, 5\)"),
+        (np.zeros((2, 5), bool), np.zeros(2), np.zeros(2, np.int64), TypeError, "xywhr must be a floating-point"),
+        (np.zeros((2, 5)), np.zeros(3), np.zeros(2, np.int64), ValueError, r"scores must have shape \(2,\)"),
+        (np.zeros((2, 5)), np.zeros(2), np.zeros(2), TypeError, "labels must be an integer array"),
+        (np.zeros((2, 5)), torch.zeros(2), np.zeros(2, np.int64), TypeError,
+         "scores is a torch.Tensor but xywhr is a NumPy array"),
+        (np.zeros((2, 5)), np.array(["a", "b"]), np.zeros(2, np.int64), TypeError,
+         "scores must be a floating-point or integer array"),
+    ],
+)
+def test_numpy_columns_are_checked(xywhr, scores, labels, error, match):
+    with pytest.raises(error, match=match):
+        OrientedBoxes(xywhr, scores, labels)
+
+
+def test_numpy_columns_are_cast_to_the_documented_dtypes():
+    b = OrientedBoxes(np.zeros((2, 5), np.float64), [1, 0], np.array([1, 2], np.int32), np.array([3, 4], np.uint8))
+    assert (b.xywhr.dtype, b.scores.dtype, b.labels.dtype, b.track_ids.dtype) == (np.float32, np.float32,
+                                                                                   np.int64, np.int64)

@@ -6,7 +6,8 @@ import pytest
 
 
 @pytest.mark.parametrize("module", ["obbmeta", "obbmeta.nvds", "obbmeta.nvds.display", "obbmeta.nvds.messages",
-                                    "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry", "obbmeta.messages",
+                                    "obbmeta.boxes", "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry",
+                                    "obbmeta.messages",
                                     "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo", "obbmeta.osd",
                                     "obbmeta.osd.overlay", "obbmeta.nvinfer_config",
                                     "obbmeta.preprocess", "obbmeta.track"])
@@ -52,5 +53,16 @@ def test_the_runtime_path_does_not_import_the_training_code():
             "m.load_demo_model('aerial'); m.load_recognizer; "
             "bad = [k for k in sys.modules if k.startswith(('obbmeta.models.train', 'obbmeta.models.loss', "
             "'obbmeta.models.data'))]; assert not bad, bad")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_numpy_backed_boxes_work_without_torch():
+    """What a metadata reader returns (NumPy-backed OrientedBoxes) is indexed, joined and measured without torch."""
+    code = ("import sys, numpy as np; from obbmeta import OrientedBoxes; "
+            "b = OrientedBoxes(np.array([[5, 5, 4, 2, 0.3], [9, 9, 2, 2, 0]]), [0.9, 0.8], [1, 2], "
+            "data={'k': [1, 2]}); "
+            "b = OrientedBoxes.cat([b[b.scores > 0.85], b[[1]]]); b.polygons(); b.aabb(); b.inside(20, 20); "
+            "b.numpy(); repr(b); assert b['k'].tolist() == [1, 2]; assert 'torch' not in sys.modules, 'torch imported'")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr

@@ -315,14 +315,14 @@ def _image_list(name, value) -> list:
 
 
 def _host_arrays(name, boxes: OrientedBoxes, *, scores: bool):
-    """(xywhr float32 CPU tensor, scores float64, labels int64) of one image, checked for NaN/inf."""
-    xywhr = boxes.xywhr.detach().cpu().contiguous()
-    if not np.isfinite(xywhr.numpy()).all():  # numpy: far less per-call overhead than torch on small arrays
+    """(xywhr float32 CPU tensor, scores float64, labels int64) of one image (either backing), checked for NaN/inf."""
+    host = boxes.numpy()
+    if not np.isfinite(host.xywhr).all():  # numpy: far less per-call overhead than torch on small arrays
         raise ValueError(f"{name}.xywhr contains NaN or inf; every box must be finite")
-    s = boxes.scores.detach().cpu().numpy().astype(np.float64)
+    s = host.scores.astype(np.float64)
     if scores and s.size and not np.isfinite(s).all():
         raise ValueError(f"{name}.scores contains NaN or inf; scores rank the detections and must be finite")
-    return xywhr, s, boxes.labels.detach().cpu().numpy()
+    return torch.from_numpy(np.ascontiguousarray(host.xywhr)), s, host.labels
 
 
 def _difficult_flags(difficult, gts) -> list:

@@ -414,7 +414,8 @@ class OrientedTracker:
         continues the track's: no jump by pi or swap of w and h between frames), followed by the reported tracks
         without a detection on this frame at their predicted box (``output_lost``; on a frame without detection
         every confirmed track seen on the last detection frame). ``tracker.last`` has the whole
-        :class:`TrackStep`. CUDA input gives CUDA output (the tracking itself runs on the CPU).
+        :class:`TrackStep`. The output has the input's backing (CUDA in, CUDA out; NumPy in, NumPy out; the
+        tracking itself runs on the CPU).
         """
         import torch
 
@@ -427,9 +428,9 @@ class OrientedTracker:
             return _boxes(step, None, None, device)
         if not isinstance(boxes, OrientedBoxes):
             raise TypeError(f"boxes must be OrientedBoxes or None, got {type(boxes).__name__}")
-        x, s, lab = boxes.numpy()
-        step = self.step(x, s, lab, source_id=source_id)
-        return _boxes(step, s, lab, boxes.device)
+        host = boxes.numpy()
+        step = self.step(host.xywhr, host.scores, host.labels, source_id=source_id)
+        return _boxes(step, host.scores, host.labels, boxes.device)
 
     # ---------------------------------------------------------------- NvDsBatchMeta
     def update_batch(self, batch: Any, frames: Any = None, *, remove_untracked: bool = True,
@@ -571,8 +572,7 @@ def _add_predicted(batch: Any, frame: Any, step: TrackStep, cache: dict, frame_s
 
 
 def _boxes(step: TrackStep, scores, labels, device) -> OrientedBoxes:
-    import torch
-
+    """The tracked boxes of ``step`` on ``device`` (None: NumPy-backed, as the boxes given were)."""
     from ..boxes import OrientedBoxes
 
     tracked = step.det_track_ids >= 0
@@ -580,8 +580,6 @@ def _boxes(step: TrackStep, scores, labels, device) -> OrientedBoxes:
     parts_s = [scores[tracked] if scores is not None else np.zeros(0, np.float32), step.pred_scores]
     parts_l = [labels[tracked] if labels is not None else np.zeros(0, np.int64), step.pred_labels]
     parts_i = [step.det_track_ids[tracked], step.pred_track_ids]
-    out = OrientedBoxes(torch.from_numpy(np.concatenate(parts_x).astype(np.float32)),
-                        torch.from_numpy(np.concatenate(parts_s).astype(np.float32)),
-                        torch.from_numpy(np.concatenate(parts_l).astype(np.int64)),
-                        torch.from_numpy(np.concatenate(parts_i).astype(np.int64)))
-    return out if device.type == "cpu" else out.to(device)
+    out = OrientedBoxes(np.concatenate(parts_x).astype(np.float32), np.concatenate(parts_s).astype(np.float32),
+                        np.concatenate(parts_l).astype(np.int64), np.concatenate(parts_i).astype(np.int64))
+    return out if device is None else out.to(device)
