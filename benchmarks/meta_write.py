@@ -148,7 +148,7 @@ def time_once(kind: str, loop: CtypesLoop, frames: int, dets: list) -> float:
 
 
 def same_output(loop: CtypesLoop) -> None:
-    """Both paths must write the same fields; compared through read_obbs and the raw structs."""
+    """Both paths must write the same fields; compared through read_boxes and the raw structs."""
     x, s, lab = make_boxes(50, 7)
     out = []
     for kind in ("attach_obbs", "ctypes_loop"):
@@ -158,11 +158,14 @@ def same_output(loop: CtypesLoop) -> None:
             nvds.attach_obbs(batch, f, xywhr=x, scores=s, labels=lab, class_names=CLASS_NAMES)
         else:
             loop.write(batch.address, f.address, x, s, lab)
-        rows = nvds.read_obbs(f)
-        out.append([(i.class_id, i.label, round(i.confidence, 6), tuple(round(v, 2) for v in i.rect),
-                     tuple(round(v, 2) for v in i.detector_bbox), i.object_id, o.source,
-                     tuple(round(v, 5) for v in o.xywhr), tuple(round(c, 2) for p in o.corners for c in p))
-                    for i, o in rows])
+        b = nvds.read_boxes(f)
+        d = b.data
+        out.append([(cls, label, round(conf, 6), tuple(round(v, 2) for v in rect), tuple(round(v, 2) for v in det),
+                     oid, src, tuple(round(v, 5) for v in x5), tuple(round(c, 2) for p in corners for c in p))
+                    for cls, label, conf, rect, det, oid, src, x5, corners in zip(
+                        b.labels.tolist(), nvds.label_strings(b), b.scores.tolist(), d["rect"].tolist(),
+                        d["detector_bbox"].tolist(), d["object_id"].tolist(), d["source"].tolist(), b.xywhr.tolist(),
+                        d["corners"].tolist())])
         batch.destroy()
     if out[0] != out[1]:
         raise SystemExit("the two paths disagree; the benchmark would compare different work")
@@ -292,7 +295,7 @@ class CtypesClassifierLoop:
 def batch_with_objects(frames: int, per_frame: int) -> tuple[nvds.BatchMeta, np.ndarray]:
     batch = fresh_batch(frames)
     nvds.attach_obbs_batch(batch, [make_boxes(per_frame, seed) for seed in range(frames)], class_names=CLASS_NAMES)
-    objects = np.concatenate([nvds.read_objects(f).address for f in batch.frames])
+    objects = nvds.read_boxes_batch(batch)[0]["address"]
     return batch, objects
 
 

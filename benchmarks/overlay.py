@@ -5,7 +5,7 @@ Both paths write exactly the same metadata (checked before timing, through read_
 text offsets): each object's 4 edges as NvOSD_LineParams (clipped, rounded unsigned pixels, per-class colour,
 width 3) in display metas acquired from the batch's pool, 16 lines each, marked in misc_osd_data[3], added to the
 frame; and the object's label (text_params x/y offsets) moved to its top-most corner. The loop gets its boxes from
-``read_objects`` (one C call: generous to it; a pyds probe would walk the user metas in Python).
+``read_boxes`` (one C call: generous to it; a pyds probe would walk the user metas in Python).
 
 Sizes: one 1920x1080 frame with 10 / 100 / 1000 objects written by attach_obbs (outside the timer). Timing: the
 overlay call only (``_common.median_time``, median of repeats), each repeat on its own frame whose batch's display
@@ -101,14 +101,14 @@ class CtypesLoop:
 
     def write(self, batch: nvds.BatchMeta, frame: nvds.FrameMeta) -> int:
         m, display_t, obj_t = self.m, self.layout.display_meta, self.layout.object_meta
-        obbs = nvds.read_objects(frame)
+        obbs = nvds.read_boxes(frame)
         objects = []
         node = frame._head.obj_meta_list
         while node:
             objects.append(node.contents.data)
             node = node.contents.next
         dm, written = None, 0
-        for address, c8, cls in zip(objects, obbs.corners.tolist(), obbs.class_id.tolist()):
+        for address, c8, cls in zip(objects, obbs["corners"].tolist(), obbs.labels.tolist()):
             colour = PALETTE_RGBA[cls % len(PALETTE_RGBA)]
             for k in range(4):
                 (x0, y0), (x1, y1) = c8[k], c8[(k + 1) % 4]

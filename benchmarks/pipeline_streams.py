@@ -338,9 +338,9 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
                     batch = nvds.BatchMeta.from_gst_buffer(info.get_buffer())
                 except LookupError:
                     return Gst.PadProbeReturn.OK
-                rows, _ = nvds.read_objects_batch(batch)  # one C call: the count costs the sink's thread little
+                rows, _ = nvds.read_boxes_batch(batch)  # one C call: the count costs the sink's thread little
                 counted["objects"] += len(rows)
-                counted["children"] += int((rows.parent != 0).sum())
+                counted["children"] += int((rows["parent"] != 0).sum())
             return Gst.PadProbeReturn.OK
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, count_objects)
         bufs = batched_buffers(surface, streams, count + warmup, W, H)

@@ -13,9 +13,9 @@ FollowTracker gives every object after an nvtracker stand-in.
    An ablation in the same run: rotated IoU without buffer, and AABB IoU with the same buffer.
 2. Follow the tracker: detections written into real NvDsBatchMeta frames with ``attach_obbs`` on every third frame
    (nvinfer ``interval=2``), ``NvTrackerStandIn`` (a stand-in for nvtracker's metadata behaviour, not nvtracker),
-   then ``FollowTracker``; read back with ``read_obbs``: does every tracked object have an OBB, the IoU with ground
+   then ``FollowTracker``; read back with ``read_boxes``: does every tracked object have an OBB, the IoU with ground
    truth on the skipped frames (FollowTracker's predicted OBB vs the tracker box as a 0-degree box, which is what
-   read_obbs gives without it, vs the track's last detector OBB left where it was), and the largest angle change
+   read_boxes gives without it, vs the track's last detector OBB left where it was), and the largest angle change
    between consecutive frames of a track (FollowTracker vs the detector's raw angles).
 
 Usage: python benchmarks/tracking.py [--quick | --plot-only]  -> benchmarks/results/tracking.{json,png}
@@ -38,6 +38,7 @@ from _common import RESULTS, arguments, write_json  # noqa: E402
 from nvtracker_standin import NvTrackerStandIn  # noqa: E402  (a test double: tests/)
 
 from obbmeta import nvds  # noqa: E402
+from obbmeta.nvds.layouts import SOURCE_PREDICTED, SOURCE_USER_META  # noqa: E402
 from obbmeta.ops import box_iou_rotated_host  # noqa: E402
 from obbmeta.track import FollowTracker, OrientedTracker  # noqa: E402
 
@@ -110,18 +111,21 @@ def follow_scene(name: str, seed: int, frames: int, interval: int) -> dict:
         else:
             skipped_frames += 1
         standin.update_frame(batch, frame)
-        raw = {info.address: obb for info, obb in nvds.read_obbs(frame)}  # what read_obbs gives before following
+        before = nvds.read_boxes(frame)  # what read_boxes gives before following
+        raw = dict(zip(before["address"].tolist(), before.xywhr.tolist()))
         follow.update_frame(batch, frame)
         gt = {int(i): b for i, b in zip(fr.gt_ids.tolist(), fr.gt_xywhr)}
-        for info, obb in nvds.read_obbs(frame):
-            if not info.tracked:
+        after = nvds.read_boxes(frame)
+        for address, tid, xywhr, source, tracked in zip(after["address"].tolist(), after["object_id"].tolist(),
+                                                        after.xywhr.tolist(), after["source"].tolist(),
+                                                        nvds.is_tracked(after).tolist()):
+            if not tracked:
                 continue
             objects += 1
-            with_obb += obb.source in ("user_meta", "predicted")
-            tid = info.object_id
-            angles_out[tid].append((k, obb.xywhr[4]))
-            if detect and info.address in address_to_det:
-                d = address_to_det[info.address]
+            with_obb += source in (SOURCE_USER_META, SOURCE_PREDICTED)
+            angles_out[tid].append((k, xywhr[4]))
+            if detect and address in address_to_det:
+                d = address_to_det[address]
                 if fr.det_gt[d] >= 0:
                     votes[tid][int(fr.det_gt[d])] += 1
                 last_detector[tid] = fr.det_xywhr[d]
@@ -130,9 +134,8 @@ def follow_scene(name: str, seed: int, frames: int, interval: int) -> dict:
                 g = votes[tid].most_common(1)[0][0]
                 if g in gt:
                     target = gt[g][None]
-                    ious["follow"].append(float(box_iou_rotated_host(np.array([obb.xywhr]), target)[0, 0]))
-                    ious["aabb_0deg"].append(float(box_iou_rotated_host(np.array([raw[info.address].xywhr]),
-                                                                        target)[0, 0]))
+                    ious["follow"].append(float(box_iou_rotated_host(np.array([xywhr]), target)[0, 0]))
+                    ious["aabb_0deg"].append(float(box_iou_rotated_host(np.array([raw[address]]), target)[0, 0]))
                     ious["stale_detector_obb"].append(float(box_iou_rotated_host(last_detector[tid][None],
                                                                                  target)[0, 0]))
         batch.destroy()

@@ -139,11 +139,11 @@ def case_removal(n: int, streams: int, batches: int, chosen: str) -> list[float]
             s = np.sort(rng.uniform(0.3, 0.95, len(x)).astype(np.float32))[::-1].copy()
             frames.append((x, s, lab))
         batch = batch_of(frames, f)
-        objs, offsets = nvds.read_objects_batch(batch)
-        drop = objs.confidence < 0.5
+        objs, offsets = nvds.read_boxes_batch(batch)
+        drop = objs.scores < 0.5
         if chosen == "random":
             drop = rng.permutation(drop)
-        gone = [(fr, objs.address[offsets[k]:offsets[k + 1]][drop[offsets[k]:offsets[k + 1]]])
+        gone = [(fr, objs["address"][offsets[k]:offsets[k + 1]][drop[offsets[k]:offsets[k + 1]]])
                 for k, fr in enumerate(batch.frames)]
         times.append(timed(lambda: nvds.remove_objects_batch(batch, gone)))
         batch.destroy()

@@ -6,7 +6,7 @@ nvtracker, nvmsgconv or your own probe downstream would.
 
     videotestsrc | filesrc ! decodebin ! videoconvert ! video/x-raw,format=RGBA ! obbinfer model=... ! tee name=t
       t. ! queue ! obboverlay mode=draw ! videoconvert ! vp8enc ! webmmux ! filesink location=OUT
-      t. ! queue ! fakesink (probe: obbmeta.nvds.read_obbs on every frame)
+      t. ! queue ! fakesink (probe: obbmeta.nvds.read_boxes on every frame)
 
 The same pipeline as one gst-launch line is in examples/pipeline_cpu.sh; the DeepStream form (nvstreammux,
 nvtracker, nvdsosd) in examples/deepstream_pipeline.sh. ``--model`` is anything obbinfer's ``model`` property takes:
@@ -54,11 +54,12 @@ def main(argv=None) -> int:
 
     def read_back(pad, info):
         for frame in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames:
-            objects = nvds.read_obbs(frame)
+            objects = nvds.read_boxes(frame)  # OrientedBoxes (NumPy): xywhr, scores, labels, data["label"], ...
             counts.append(len(objects))
             print(f"frame {frame.frame_number}: {len(objects)} objects"
-                  + "".join(f"; {o.label} {b.xywhr[2]:.0f}x{b.xywhr[3]:.0f} at ({b.xywhr[0]:.0f}, {b.xywhr[1]:.0f}) "
-                            f"{b.xywhr[4]:+.2f} rad" for o, b in objects[:2]))
+                  + "".join(f"; {label} {w:.0f}x{h:.0f} at ({cx:.0f}, {cy:.0f}) {a:+.2f} rad"
+                            for label, (cx, cy, w, h, a) in zip(nvds.label_strings(objects[:2]),
+                                                                objects.xywhr[:2].tolist())))
         return Gst.PadProbeReturn.OK
 
     pipeline.get_by_name("objects").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, read_back)

@@ -22,15 +22,16 @@ def obb_probe(pad, info, user_data):
     while l_frame is not None:
         frame_meta = pyds.NvDsFrameMeta.cast(l_frame.data)
         frame = pyds_bridge.frame_from_pyds(frame_meta, batch)
-        for info_, obb in nvds.read_obbs(frame):                 # obbmeta -> pyds: the same object as pyds sees it
-            obj = pyds_bridge.to_pyds(info_)
-            print(frame_meta.frame_num, obj.object_id, obj.obj_label, [round(v, 1) for v in obb.xywhr])
+        boxes = nvds.read_boxes(frame)                          # obbmeta -> pyds: the same object as pyds sees it
+        for address, xywhr in zip(boxes["address"].tolist(), boxes.xywhr.tolist()):
+            obj = pyds_bridge.to_pyds(address)
+            print(frame_meta.frame_num, obj.object_id, obj.obj_label, [round(v, 1) for v in xywhr])
         l_obj = frame_meta.obj_meta_list                          # pyds -> obbmeta: the OBB of a pyds object
         while l_obj is not None:
             obj_meta = pyds.NvDsObjectMeta.cast(l_obj.data)
-            obb = pyds_bridge.obb_of_object(obj_meta)             # None for objects obbmeta did not write
+            obb = pyds_bridge.obb_of_object(obj_meta)             # one-row OrientedBoxes; None if obbmeta wrote none
             if obb is not None:
-                print("  angle", round(obb.xywhr[4], 3), "rad, corners", obb.corners)
+                print("  angle", round(float(obb.xywhr[0, 4]), 3), "rad, corners", obb["corners"][0].tolist())
             l_obj = l_obj.next
         messages.attach_obb_message(batch, frame)                 # the frame's JSON for nvmsgconv msg2p-newapi=1
         l_frame = l_frame.next

@@ -170,15 +170,15 @@ def overlay_panel(frame_rgb: np.ndarray, dets: OrientedBoxes, font) -> tuple[np.
         attached = nvds.attach_obbs(batch, frame, dets, class_names=CLASS_NAMES)
         result = add_obb_overlay(batch, frame, hide_aabb=True)
         lines = nvds.read_display_lines(frame)
-        objects = nvds.read_obbs(frame)
+        objects = nvds.read_boxes(frame)
         obj_t = batch.layout.object_meta
         labels = []
-        for info, _ in objects:
-            t = obj_t.from_address(info.address).text_params
-            labels.append((info.label, t.x_offset, t.y_offset))
+        for label, address in zip(nvds.label_strings(objects), objects["address"].tolist()):
+            t = obj_t.from_address(address).text_params
+            labels.append((label, t.x_offset, t.y_offset))
     image = torch.from_numpy(frame_rgb.copy())
     # What nvtracker sees: each object's rect_params, thin grey (hidden from nvdsosd by hide_aabb=True).
-    aabbs = torch.tensor([[x + w / 2, y + h / 2, w, h, 0.0] for (x, y, w, h) in (i.rect for i, _ in objects)])
+    aabbs = torch.tensor([[x + w / 2, y + h / 2, w, h, 0.0] for (x, y, w, h) in objects["rect"].tolist()])
     draw_obbs(image, aabbs.reshape(-1, 5), colors=(175, 175, 175), thickness=1)
     boxes, colours = segments_as_boxes(lines)
     widths = {line[4] for line in lines}

@@ -201,9 +201,11 @@ class OrientedBoxes:
             index = self._index_array(index)
         if not isinstance(index, slice) and _is_bool(index) and tuple(index.shape) != (len(self),):
             raise IndexError(f"a boolean mask must have shape ({len(self)},), got {tuple(index.shape)}")
-        return OrientedBoxes(self.xywhr[index], self.scores[index], self.labels[index],
-                             None if self.track_ids is None else self.track_ids[index],
-                             {k: _take(v, index) for k, v in self.data.items()})
+        # Rows of checked columns keep their kind, dtype and device: no second check (a per-frame slice of a batch's
+        # read is on the pipeline's path).
+        return OrientedBoxes._checked_elsewhere(self.xywhr[index], self.scores[index], self.labels[index],
+                                                None if self.track_ids is None else self.track_ids[index],
+                                                {k: _take(v, index) for k, v in self.data.items()})
 
     def _index_array(self, index):
         """An index list / array / tensor in this backing's kind (an empty one as integers)."""

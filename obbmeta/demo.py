@@ -287,12 +287,10 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     "pngs": [(index, image)], "seconds": wall time, "frames": n, "capped": frames whose primary objects reached
     max_det, "warnings": the elements' warnings, each once}``. A pipeline error raises :class:`DemoError`."""
 
-    import numpy as np
 
     import obbmeta.gst
 
     from . import nvds
-    from .boxes import OrientedBoxes
     from .gst import Gst
 
     obbmeta.gst.register()
@@ -316,18 +314,16 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             batch = nvds.BatchMeta.from_gst_buffer(buf)
             for frame in batch.frames:
                 k = len(rows)
-                objects = nvds.read_objects(frame)  # one read: the boxes to score, the rows to write
-                boxes = OrientedBoxes(objects.xywhr, objects.confidence, objects.class_id.astype(np.int64)).to("cpu")
-                infos = [objects.info(i) for i in range(len(objects))]
-                capped[0] += 0 < max_det <= sum(i.component_id == 1 for i in infos)
-                row = {"frame": k, "pts": buf.pts, "boxes": boxes,
-                       "objects": [obj_row(infos[i], objects.obb(i)) for i in range(len(objects))]}
+                objects = nvds.read_boxes(frame)  # one read: the boxes to score, the rows to write
+                components = objects["component_id"].tolist()
+                capped[0] += 0 < max_det <= components.count(1)
+                row = {"frame": k, "pts": buf.pts, "boxes": objects.to("cpu"), "objects": obj_rows(objects)}
                 if containers:  # who wrote each object, and each child's parent (its index in this frame's list)
-                    boxes_here = [objects.obb(i).xywhr for i in range(len(objects))]
+                    boxes_here = [tuple(b) for b in objects.xywhr.tolist()]
                     where = {b: i for i, b in enumerate(boxes_here)}
                     seen = children[k] if k < len(children) else {}
-                    for o, info, b in zip(row["objects"], infos, boxes_here):
-                        o["component_id"] = info.component_id
+                    for o, component, b in zip(row["objects"], components, boxes_here):
+                        o["component_id"] = component
                         o["parent"] = where.get(seen[b]) if b in seen else None
                 rows.append(row)
                 last[:] = [(k, buf)]  # copied only if it is needed after the run: no frame copy in the timed loop
@@ -343,13 +339,14 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
 
     def on_children(pad, info):
         # Read where the children are written: an element further down that copies the buffer copies the batch meta
-        # without the parent pointers (NVIDIA's copy), so the family is read here, through ObjectInfo.parent, and
+        # without the parent pointers (NVIDIA's copy), so the family is read here, through data["parent"], and
         # joined to the objects read at the sink by their OBBs.
         try:
             for frame in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames:
-                objs = nvds.read_obbs(frame)
-                by = {i.address: o.xywhr for i, o in objs}
-                children.append({o.xywhr: by[i.parent] for i, o in objs if i.parent in by})
+                objs = nvds.read_boxes(frame)
+                xywhr = [tuple(b) for b in objs.xywhr.tolist()]
+                by = dict(zip(objs["address"].tolist(), xywhr))
+                children.append({b: by[p] for b, p in zip(xywhr, objs["parent"].tolist()) if p in by})
         except Exception as exc:  # noqa: BLE001 - reported after the run
             errors.append(exc)
         return Gst.PadProbeReturn.OK
@@ -410,20 +407,27 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
             "warnings": list(warnings.values())}
 
 
-def obj_row(info: Any, obb: Any) -> dict:
-    """One object as detections.jsonl writes it (``text``: what the reader read, when one ran)."""
-    from .nvds import read_classifications
+def obj_rows(objects: Any) -> list[dict]:
+    """Each object read back (:func:`obbmeta.nvds.read_boxes`) as detections.jsonl writes it (``text``: what the
+    reader read, when one ran)."""
+    from .nvds import is_tracked, label_strings, read_classifications
+    from .nvds.layouts import SOURCES
 
-    cx, cy, w, h, a = obb.xywhr
-    left, top, rw, rh = info.rect
-    text = next((lab.label for c in read_classifications(info) if c.component_id == READER_ID for lab in c.labels),
-                None)
-    return {"class_id": info.class_id, "label": info.label, "confidence": round(info.confidence, 5), "text": text,
-            "object_id": None if not info.tracked else info.object_id,
-            "aabb": [round(v, 2) for v in (left, top, left + rw, top + rh)],
-            "obb": {"cx": round(cx, 2), "cy": round(cy, 2), "w": round(w, 2), "h": round(h, 2),
-                    "angle_rad": round(a, 5), "angle_deg": round(math.degrees(a), 3)},
-            "polygon": [[round(x, 2), round(y, 2)] for x, y in obb.corners], "source": obb.source}
+    d = objects.data
+    out = []
+    for (cx, cy, w, h, a), (left, top, rw, rh), corners, class_id, label, confidence, tracked, object_id, source, \
+            address in zip(objects.xywhr.tolist(), d["rect"].tolist(), d["corners"].tolist(), objects.labels.tolist(),
+                           label_strings(objects), objects.scores.tolist(), is_tracked(objects).tolist(),
+                           d["object_id"].tolist(), d["source"].tolist(), d["address"].tolist()):
+        text = next((lab.label for c in read_classifications(address) if c.component_id == READER_ID
+                     for lab in c.labels), None)
+        out.append({"class_id": class_id, "label": label, "confidence": round(confidence, 5), "text": text,
+                    "object_id": object_id if tracked else None,
+                    "aabb": [round(v, 2) for v in (left, top, left + rw, top + rh)],
+                    "obb": {"cx": round(cx, 2), "cy": round(cy, 2), "w": round(w, 2), "h": round(h, 2),
+                            "angle_rad": round(a, 5), "angle_deg": round(math.degrees(a), 3)},
+                    "polygon": [[round(x, 2), round(y, 2)] for x, y in corners], "source": SOURCES[source]})
+    return out
 
 
 def score(truth: Sequence, read_back: list, class_names: Sequence[str]) -> Any:

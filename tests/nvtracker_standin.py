@@ -41,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
+from obbmeta.boxes import OrientedBoxes
 from obbmeta.geometry import box_iou_rotated_host
 from obbmeta.nvds import _core, layouts
 from obbmeta.nvds.layouts import UNTRACKED_OBJECT_ID
 from obbmeta.nvds.nvtracker import DISPLAY_TEXT_SIZE, LABEL_RISE, TRACKER_MADE_CONFIDENCE, clip_bbox
-from obbmeta.nvds.reader import FrameObjects, read_objects
+from obbmeta.nvds.reader import read_boxes
 
 # nvtracker points font_name at a string literal of its own library; this one lives as long as the module.
 _SERIF = ctypes.create_string_buffer(b"Serif")
@@ -135,10 +136,10 @@ class NvTrackerStandIn:
             t.box = t.box + t.velocity
             t.since += 1
         with batch.locked():
-            a = read_objects(frame)
-            for k, cls in enumerate(a.class_id.tolist()):  # fillMOTFrame: the first object of each class
+            a = read_boxes(frame)
+            for k, cls in enumerate(a.labels.tolist()):  # fillMOTFrame: the first object of each class
                 if cls not in self._class_info:
-                    self._class_info[cls] = self._remember(obj_t.from_address(int(a.address[k])))
+                    self._class_info[cls] = self._remember(obj_t.from_address(int(a["address"][k])))
             reported: list[tuple[_Track, int | None]] = []  # what the low-level library reports
             if frame.infer_done:
                 reported = self._associate(tracks, a, frame)
@@ -149,15 +150,15 @@ class NvTrackerStandIn:
             for t, address in reported:
                 self._report(batch, frame, t, address, obj_t, core, width, height)
             # removeUntrackedObjects
-            left = read_objects(frame)
-            for o in left.address[left.object_id == np.uint64(UNTRACKED_OBJECT_ID)].tolist():
+            left = read_boxes(frame)
+            for o in left["address"][left["object_id"] == np.uint64(UNTRACKED_OBJECT_ID)].tolist():
                 core.libs.meta.nvds_remove_obj_meta_from_frame(frame.address, int(o))
 
-    def _associate(self, tracks: list[_Track], a: FrameObjects, frame: Any) -> list[tuple[_Track, int | None]]:
-        new = np.flatnonzero(a.object_id == np.uint64(UNTRACKED_OBJECT_ID))
-        rect = a.rect[new].astype(np.float64)
+    def _associate(self, tracks: list[_Track], a: OrientedBoxes, frame: Any) -> list[tuple[_Track, int | None]]:
+        new = np.flatnonzero(a["object_id"] == np.uint64(UNTRACKED_OBJECT_ID))
+        rect = a["rect"][new].astype(np.float64)
         dets = np.column_stack((rect[:, 0], rect[:, 1], rect[:, 0] + rect[:, 2], rect[:, 1] + rect[:, 3]))
-        classes = a.class_id[new]
+        classes = a.labels[new]
         matched_t, matched_d = set(), set()
         reported: list[tuple[_Track, int | None]] = []
         if tracks and new.size:
@@ -172,9 +173,9 @@ class NvTrackerStandIn:
                 matched_t.add(ti)
                 matched_d.add(di)
                 t = tracks[ti]
-                self._match(t, dets[di], float(a.confidence[new[di]]))
+                self._match(t, dets[di], float(a.scores[new[di]]))
                 if t.confirmed:
-                    reported.append((t, int(a.address[new[di]])))
+                    reported.append((t, int(a["address"][new[di]])))
         for ti, t in enumerate(tracks):
             if ti not in matched_t:
                 t.misses += 1
@@ -185,12 +186,12 @@ class NvTrackerStandIn:
         for di in range(new.size):
             if di not in matched_d:
                 k = int(new[di])
-                t = _Track(self._next_id, dets[di].copy(), np.zeros(4), int(a.class_id[k]),
-                           float(a.confidence[k]), confirmed=self.probation <= 1)
+                t = _Track(self._next_id, dets[di].copy(), np.zeros(4), int(a.labels[k]),
+                           float(a.scores[k]), confirmed=self.probation <= 1)
                 self._next_id += 1
                 tracks.append(t)
                 if t.confirmed:
-                    reported.append((t, int(a.address[k])))
+                    reported.append((t, int(a["address"][k])))
         return reported
 
     @staticmethod

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import readback
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -55,10 +56,9 @@ def nvmsgconv_minimal_payload(frame, blobs: list[str], sensor: str = "cam-0") ->
     """The envelope nvmsgconv's minimal newapi schema puts around the frame's custom messages (members and order of
     dsmeta_payload.cpp: version, id, @timestamp, sensorId, objects, customMessage), pretty-printed as json-glib does;
     its "objects" strings are nvmsgconv's own AABB lines."""
-    from obbmeta import nvds
 
     lines = []
-    for info, _ in nvds.read_obbs(frame):
+    for info, _ in readback.pairs(frame):
         left, top, width, height = info.rect
         lines.append(f"{info.object_id}|{left:g}|{top:g}|{left + width:g}|{top + height:g}|{info.label}")
     doc = {"version": "4.0", "id": str(frame.frame_number), "@timestamp": "2026-12-01T10:00:00.000Z",
@@ -92,9 +92,8 @@ def nvmsgconv_event_payloads(frame, sensor: str = "cam-0") -> list[bytes]:
 
 
 def assert_record_is_the_frame(record, frame, *, event: bool = False):
-    from obbmeta import nvds
 
-    objects = nvds.read_obbs(frame)
+    objects = readback.pairs(frame)
     assert (record.source_id, record.frame_num, len(record.objects)) == (3, 41, len(objects))
     for got, (info, obb) in zip(record.objects, objects):
         assert got.object_id == (info.object_id if info.tracked else None)

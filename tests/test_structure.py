@@ -7,7 +7,9 @@
 * no second names: no deprecation shim (a module ``__getattr__`` or property serving an old name with a warning:
   nothing was released under the old names), and no test double in the package (the nvtracker stand-in lives in
   tests/);
-* one op registry: every CUDA kernel launch runs inside an operator's CUDA kernel (``torch.ops.obbmeta.*``).
+* one op registry: every CUDA kernel launch runs inside an operator's CUDA kernel (``torch.ops.obbmeta.*``);
+* one box type: every reader of the metadata returns ``OrientedBoxes``, and no public class of ``obbmeta.nvds``
+  carries boxes of its own (the former ``FrameObjects``, ``ObjectInfo`` / ``Obb`` pairs, ``OrientedBoxesArrays``).
 """
 from __future__ import annotations
 
@@ -177,6 +179,28 @@ def test_no_deprecation_shim_serves_a_second_name():
                                                     for t in node.targets):
                 shims.append(f"{path.relative_to(ROOT)}:{node.lineno} assigns a module __getattr__")
     assert not shims, "\n".join(shims)
+
+
+def test_every_reader_returns_the_one_box_type():
+    """The metadata readers (``read_boxes*``, ``obb_of_*``) are annotated to return OrientedBoxes, read as one
+    (tests/nvds/test_read_boxes.py, test_pyds_bridge.py); no public class of obbmeta.nvds has a box column."""
+    readers, forms = [], []
+    for path, name, _package, tree in _modules():
+        if not name.startswith("obbmeta.nvds"):
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith(("read_boxes", "obb_of_")):
+                readers.append(node.name)
+                returns = ast.unparse(node.returns) if node.returns else ""
+                if "OrientedBoxes" not in returns:
+                    forms.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} returns {returns or '?'}")
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign)
+                          and isinstance(s.target, ast.Name)}
+                if fields & {"xywhr", "corners", "boxes"}:
+                    forms.append(f"{path.relative_to(ROOT)}:{node.lineno} class {node.name} carries boxes")
+    assert sorted(readers) == ["obb_of_object", "obb_of_user_meta", "read_boxes", "read_boxes_batch"], readers
+    assert not forms, "\n".join(forms)
 
 
 def test_no_test_double_lives_in_the_package():

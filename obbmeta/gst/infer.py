@@ -451,34 +451,36 @@ class ObbInfer(ObbmetaElement):
         hi_w, hi_h = s.input_object_max_width, s.input_object_max_height
         interval = s.secondary_reinfer_interval
         rows, targets, keys, cached = [], [], [], []
-        every, offsets = nvds.read_objects_batch(frames[0].batch, frames) if frames else (None, [0])
+        every, offsets = nvds.read_boxes_batch(frames[0].batch, frames) if frames else (None, [0])
         for k, f in enumerate(frames):
             history = self._history.setdefault(f.source_id, {})
             frame_num = f.frame_number
             o = every[offsets[k]:offsets[k + 1]]  # columns: the filters below are array masks, no object per row
-            w_all, h_all = o.rect[:, 2].astype(np.float64), o.rect[:, 3].astype(np.float64)  # compared as Python does
+            d = o.data
+            w_all, h_all = d["rect"][:, 2].astype(np.float64), d["rect"][:, 3].astype(np.float64)  # as Python compares
             take = ~(w_all < lo_w) & ~(h_all < lo_h)  # the comparisons nvinfer's rule is written with (NaN kept)
             if gie >= 0:
-                take &= o.component_id == gie
+                take &= d["component_id"] == gie
             if classes:
-                take &= np.isin(o.class_id, list(classes))
+                take &= np.isin(o.labels, list(classes))
             if hi_w:
                 take &= ~(w_all > hi_w)
             if hi_h:
                 take &= ~(h_all > hi_h)
             if detector:
-                take &= o.component_id != s.unique_id  # a secondary detector's own children are no parents
+                take &= d["component_id"] != s.unique_id  # a secondary detector's own children are no parents
             index = np.flatnonzero(take)
             batch_id = float(f.batch_id)
-            if not o.tracked[index].any():  # no tracker upstream: every object is inferred, no history to keep
-                area = (o.rect[index, 2].astype(np.float64) * o.rect[index, 3].astype(np.float64)).tolist()
+            tracked = nvds.is_tracked(o)[index]
+            if not tracked.any():  # no tracker upstream: every object is inferred, no history to keep
+                area = (d["rect"][index, 2].astype(np.float64) * d["rect"][index, 3].astype(np.float64)).tolist()
                 rows += np.c_[np.full(index.size, batch_id), o.xywhr[index].astype(np.float64)].tolist()
-                targets += o.address[index].tolist()
+                targets += d["address"][index].tolist()
                 keys += [(f.source_id, None, frame_num, a, f) for a in area]
             else:
                 for w, h, key, address, xywhr, is_tracked in zip(
-                        o.rect[index, 2].tolist(), o.rect[index, 3].tolist(), o.object_id[index].tolist(),
-                        o.address[index].tolist(), o.xywhr[index].tolist(), o.tracked[index].tolist()):
+                        d["rect"][index, 2].tolist(), d["rect"][index, 3].tolist(), d["object_id"][index].tolist(),
+                        d["address"][index].tolist(), o.xywhr[index].tolist(), tracked.tolist()):
                     key = key if is_tracked else None
                     past = history.get(key) if key is not None else None
                     if past is not None:

@@ -106,7 +106,7 @@ class ObbOverlay(ObbmetaElement):
                 self._plan(batch)
                 return Gst.FlowReturn.OK
             frames = batch.frames
-            objects, offsets = nvds.read_objects_batch(batch, frames)  # one C call for the batch
+            objects, offsets = nvds.read_boxes_batch(batch, frames)  # one C call for the batch
         self._draw(buf, [f.batch_id for f in frames], objects, offsets)
         return Gst.FlowReturn.OK
 
@@ -142,7 +142,7 @@ class ObbOverlay(ObbmetaElement):
                 # upstream pushed the frames ready: nothing of theirs to wait for on the element's own stream
                 kept = np.concatenate([[0], np.cumsum(counts[counts > 0])])
                 xywhr = torch.from_numpy(objects.xywhr).to(device, non_blocking=True)
-                colors = _colors(objects.class_id, views[batch_ids[0]].format).to(device, non_blocking=True)
+                colors = _colors(objects.labels, views[batch_ids[0]].format).to(device, non_blocking=True)
                 draw_obbs_batch(images, xywhr, kept.tolist(), colors, thickness=self.prop("thickness"))
             if stream is not None:  # done before the buffer moves on; the thread sleeps (no spin) without the GIL
                 done = torch.cuda.Event(blocking=True)

@@ -1,9 +1,10 @@
 """obbmeta.nvds: oriented boxes as native DeepStream metadata, on NVIDIA's real libnvds_meta.
 
 Public names: :class:`BatchMeta`, :class:`FrameMeta`, :func:`attach_obbs`, :func:`attach_obbs_batch`,
-:func:`read_boxes` (one OrientedBoxes, the other columns in its ``data``), :func:`read_objects` (the columns,
-torch-free), :func:`read_objects_batch` (several frames in one call), :func:`read_obbs`,
-:class:`AttachResult`, :class:`ObjectInfo`, :class:`Obb`, :func:`describe`, :func:`obb_meta_type`,
+:func:`read_boxes` (a frame's objects as one OrientedBoxes, NumPy-backed and torch-free unless a device is asked
+for, the objects' other fields in its ``data``: :data:`DATA_COLUMNS`), :func:`read_boxes_batch` (several frames in
+one call), :func:`is_tracked` / :func:`label_strings` (two of those columns read),
+:class:`AttachResult`, :func:`describe`, :func:`obb_meta_type`,
 :func:`add_display_lines` (bulk nvdsosd lines), :func:`live_payloads`, :func:`update_objects` /
 :func:`update_objects_batch` / :func:`remove_objects` / :func:`remove_objects_batch` (what a tracker does to a
 frame's objects),
@@ -38,22 +39,14 @@ from .obbs import (
     attach_obbs_batch,
 )
 from .objects import UpdateResult, remove_objects, remove_objects_batch, update_objects, update_objects_batch
-from .reader import (
-    FrameObjects,
-    Obb,
-    ObjectInfo,
-    read_boxes,
-    read_obbs,
-    read_objects,
-    read_objects_batch,
-)
+from .reader import DATA_COLUMNS, is_tracked, label_strings, read_boxes, read_boxes_batch
 
 OBB_META_DESCRIPTOR = "OBBMETA.OBB.V1"
 
 __all__ = [
-    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_objects", "read_objects_batch",
-    "FrameObjects", "read_obbs", "AttachResult",
-    "ObjectInfo", "Obb", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR", "OBB_META_DESCRIPTOR",
+    "BatchMeta", "FrameMeta", "attach_obbs", "attach_obbs_batch", "read_boxes", "read_boxes_batch", "DATA_COLUMNS",
+    "is_tracked", "label_strings", "AttachResult", "describe", "obb_meta_type", "available", "live_payloads", "ENV_VAR",
+    "OBB_META_DESCRIPTOR",
     "UNTRACKED_OBJECT_ID", "NvdsUnavailableError", "LayoutError", "cut_label", "add_display_lines",
     "read_display_lines", "update_objects", "update_objects_batch", "remove_objects", "remove_objects_batch",
     "UpdateResult",

@@ -41,7 +41,7 @@ from . import _core, layouts
 from ._inputs import address_of, batch_of, to_host_once, to_numpy
 from ._tables import cut_bytes
 from .batch import FrameMeta
-from .reader import ObjectInfo, read_objects
+from .reader import read_boxes
 
 # nvinfer's gie-unique-id of the first secondary in NVIDIA's samples (the primary is 1).
 DEFAULT_COMPONENT_ID = 2
@@ -91,15 +91,30 @@ class ClassificationResult:
 
 # ---------------------------------------------------------------- objects
 
+def _read_addresses(boxes: Any, name: str) -> np.ndarray:
+    """``data["address"]`` of boxes read back by :func:`~obbmeta.nvds.read_boxes` (uint64)."""
+    if "address" not in boxes.data:
+        raise ValueError(f"{name} is an OrientedBoxes without data['address']: give boxes read back by "
+                         "obbmeta.nvds.read_boxes (or their data['address'])")
+    return np.ascontiguousarray(boxes.data["address"], dtype=np.uint64)
+
+
 def _object_address(obj: Any, name: str) -> int:
-    """The NvDsObjectMeta* of an ObjectInfo or an int address, checked to point to an object meta."""
-    if isinstance(obj, ObjectInfo):
-        address = obj.address
+    """The NvDsObjectMeta* of an int address or a one-row OrientedBoxes read back, checked to point to an object
+    meta."""
+    from ..boxes import OrientedBoxes
+
+    if isinstance(obj, OrientedBoxes):
+        found = _read_addresses(obj, name)
+        if found.shape != (1,):
+            raise ValueError(f"{name} must be one object: OrientedBoxes of {len(obj)} rows given (index one: "
+                             "boxes[i])")
+        address = int(found[0])
     elif is_int(obj):
         address = _pointers.pointer(name, obj)
     else:
-        raise TypeError(f"{name} must be an obbmeta.nvds.ObjectInfo (from read_obbs) or an NvDsObjectMeta* int, got "
-                        f"{type(obj).__name__}")
+        raise TypeError(f"{name} must be an NvDsObjectMeta* int or one object read back by obbmeta.nvds.read_boxes "
+                        f"(boxes[i]), got {type(obj).__name__}")
     base = _pointers.struct_at(name, address, layouts.BaseMeta)
     if base.meta_type != layouts.NVDS_OBJ_META or not base.batch_meta:
         raise ValueError(f"{name} = 0x{address:x} does not point to an NvDsObjectMeta of a batch (base_meta.meta_type "
@@ -108,11 +123,15 @@ def _object_address(obj: Any, name: str) -> int:
 
 
 def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
-    """(K,) uint64 NvDsObjectMeta* addresses: a frame's objects in obj_meta_list order (read_obbs' order), one
-    object, or a sequence / array of objects."""
+    """(K,) uint64 NvDsObjectMeta* addresses: a frame's objects in obj_meta_list order (read_boxes' order), boxes
+    read back, one object, or a sequence / array of objects."""
+    from ..boxes import OrientedBoxes
+
     target = objects_or_frame
     if type(target) is np.ndarray and target.dtype == np.uint64 and target.ndim == 1 and target.flags.c_contiguous:
-        return target  # read_objects' addresses as they come: nothing to convert
+        return target  # read_boxes' addresses as they come: nothing to convert
+    if isinstance(target, OrientedBoxes):
+        return _read_addresses(target, "objects_or_frame")
     if is_int(target):
         base = _pointers.struct_at("objects_or_frame", _pointers.pointer("objects_or_frame", target),
                                    layouts.BaseMeta)
@@ -124,19 +143,17 @@ def _objects(objects_or_frame: Any, batch: Any) -> np.ndarray:
             raise ValueError(f"objects_or_frame = 0x{int(target):x} points to neither an NvDsFrameMeta nor an "
                              f"NvDsObjectMeta (base_meta.meta_type {base.meta_type})")
     if isinstance(target, FrameMeta):
-        return np.ascontiguousarray(read_objects(target).address, dtype=np.uint64)
-    if isinstance(target, ObjectInfo):
-        return np.array([target.address], dtype=np.uint64)
+        return np.ascontiguousarray(read_boxes(target).data["address"], dtype=np.uint64)
     if isinstance(target, (str, bytes)) or target is None:
-        raise TypeError("objects_or_frame must be a FrameMeta, an NvDsFrameMeta* / NvDsObjectMeta* int, an "
-                        "ObjectInfo, or a sequence / 1-d array of them")
+        raise TypeError("objects_or_frame must be a FrameMeta, an NvDsFrameMeta* / NvDsObjectMeta* int, "
+                        "OrientedBoxes read back by read_boxes, or a sequence / 1-d array of object addresses")
     if isinstance(target, (list, tuple)):
         return np.array([_object_address(o, f"objects_or_frame[{i}]") for i, o in enumerate(target)],
                         dtype=np.uint64).reshape(-1)
     o = to_numpy(target, "objects_or_frame")
     if o.ndim != 1 or (o.size and o.dtype.kind not in "iu"):
         raise ValueError(f"objects_or_frame as an array must be 1-d NvDsObjectMeta* addresses (uint64, e.g. "
-                         f"read_objects(frame).address), got shape {tuple(o.shape)} dtype {o.dtype}")
+                         f"read_boxes(frame)['address']), got shape {tuple(o.shape)} dtype {o.dtype}")
     if o.size and o.dtype.kind == "i" and (o <= 0).any():
         raise ValueError("objects_or_frame holds a NULL or negative address")
     return np.ascontiguousarray(o, dtype=np.uint64)
@@ -409,10 +426,10 @@ def attach_classifications(batch: Any, objects_or_frame: Any, results: Any = Non
 
     Args:
         batch: a :class:`BatchMeta` or an ``NvDsBatchMeta*`` int.
-        objects_or_frame: the K objects: a :class:`FrameMeta` (all its objects, in ``read_obbs`` order), an
-            ``NvDsFrameMeta*`` / ``NvDsObjectMeta*`` int, an :class:`ObjectInfo`, or a sequence of ObjectInfo / ints
-            or a 1-d uint64 array (``read_objects(frame).address``, several frames concatenated) of
-            objects in frames of ``batch``, each once.
+        objects_or_frame: the K objects: a :class:`FrameMeta` (all its objects, in ``read_boxes`` order), an
+            ``NvDsFrameMeta*`` / ``NvDsObjectMeta*`` int, :class:`~obbmeta.OrientedBoxes` read back by
+            ``read_boxes`` / ``read_boxes_batch`` (their ``data["address"]``: a subset, several frames), a
+            sequence of ints or a 1-d uint64 array of addresses, of objects in frames of ``batch``, each once.
         results: one entry per object: None (no result), a str (a recognised text: ``label_id`` 0,
             ``result_class_id`` :data:`TEXT_CLASS_ID`, ``prob`` 1), a :class:`Label`, a ``(class_id, prob[,
             label])`` tuple, or a list of those (several outputs; ``label_id`` defaults to the position).
@@ -489,8 +506,8 @@ def _string(address: int | None) -> str | None:
 def read_classifications(obj: Any) -> list[Classification]:
     """Every ``NvDsClassifierMeta`` of one object, whoever wrote it (nvinfer, nvinferserver, obbmeta, a probe):
     sorted by ``component_id`` with each one's labels sorted by ``label_id`` (NVIDIA's copy reverses both lists,
-    so their order says nothing). ``obj``: an :class:`ObjectInfo` (from ``read_obbs``) or an ``NvDsObjectMeta*``
-    int. Read under the lock of the object's batch."""
+    so their order says nothing). ``obj``: an ``NvDsObjectMeta*`` int or one object read back by
+    :func:`~obbmeta.nvds.read_boxes` (``boxes[i]``). Read under the lock of the object's batch."""
     core = _core.get_classifier()
     address = _object_address(obj, "obj")
     batch = layouts.BaseMeta.from_address(address).batch_meta

@@ -150,7 +150,7 @@ def check_meta_type(value: Any) -> int:
 
 @dataclass(frozen=True)
 class _Object:
-    """One object as the message writers see it (a row of read_objects, the label as its raw bytes)."""
+    """One object as the message writers see it (a row of read_boxes, the label as its raw bytes)."""
     index: int
     object_id: int
     class_id: int
@@ -178,18 +178,20 @@ def _objects(frame: Any, batch: Any) -> list[_Object]:
     """The frame's objects in obj_meta_list order; a rotated box or rect_params that is not finite (only another
     writer can leave one: obbmeta's own writer refuses them) is a ValueError naming the object, since JSON has no
     NaN or inf and nvmsgconv's json-glib would write an unreadable ``nan``."""
-    from .reader import SOURCES, read_objects
+    from .layouts import SOURCES
+    from .reader import read_boxes
 
-    t = read_objects(frame, batch)
+    t = read_boxes(frame, batch)
+    d = t.data
     out = []
     for k in range(len(t)):
         obj = _Object(
-            index=k, object_id=int(t.object_id[k]), class_id=int(t.class_id[k]),
-            component_id=int(t.component_id[k]), confidence=float(t.confidence[k]),
-            label=bytes(t.label[k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in t.rect[k]),
+            index=k, object_id=int(d["object_id"][k]), class_id=int(t.labels[k]),
+            component_id=int(d["component_id"][k]), confidence=float(t.scores[k]),
+            label=bytes(d["label"][k]).split(b"\0", 1)[0], rect=tuple(float(v) for v in d["rect"][k]),
             xywhr=tuple(float(v) for v in t.xywhr[k]),
-            corners=tuple((float(x), float(y)) for x, y in t.corners[k]), source=SOURCES[int(t.source[k])],
-            address=int(t.address[k]), parent=int(t.parent[k]))
+            corners=tuple((float(x), float(y)) for x, y in d["corners"][k]), source=SOURCES[int(d["source"][k])],
+            address=int(d["address"][k]), parent=int(d["parent"][k]))
         numbers = obj.rect + obj.xywhr + tuple(v for xy in obj.corners for v in xy)
         if not all(math.isfinite(v) for v in numbers):
             raise ValueError(f"{obj.describe()} of frame (source_id {frame_head(frame).source_id}, frame_num "
@@ -250,7 +252,7 @@ def obb_message(frame: Any, batch: Any = None) -> dict:
     """The message of one frame as a dict (schema ``obbmeta/schemas/obb-message-1.json``, docs/messages.md): frame
     identity and every object in ``obj_meta_list`` order with id (tracking id, or None before a tracker), class,
     label, confidence (None when not finite), AABB (``rect_params``, pixels of the batched surface) and the rotated
-    box (cx, cy, w, h, angle in degrees and radians, 4 corners) as :func:`obbmeta.nvds.read_obbs` returns them.
+    box (cx, cy, w, h, angle in degrees and radians, 4 corners) as :func:`obbmeta.nvds.read_boxes` reads them.
     ``label_base64`` holds the exact ``obj_label`` bytes when they are not UTF-8. An object whose ``parent`` is an
     object of the same frame (a secondary detector's child) has ``parent``, the index of that object in
     ``objects``, and ``parent_id``, its tracking id (None before a tracker); a parent pointer to anything else is
@@ -272,9 +274,19 @@ def obb_message_json(frame: Any, batch: Any = None) -> str:
 
 def obb_signature(obb: Any) -> list[float]:
     """The rotated box as the first 13 numbers of obbmeta's event signature:
-    ``cx, cy, w, h, angle_deg, x0, y0, x1, y1, x2, y2, x3, y3`` (corners as in :class:`obbmeta.nvds.Obb`)."""
-    cx, cy, w, h, angle = (float(v) for v in obb.xywhr)
-    return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in obb.corners for v in xy]
+    ``cx, cy, w, h, angle_deg, x0, y0, x1, y1, x2, y2, x3, y3`` (the corners as :func:`obbmeta.nvds.read_boxes`
+    reads them). ``obb``: one object read back (``read_boxes(frame)[i]``: its ``xywhr`` and ``data["corners"]``)."""
+    from ..boxes import OrientedBoxes
+
+    if isinstance(obb, OrientedBoxes):
+        if len(obb) != 1 or "corners" not in obb.data:
+            raise ValueError(f"obb must be one object read back by obbmeta.nvds.read_boxes (boxes[i], with "
+                             f"data['corners']), got {obb!r}")
+        xywhr, corners = obb.xywhr[0].tolist(), obb.data["corners"][0].tolist()
+    else:
+        xywhr, corners = obb.xywhr, obb.corners
+    cx, cy, w, h, angle = (float(v) for v in xywhr)
+    return [cx, cy, w, h, math.degrees(angle)] + [float(v) for xy in corners for v in xy]
 
 
 SIGNATURE_FIELDS = _wire.SIGNATURE_FIELDS
@@ -451,7 +463,7 @@ def attach_obb_events(batch: Any, frame: Any, *, event_type: str = "moving", sen
     """Attach to ``frame`` one ``NVDS_EVENT_MSG_META`` user meta per object (nvmsgconv ``msg2p-newapi=0``), filled
     as NVIDIA's deepstream-test4 fills it, with the rotated box in ``objSignature``. Returns the number attached.
 
-    Per object (:func:`obbmeta.nvds.read_obbs` order): ``bbox`` = ``rect_params`` (pixels of the batched surface),
+    Per object (:func:`obbmeta.nvds.read_boxes` order): ``bbox`` = ``rect_params`` (pixels of the batched surface),
     ``objSignature`` = :func:`event_signature` (the rotated box, the frame's identity, the object's index and count,
     the confidence when finite), ``objClassId``, ``confidence`` (as stored, NaN included: nvmsgconv's full schema does
     not write it for these objects, its minimal schema prints it as text), ``trackingId`` = ``object_id``

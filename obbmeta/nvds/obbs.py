@@ -61,7 +61,7 @@ class AttachResult:
     filtered: int
     written_mask: np.ndarray  # (N,) bool, in input order
     per_frame: tuple[int, ...] = ()  # objects written per frame (batch form)
-    # (N,) uint64, in input order: the NvDsObjectMeta* written for each box (what read_objects(frame).address
+    # (N,) uint64, in input order: the NvDsObjectMeta* written for each box (what read_boxes(frame)['address']
     # lists), 0 where the box was filtered
     addresses: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
 

@@ -31,7 +31,7 @@ def _objects(objects: Any) -> np.ndarray:
     if o.ndim != 1:
         raise ValueError(f"objects must be a 1-d array of NvDsObjectMeta* addresses, got shape {tuple(o.shape)}")
     if o.size and o.dtype.kind not in "iu":
-        raise TypeError(f"objects must be integer addresses (uint64, e.g. read_objects(...).address), "
+        raise TypeError(f"objects must be integer addresses (uint64, e.g. read_boxes(...)['address']), "
                         f"got dtype {o.dtype}")
     if o.size and o.dtype.kind == "i" and (o <= 0).any():
         raise ValueError("objects holds a NULL or negative address")
@@ -81,7 +81,7 @@ def update_objects(batch: Any, frame: Any, objects: Any, xywhr: Any = None, *, o
 
     Args:
         batch, frame: as for :func:`~obbmeta.nvds.attach_obbs`.
-        objects: (N,) ``NvDsObjectMeta*`` addresses of objects in ``frame`` (``read_objects(frame).address``),
+        objects: (N,) ``NvDsObjectMeta*`` addresses of objects in ``frame`` (``read_boxes(frame)["address"]``),
             each once. An address that is not an object of this frame is refused before anything is written.
         xywhr: (N, 5) boxes (cx, cy, w, h, angle in radians clockwise on screen): written as each object's OBB
             payload, replacing obbmeta's payload in place or adding one (with obbmeta's C copy / release functions)
@@ -114,7 +114,7 @@ def update_objects_batch(batch: Any, frames: Sequence[Any], offsets: Any, object
                          frame_size: tuple[float, float] | None = None) -> UpdateResult:
     """:func:`update_objects` for several frames of ``batch`` in one C call (one hold of the batch lock): rows
     ``offsets[k]:offsets[k + 1]`` of ``objects`` (and of every per-object argument) are objects of ``frames[k]``,
-    the form :func:`~obbmeta.nvds.read_objects_batch` reads. ``offsets``: (len(frames) + 1,) non-decreasing
+    the form :func:`~obbmeta.nvds.read_boxes_batch` reads. ``offsets``: (len(frames) + 1,) non-decreasing
     integers from 0 to N. ``frame_size``: one (width, height) for every frame, or None: each frame meta's own size.
     Nothing is written when any entry is refused; the error names the row and its frame."""
     b = batch_of(batch)

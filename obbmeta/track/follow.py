@@ -43,7 +43,7 @@ from .kalman import KalmanBank
 from .tracker import MIN_SIDE, MotionNoise
 
 if TYPE_CHECKING:
-    from ..nvds import FrameObjects
+    from ..boxes import OrientedBoxes
 
 _SHAPE = slice(2, 5)  # (w, h, angle) of MotionNoise's (cx, cy, w, h, angle)
 
@@ -146,16 +146,16 @@ class FollowTracker:
         count = self._frames.get(src, 0) + 1
         self._frames[src] = count
         with b.locked():
-            a = nvds.read_objects(f)
-            idx = np.flatnonzero(a.object_id != np.uint64(nvds.UNTRACKED_OBJECT_ID))
+            a = nvds.read_boxes(f)
+            idx = np.flatnonzero(nvds.is_tracked(a))
             boxes, flags, measured, fallback, unknown, angle = self._follow(a, idx, src, count, f, frame_size)
             if self.write and idx.size:
                 give = ~unknown
                 if give.any():
-                    nvds.update_objects(b, f, a.address[idx][give], boxes[give], obb_flags=flags[give])
-                self._set_rotation(b, f, a.address[idx], a.rotation_angle[idx], angle)
+                    nvds.update_objects(b, f, a["address"][idx][give], boxes[give], obb_flags=flags[give])
+                self._set_rotation(b, f, a["address"][idx], a["rotation_angle"][idx], angle)
         forgotten = self._forget(src, count)
-        self.last_boxes = {"object_id": a.object_id[idx], "xywhr": boxes, "flags": flags}
+        self.last_boxes = {"object_id": a["object_id"][idx], "xywhr": boxes, "flags": flags}
         return FollowResult(src, int(idx.size), int(measured.sum()), int((~measured & ~fallback & ~unknown).sum()),
                             int(fallback.sum()), forgotten, int(unknown.sum()))
 
@@ -171,19 +171,19 @@ class FollowTracker:
         if change.any():
             nvds.update_objects(batch, frame, addresses[change], rotation_angle=wanted[change])
 
-    def _follow(self, a: FrameObjects, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
+    def _follow(self, a: OrientedBoxes, idx: np.ndarray, src: int, count: int, frame: Any, frame_size) -> tuple:
         from .. import nvds
 
         n = idx.size
         # The tracker's box: unclipped tracker_bbox_info when the tracker fills it, else rect_params.
-        trk, rect, det = a.tracker_bbox[idx].astype(np.float64), a.rect[idx].astype(np.float64), \
-            a.detector_bbox[idx].astype(np.float64)
+        trk, rect, det = a["tracker_bbox"][idx].astype(np.float64), a["rect"][idx].astype(np.float64), \
+            a["detector_bbox"][idx].astype(np.float64)
         has_trk = (trk[:, 2] > 0) & (trk[:, 3] > 0)
         box = np.where(has_trk[:, None], trk, rect)
         centre = _centre(box)
-        source, flags_in = a.source[idx], a.flags[idx]
+        source, flags_in = a["source"][idx], a["flags"][idx]
         measured = source == 0  # obbmeta's payload, not one predicted by obbmeta
-        made = made_by_tracker(a.confidence[idx], det, source)  # nvtracker's own object: its rotation is a copy
+        made = made_by_tracker(a.scores[idx], det, source)  # nvtracker's own object: its rotation is a copy
         z = a.xywhr[idx].astype(np.float64)
         # Move the detector's box by the tracker's shift, unless obbmeta already did (a second call).
         has_det = (det[:, 2] > 0) & (det[:, 3] > 0)
@@ -195,7 +195,7 @@ class FollowTracker:
                 ref = np.where(has_trk[:, None], det, _clip_box(det, w, h))
             z[move, :2] += (centre - _centre(ref))[move]
 
-        rows = np.array([self._rows.get((src, o), -1) for o in a.object_id[idx].tolist()], np.int64)
+        rows = np.array([self._rows.get((src, o), -1) for o in a["object_id"][idx].tolist()], np.int64)
         mine = np.flatnonzero(self._source == src)
         if mine.size:
             q_value, q_velocity, _ = self.noise.stds(np.maximum(self._kf.mean[mine, :2], MIN_SIDE), _SHAPE)
@@ -213,10 +213,10 @@ class FollowTracker:
             self._kf.append(z[new, 2:5], 2.0 * r_std, 10.0 * q_velocity)
             rows[new] = np.arange(len(self._source), len(self._source) + k)
             self._source = np.concatenate((self._source, np.full(k, src, np.int64)))
-            self._object_id = np.concatenate((self._object_id, a.object_id[idx][new]))
+            self._object_id = np.concatenate((self._object_id, a["object_id"][idx][new]))
             self._seen = np.concatenate((self._seen, np.zeros(k, np.int64)))
             self._rotated = np.concatenate((self._rotated, np.zeros(k, bool)))
-            for o, r in zip(a.object_id[idx][new].tolist(), rows[new].tolist()):
+            for o, r in zip(a["object_id"][idx][new].tolist(), rows[new].tolist()):
                 self._rows[(src, o)] = r
         known = rows >= 0
         self._seen[rows[known]] = count

@@ -448,26 +448,26 @@ class OrientedTracker:
         if len(fs) < 2 or len(set(sources)) != len(fs) or not all(f.infer_done for f in fs):
             return [self.update_frame(b, f, remove_untracked=remove_untracked, frame_size=frame_size) for f in fs]
         with b.locked():
-            objs, offsets = nvds.read_objects_batch(b, fs)
+            objs, offsets = nvds.read_boxes_batch(b, fs)
             caches = self._remember_labels(sources, objs, offsets)
-            x, sc, lab = self._inputs(objs.xywhr, objs.confidence, objs.class_id, 0)
+            x, sc, lab = self._inputs(objs.xywhr, objs.scores, objs.labels, 0)
             steps = self._streams_step(self._params(), sources, x, sc, lab, offsets)
             self.last = steps[-1]
             return self._write(b, fs, objs, offsets, steps, caches, [True] * len(fs), remove_untracked, frame_size)
 
     def _remember_labels(self, sources: list, objects: Any, offsets: np.ndarray) -> list[dict]:
         """Each class's label and component id as last seen on each stream (its last object of the class on the
-        stream's frame, rows ``offsets[k]:offsets[k + 1]`` of ``objects``); the streams' caches."""
+        stream's frame, rows ``offsets[k]:offsets[k + 1]`` of ``objects``, boxes read back); the streams' caches."""
         caches = [self._labels.setdefault(src, {}) for src in sources]
-        classes = np.asarray(objects.class_id).astype(np.int64)
+        classes = objects.labels
         if classes.size:
             frame = np.repeat(np.arange(len(sources), dtype=np.int64), np.diff(offsets))
             key = frame * (1 << 33) + (classes + (1 << 32))  # (frame, class) in one int64, classes may be negative
             kinds, first = np.unique(key[::-1], return_index=True)  # first from the end: each pair's last object
             last = classes.size - 1 - first
             for k, cls, label, comp in zip(frame[last].tolist(), classes[last].tolist(),
-                                           np.asarray(objects.label)[last].tolist(),
-                                           np.asarray(objects.component_id)[last].tolist()):
+                                           objects.data["label"][last].tolist(),
+                                           objects.data["component_id"][last].tolist()):
                 caches[k][cls] = (label, comp)
         return caches
 
@@ -491,11 +491,11 @@ class OrientedTracker:
         f = frame if isinstance(frame, nvds.FrameMeta) else nvds.FrameMeta(frame, b)
         source = int(f.source_id)
         with b.locked():  # recursive: the reads, writes and removals below see one consistent frame
-            objs, offsets = nvds.read_objects_batch(b, [f])
+            objs, offsets = nvds.read_boxes_batch(b, [f])
             caches = self._remember_labels([source], objs, offsets)
             detection = bool(f.infer_done)
             if detection:  # the batch's step with one stream (the same as step(), tested)
-                x, sc, lab = self._inputs(objs.xywhr, objs.confidence, objs.class_id, source)
+                x, sc, lab = self._inputs(objs.xywhr, objs.scores, objs.labels, source)
                 step = self.last = self._streams_step(self._params(), [source], x, sc, lab, offsets)[0]
             else:
                 step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source,
@@ -521,15 +521,15 @@ class OrientedTracker:
         np.cumsum(tracked, out=running[1:])
         kept = running[offsets]  # rows of the tracked objects per frame
         if kept[-1]:
-            nvds.update_objects_batch(b, fs, kept, objs.address[tracked], boxes[tracked], obb_flags=nvds.OBB_TRACKED,
-                                      object_ids=ids[tracked].astype(np.uint64), rect=True,
-                                      tracker_confidence=objs.confidence[tracked], frame_size=frame_size)
+            nvds.update_objects_batch(b, fs, kept, objs.data["address"][tracked], boxes[tracked],
+                                      obb_flags=nvds.OBB_TRACKED, object_ids=ids[tracked].astype(np.uint64), rect=True,
+                                      tracker_confidence=objs.scores[tracked], frame_size=frame_size)
         n_tracked = np.diff(kept)
         n_untracked = per_frame - n_tracked
         removed = [int(n) if (remove and det) else 0 for n, det in zip(n_untracked.tolist(), detection)]
         if any(removed):
             untracked = ~tracked
-            nvds.remove_objects_batch(b, [(f, objs.address[offsets[k]:offsets[k + 1]][
+            nvds.remove_objects_batch(b, [(f, objs.data["address"][offsets[k]:offsets[k + 1]][
                 untracked[offsets[k]:offsets[k + 1]]]) for k, f in enumerate(fs) if removed[k]])
         return [FrameTracking(int(n), r, _add_predicted(b, f, st, cache, frame_size), st)
                 for f, n, r, st, cache in zip(fs, n_tracked.tolist(), removed, steps, caches)]

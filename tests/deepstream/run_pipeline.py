@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+import readback
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "gst"))
 sys.path.insert(0, str(HERE.parent))
@@ -35,7 +37,7 @@ def main() -> int:
         counts["max_batch"] = max(counts["max_batch"], len(frames))
         for frame in frames:
             counts["frames"] += 1
-            for _, obb in nvds.read_obbs(frame):
+            for _, obb in readback.pairs(frame):
                 counts["objects"] += 1
                 counts["obbs"] += obb.source == "user_meta"
 

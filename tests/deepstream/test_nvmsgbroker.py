@@ -9,6 +9,7 @@ from ctypes import c_char_p, c_int, c_size_t, c_void_p
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import messages as consumer
 
@@ -85,7 +86,7 @@ def test_nvmsgbroker_publishes_every_frames_rotated_boxes_to_redis(ds_gst, redis
         "topic=obbmeta sync=false")
     sent = []
     errors = buffer_probe(p.get_by_name("out"), "sink", lambda buf: sent.extend(
-        (f.frame_number, [(i.class_id, i.label, tuple(o.xywhr)) for i, o in nvds.read_obbs(f)])
+        (f.frame_number, [(i.class_id, i.label, tuple(o.xywhr)) for i, o in readback.pairs(f)])
         for f in nvds.BatchMeta.from_gst_buffer(buf).frames))
     outcome = run(p, timeout_s=60)
     assert outcome.eos and not errors, (outcome, errors[:1])

@@ -20,6 +20,7 @@ from ctypes import POINTER, Structure, c_char_p, c_int, c_uint, c_void_p
 
 import numpy as np
 import pytest
+import readback
 from nvds import raw
 
 from obbmeta import messages as consumer
@@ -167,12 +168,12 @@ def test_newapi_full_schema_sends_obbmetas_json_in_custommessage_of_every_object
     objects = raw.objects_of(frame.address)
     payloads = [newapi(msgconv, ctx, frame.address, obj) for obj in objects]
     assert len(payloads) == 2  # one message per object: the frame's blob rides along in each
-    for payload, (info, _) in zip(payloads, nvds.read_obbs(frame)):
+    for payload, (info, _) in zip(payloads, readback.pairs(frame)):
         assert payload["customMessage"] == [text]  # the blob's text, byte for byte
         doc = json.loads(payload["customMessage"][0])
         assert doc == messages.obb_message(frame)
         assert [e["obb"]["corners"] for e in doc["objects"]] == [
-            [list(c) for c in o.corners] for _, o in nvds.read_obbs(frame)]
+            [list(c) for c in o.corners] for _, o in readback.pairs(frame)]
         # nvmsgconv's own part of the message: tracking id, label, confidence, integer AABB; no angle
         obj = payload["object"]
         assert obj["id"] == str(info.object_id) and obj["bbox"] == integer_bbox(info.rect)
@@ -199,7 +200,7 @@ def test_newapi_minimal_schema_sends_the_json_once_per_frame_beside_nvidias_aabb
     assert payload["id"] == str(frame.frame_number) and payload["sensorId"] == "cam-0"
     # "<object_id>|left|top|right|bottom|<label>" per object: the AABB only, 6 significant digits
     assert len(payload["objects"]) == 2
-    for line, (info, _) in zip(payload["objects"], nvds.read_obbs(frame)):
+    for line, (info, _) in zip(payload["objects"], readback.pairs(frame)):
         track, left, top, right, bottom, label = line.split("|")
         left_, top_, width, height = info.rect
         assert (int(track), label) == (info.object_id, info.label)
@@ -225,7 +226,7 @@ def test_event_path_full_schema_puts_obb_signature_in_each_objects_signature(msg
     payloads = full_schema_events(msgconv, ctx, frame)
     assert len(payloads) == 2
     # frame_user_meta_list is prepended to, so the events come newest first: reversed, they follow read_obbs
-    for k, (payload, (info, obb)) in enumerate(zip(reversed(payloads), nvds.read_obbs(frame))):
+    for k, (payload, (info, obb)) in enumerate(zip(reversed(payloads), readback.pairs(frame))):
         obj = payload["object"]
         sig = obj["signature"]
         # exact: json-glib writes doubles round-trip. The box, then source, frame, class, index, count, confidence
@@ -250,7 +251,7 @@ def test_event_path_minimal_schema_carries_no_rotated_box(msgconv, converter, fr
     assert payload["id"] == str(frame.frame_number) and set(payload) == {"version", "id", "@timestamp", "sensorId",
                                                                       "objects"}
     # "<trackingId>|left|top|right|bottom|<label>|#||||||<confidence>": the AABB, label and confidence only
-    for line, (info, _) in zip(reversed(payload["objects"]), nvds.read_obbs(frame)):
+    for line, (info, _) in zip(reversed(payload["objects"]), readback.pairs(frame)):
         fields = line.split("|")
         assert len(fields) == 14 and fields[6:13] == ["#"] + [""] * 6
         left, top, width, height = info.rect
@@ -291,7 +292,7 @@ def strict_json(data: bytes):
 
 
 def assert_record_is_the_frame(record, frame, *, exact_bbox: bool = True):
-    objects = nvds.read_obbs(frame)
+    objects = readback.pairs(frame)
     assert (record.source_id, record.frame_num, len(record.objects)) == (frame.source_id, frame.frame_number,
                                                                          len(objects))
     for got, (info, obb) in zip(record.objects, objects):
@@ -378,7 +379,7 @@ def test_a_confidence_that_is_not_finite_reaches_the_consumer_as_none_on_both_pa
                 strict_json(p)
         (record,) = consumer.collect_frames(payloads)
         assert record.complete and record.confidences[0] is None
-        assert record.confidences[1] == nvds.read_obbs(frame)[1][0].confidence
+        assert record.confidences[1] == readback.pairs(frame)[1][0].confidence
     # the event signature leaves the confidence out (18 numbers) rather than send json-glib's "nan"
     sigs = sorted(len(strict_json(p)["object"]["signature"]) for p in
                   generate_payloads(msgconv, converter, frame, newapi_=False, minimal=False))
@@ -478,7 +479,7 @@ def test_the_nvmsgconv_element_publishes_what_the_consumer_reads_back_as_each_fr
     def check(buf):
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
         payloads = element_payloads(frame)
-        if not nvds.read_obbs(frame):
+        if not readback.pairs(frame):
             return  # no objects: the full schema sends nothing, the event path has no event
         records = consumer.collect_frames(payloads)
         assert len(records) == 1

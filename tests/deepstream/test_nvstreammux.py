@@ -3,6 +3,7 @@ their OBB user meta (DeepStream machine; skipped elsewhere)."""
 from __future__ import annotations
 
 import pytest
+import readback
 from pipelines import buffer_probe, run
 
 from . import install
@@ -32,7 +33,7 @@ def test_every_frame_of_a_batch_gets_obbinfers_objects_with_their_rotated_boxes(
         assert len({f.source_id for f in frames}) == len(frames)  # one frame meta per source in a batch
         n = 0
         for frame in frames:
-            for info, obb in nvds.read_obbs(frame):
+            for info, obb in readback.pairs(frame):
                 n += 1
                 assert obb.source == "user_meta" and not info.tracked
                 left, top, width, height = info.rect  # the tight AABB, clipped, in the batched surface's pixels

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+import readback
 from pipelines import buffer_probe, run
 
 from . import install
@@ -36,7 +37,7 @@ def test_tracked_objects_keep_their_obb_user_meta_and_their_ids(tracker):
 
     def check(buf):
         for frame in nvds.BatchMeta.from_gst_buffer(buf).frames:
-            for info, obb in nvds.read_obbs(frame):
+            for info, obb in readback.pairs(frame):
                 assert info.tracked  # nvtracker removes what it does not track
                 ids[info.object_id] += 1
                 if info.confidence == pytest.approx(-0.1):  # an object nvtracker made itself: no detector OBB

@@ -4,6 +4,7 @@ meta, read with obbmeta.nvds.read_obbs or obbmeta.nvds.pyds_bridge."""
 from __future__ import annotations
 
 import pytest
+import readback
 from pipelines import buffer_probe, run
 
 from . import install
@@ -34,7 +35,7 @@ def test_pyds_reads_obbinfers_objects_as_obbmeta_does(ds_gst):
                                 (r.left, r.top, r.width, r.height)))
                 obj_node = obj_node.next
             mine = [(i.class_id, i.object_id, i.confidence, i.label, i.component_id, i.rect)
-                    for i, _ in nvds.read_obbs(ours[frame.source_id, frame.batch_id])]
+                    for i, _ in readback.pairs(ours[frame.source_id, frame.batch_id])]
             assert [o[:2] + (pytest.approx(o[2]),) + o[3:5] for o in objects] == [
                 m[:2] + (pytest.approx(m[2]),) + m[3:5] for m in mine]
             assert [pytest.approx(o[5]) for o in objects] == [m[5] for m in mine]

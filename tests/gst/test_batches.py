@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, run
 from surfaces import CudaSurface, HostSurface
@@ -62,7 +63,7 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
 
     def on(buf):
         batch = nvds.BatchMeta.from_gst_buffer(buf)
-        got.append({f.source_id: (f.batch_id, f.infer_done, nvds.read_objects(f)) for f in batch.frames})
+        got.append({f.source_id: (f.batch_id, f.infer_done, nvds.read_boxes(f)) for f in batch.frames})
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)
     src = p.get_by_name("src")
@@ -85,12 +86,12 @@ def test_each_frame_meta_gets_the_detections_of_its_own_surface(fmt, kind):
             frame = tuple(t.to(device) for t in frame) if isinstance(frame, tuple) else frame.to(device)
             (want,) = detector([frame], fmt)
             want = want.to("cpu")
-            order = np.argsort(rows.confidence)[::-1]
+            order = np.argsort(rows.scores)[::-1]
             assert np.allclose(rows.xywhr[order], want.xywhr.numpy(), atol=1e-3), (kind, batch_id)
-            assert rows.class_id[order].tolist() == want.labels.tolist()
+            assert rows.labels[order].tolist() == want.labels.tolist()
             if fmt == "RGBA":  # drawn in place into surface batch_id, exactly as draw_obbs paints
                 ref = torch.from_numpy(originals[batch_id].copy())
-                colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows.class_id], dtype=torch.uint8)
+                colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows.labels], dtype=torch.uint8)
                 draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=colors, thickness=1)
                 assert np.array_equal(surface.plane(batch_id), ref.numpy())
 
@@ -105,7 +106,7 @@ def test_mode_meta_plans_nvdsosd_lines_for_every_frame_of_the_batch():
     def on(buf):
         batch = nvds.BatchMeta.from_gst_buffer(buf)
         for f in batch.frames:
-            objs = nvds.read_obbs(f)
+            objs = readback.pairs(f)
             lines = nvds.read_display_lines(f)
             seen.append((len(objs), len(lines)))
 
@@ -164,7 +165,7 @@ def test_a_batch_with_no_filled_surface_passes_every_element_untouched(chain, wi
         except LookupError:
             seen.append(None)
         else:
-            seen.append([len(nvds.read_obbs(f)) for f in batch.frames])
+            seen.append([len(readback.pairs(f)) for f in batch.frames])
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)
     src = p.get_by_name("src")

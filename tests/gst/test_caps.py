@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, run
 from pixel_refs import describe, planes_from_bytes, reference_rgb
@@ -112,7 +113,7 @@ def test_every_element_passes_every_format_obbmeta_reads(fmt):
 
     def on(buf):
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        seen.append((len(nvds.read_obbs(frame)), sink.get_current_caps().get_structure(0).get_value("format")))
+        seen.append((len(readback.pairs(frame)), sink.get_current_caps().get_structure(0).get_value("format")))
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)
     outcome = run(p)
@@ -140,7 +141,7 @@ def test_obboverlay_draw_behind_a_converter_negotiates_packed_rgb_and_draws():
     pad = p.get_by_name("draw").get_static_pad("sink")
 
     def on(buf):
-        objects.append(nvds.read_objects(nvds.BatchMeta.from_gst_buffer(buf).frames[0]))
+        objects.append(nvds.read_boxes(nvds.BatchMeta.from_gst_buffer(buf).frames[0]))
         formats.add(pad.get_current_caps().get_structure(0).get_value("format"))
 
     buffer_probe(p.get_by_name("s"), "sink", on, errors)
@@ -152,7 +153,7 @@ def test_obboverlay_draw_behind_a_converter_negotiates_packed_rgb_and_draws():
     assert len(objects) == 4 and all(len(o.xywhr) for o in objects)
     for pre, post, rows in zip(before, after, objects):
         ref = torch.from_numpy(pre[: 96 * 64 * comps].reshape(64, 96, comps).copy())
-        rgb = np.asarray([PALETTE_RGB[c % 20] for c in rows.class_id], np.uint8)
+        rgb = np.asarray([PALETTE_RGB[c % 20] for c in rows.labels], np.uint8)
         colors = np.full((len(rgb), comps), 255, np.uint8)
         colors[:, [fmt.index(c) for c in "RGB"]] = rgb
         draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=torch.from_numpy(colors), thickness=2)

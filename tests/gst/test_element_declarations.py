@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import readback
 from pipelines import run
 
 import obbmeta.gst
@@ -152,7 +153,7 @@ def test_a_users_subclass_runs_with_its_own_property_and_hook():
     ids = []
     p.get_by_name("s").get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, lambda _pad, info: ids.append(
         [i.object_id for f in nvds.BatchMeta.from_gst_buffer(info.get_buffer()).frames
-         for i, _ in nvds.read_obbs(f)]) or Gst.PadProbeReturn.OK)
+         for i, _ in readback.pairs(f)]) or Gst.PadProbeReturn.OK)
     GreetingTrack.started_with.clear()
     assert run(p).eos
     assert GreetingTrack.started_with == [("bonjour", 1)]

@@ -78,7 +78,7 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
 
     def on_out(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        objects[buf.pts] = nvds.read_objects(f)
+        objects[buf.pts] = nvds.read_boxes(f)
         if fmt == "RGBA":
             with frames.map_surface(buf) as s:
                 drawn[buf.pts] = s.surfaces[0].tensors().cpu().numpy()
@@ -99,11 +99,11 @@ def test_nvmm_frames_reach_the_model_as_views_equal_to_system_frames(fmt):
         frame = tuple(torch.from_numpy(x).cuda() for x in planes)
         (want,) = detector([frame if fmt == "NV12" else frame[0]], names[pts])
         rows = objects[pts]
-        order = np.argsort(rows.confidence)[::-1]
+        order = np.argsort(rows.scores)[::-1]
         assert np.allclose(rows.xywhr[order], want.xywhr.cpu().numpy(), atol=1e-3)
         if fmt == "RGBA":
             ref = torch.from_numpy(planes[0].copy()).cuda()
-            colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows.class_id], dtype=torch.uint8)
+            colors = torch.tensor([PALETTE[c % 20] + (255,) for c in rows.labels], dtype=torch.uint8)
             draw_obbs(ref, torch.from_numpy(rows.xywhr).cuda(), colors=colors.cuda(), thickness=2)
             assert np.array_equal(drawn[pts], ref.cpu().numpy())
 

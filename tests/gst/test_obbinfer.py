@@ -6,6 +6,7 @@ import re
 import numpy as np
 import obb_toy_models
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, rgba_copy, run
 
@@ -22,7 +23,7 @@ NAMES = ",".join(obb_toy_models.CLASS_NAMES)
 def read_back(frame):
     """(xywhr, class_id, confidence, label) of every object, sorted (read order is DeepStream's, newest first)."""
     rows = [(tuple(round(v, 3) for v in obb.xywhr), info.class_id, round(info.confidence, 5), info.label,
-             info.component_id, obb.source) for info, obb in nvds.read_obbs(frame)]
+             info.component_id, obb.source) for info, obb in readback.pairs(frame)]
     return sorted(rows)
 
 
@@ -48,7 +49,7 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
 
     def on_drawn(buf):
         (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        drawn[buf.pts] = (rgba_copy(buf, W, H), nvds.read_objects(frame))
+        drawn[buf.pts] = (rgba_copy(buf, W, H), nvds.read_boxes(frame))
 
     errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(b, W, H)))
     buffer_probe(p.get_by_name("meta"), "sink", on_meta, errors)
@@ -64,7 +65,7 @@ def test_300_buffers_every_frames_objects_equal_the_model_output_and_the_drawn_p
         total += len(want)
         pixels, rows = drawn[pts]
         ref = torch.from_numpy(image.copy())
-        colors = torch.tensor([PALETTE[c % len(PALETTE)] + (255,) for c in rows.class_id], dtype=torch.uint8)
+        colors = torch.tensor([PALETTE[c % len(PALETTE)] + (255,) for c in rows.labels], dtype=torch.uint8)
         draw_obbs(ref, torch.from_numpy(rows.xywhr), colors=colors, thickness=2)
         assert np.array_equal(pixels, ref.numpy()), pts
     assert total > 300  # the toy model does find objects (and NMS removed its duplicates: see expected())
@@ -94,7 +95,7 @@ def test_two_obbinfer_elements_with_two_models_write_side_by_side():
         "! fakesink name=s")
     ids = []
     errors = buffer_probe(p.get_by_name("s"), "sink", lambda b: ids.append(sorted(
-        {i.component_id for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in nvds.read_obbs(f)})))
+        {i.component_id for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)})))
     assert run(p).eos and not errors
     assert ids == [[1, 2]] * 5
 
@@ -143,7 +144,7 @@ def test_a_class_without_a_label_is_written_with_an_empty_label_and_one_warning(
                          "name=sink")
     labels, warnings = [], []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: labels.extend(
-        (i.class_id, i.label) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in nvds.read_obbs(f)))
+        (i.class_id, i.label) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)))
     p.get_bus().enable_sync_message_emission()
     p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
     outcome = run(p)

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import obb_toy_models
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, rgba_copy, run
 
@@ -42,7 +43,7 @@ def collect(p):
     def on_sink(buf):
         for f in nvds.BatchMeta.from_gst_buffer(buf).frames:
             frames.append((buf.pts, [(i.class_id, i.label, i.component_id, round(i.confidence, 5),
-                                      tuple(round(v, 3) for v in o.xywhr), i.parent) for i, o in nvds.read_obbs(f)]))
+                                      tuple(round(v, 3) for v in o.xywhr), i.parent) for i, o in readback.pairs(f)]))
 
     buffer_probe(p.get_by_name("sink"), "sink", on_sink, errors)
     p.get_bus().enable_sync_message_emission()
@@ -155,8 +156,8 @@ classifier-type=carcolor
     from obbmeta.nvds.classifier import read_classifications
 
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: seen.extend(
-        (i.class_id, c) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in nvds.read_obbs(f)
-        for c in read_classifications(i)))
+        (i.class_id, c) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)
+        for c in read_classifications(i.address)))
     p.get_bus().enable_sync_message_emission()
     p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
     outcome = run(p)
@@ -499,7 +500,7 @@ def test_network_type_100_writes_the_tensors_and_no_objects(tmp_path):
     p = pipeline(f"obbinfer config-file-path={path}", n=3)
     got, objs = [], []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: [
-        (got.append(nvds_tensors.read_tensor_outputs(f)), objs.extend(nvds.read_obbs(f)))
+        (got.append(nvds_tensors.read_tensor_outputs(f)), objs.extend(readback.pairs(f)))
         for f in nvds.BatchMeta.from_gst_buffer(b).frames])
     assert run(p).eos and not errors
     assert len(got) == 3 and all(len(g) == 1 for g in got) and not objs
@@ -634,7 +635,7 @@ def test_input_tensor_meta_runs_the_model_on_the_preprocess_tensor_and_maps_boxe
     errors = buffer_probe(p.get_by_name("attach"), "src", attach)
     buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.extend(
         (i.component_id, tuple(round(v, 3) for v in o.xywhr), tuple(round(v, 2) for v in i.rect))
-        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, o in nvds.read_obbs(f) if i.component_id == 15),
+        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, o in readback.pairs(f) if i.component_id == 15),
         errors)
     assert run(p).eos and not errors
     from obbmeta import Letterbox, OrientedBoxes

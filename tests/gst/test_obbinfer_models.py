@@ -7,6 +7,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, run
 
@@ -28,7 +29,7 @@ def boxes_through_obbinfer(element: str, n=4, size=256):
     rows, warnings = [], []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: rows.append(sorted(
         (i.class_id, round(i.confidence, 3), tuple(round(v, 1) for v in o.xywhr))
-        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, o in nvds.read_obbs(f))))
+        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, o in readback.pairs(f))))
     p.get_bus().enable_sync_message_emission()
     p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
     outcome = run(p)

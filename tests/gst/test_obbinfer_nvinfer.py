@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import obb_toy_models
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, rgba_copy, run
 
@@ -36,7 +37,7 @@ def objects(buf):
     out = []
     for f in nvds.BatchMeta.from_gst_buffer(buf).frames:
         out.append(sorted((i.label, i.class_id, round(i.confidence, 5), i.component_id,
-                           tuple(round(v, 3) for v in o.xywhr)) for i, o in nvds.read_obbs(f)))
+                           tuple(round(v, 3) for v in o.xywhr)) for i, o in readback.pairs(f)))
     return out
 
 

@@ -7,6 +7,7 @@ import math
 
 import obb_toy_models
 import pytest
+import readback
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
@@ -24,7 +25,7 @@ def check_frame_blob(frame):
     assert doc["schema"] == messages.SCHEMA
     assert doc["frame"] == {"source_id": frame.source_id, "frame_num": frame.frame_number, "batch_id": frame.batch_id,
                             "pts": frame.buffer_pts}
-    objects = nvds.read_obbs(frame)
+    objects = readback.pairs(frame)
     got, want = [], []
     for entry in doc["objects"]:
         o = entry["obb"]
@@ -121,7 +122,7 @@ def test_a_meta_type_deepstream_reserves_stops_the_pipeline_naming_it(meta_type,
 def check_frame_events(frame):
     """The frame's event metas against read_obbs of the same frame (as multisets); returns the number of objects."""
     events = messages.read_events(frame)
-    objects = nvds.read_obbs(frame)
+    objects = readback.pairs(frame)
     n = len(objects)
     # signature: the box, source, frame, class, the object's index when written, the count, the confidence. A copy
     # made by NVIDIA's batch copy lists the objects in reverse, so the indices are compared as a set

@@ -2,6 +2,7 @@
 tests/track against ground truth; here: the elements wire it to every buffer)."""
 from __future__ import annotations
 
+import readback
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
@@ -19,7 +20,7 @@ def test_obbtrack_gives_stable_ids_and_predicts_on_skipped_frames():
 
     def on(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        objs = nvds.read_obbs(f)
+        objs = readback.pairs(f)
         frames.append((f.infer_done, sorted(i.object_id for i, _ in objs), {o.source for _, o in objs}))
 
     errors = buffer_probe(p.get_by_name("s"), "sink", on)

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+import readback
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
@@ -20,7 +21,7 @@ INFER = "obbinfer name=infer model=obb_toy_models:toy input-size=96 device=cpu"
 def read_back(buf):
     (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
     return frame.infer_done, sorted((tuple(round(v, 3) for v in obb.xywhr), info.class_id)
-                                    for info, obb in nvds.read_obbs(frame))
+                                    for info, obb in readback.pairs(frame))
 
 
 def objects_by_pts(depth: int, n: int = 40, sleep_us: int = 0) -> list:

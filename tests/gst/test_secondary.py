@@ -8,6 +8,7 @@ from pathlib import Path
 
 import obb_toy_models
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, rgba_copy, run
 
@@ -39,8 +40,8 @@ def collect(p):
     def after(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
         rows = []
-        for info, obb in nvds.read_obbs(f):
-            rows.append((info, obb, read_classifications(info),
+        for info, obb in readback.pairs(f):
+            rows.append((info, obb, read_classifications(info.address),
                          [raw.classifier_fields(c) for c in raw.classifier_metas_of(info.address)]))
         objects[buf.pts] = rows
 
@@ -204,7 +205,7 @@ def test_process_mode_set_while_playing_waits_for_the_next_start():
         if len(seen) == 3:
             pgie.set_property("process-mode", 2)  # a ready-only property: warned, applied at the next start
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        seen.append([read_classifications(info) for info, _ in nvds.read_obbs(f)])
+        seen.append([read_classifications(info.address) for info, _ in readback.pairs(f)])
 
     errors = buffer_probe(p.get_by_name("sink"), "sink", after)
     outcome = run(p)
@@ -266,22 +267,21 @@ def test_the_reinfer_history_forgets_an_object_unseen_for_long_also_over_frames_
     import numpy as np
 
     import obbmeta.gst.infer as element
-    from obbmeta import nvds
-    from obbmeta.nvds.reader import FrameObjects
+    from obbmeta import OrientedBoxes, nvds
 
     def objects(ids):
         n = len(ids)
         z = lambda *shape, d=np.float32: np.zeros(shape, d)  # noqa: E731
-        return FrameObjects(
-            xywhr=z(n, 5), corners=z(n, 4, 2), rect=np.tile(np.array([10, 10, 50, 50], np.float32), (n, 1)),
-            class_id=z(n, d=np.int32), confidence=z(n), object_id=np.array(ids, np.uint64), source=z(n, d=np.int32),
-            flags=z(n, d=np.uint32), detector_bbox=z(n, 4), tracker_bbox=z(n, 4), tracker_confidence=z(n),
-            component_id=np.ones(n, np.int32), label=np.zeros(n, "S128"), rotation_angle=z(n),
-            address=np.arange(1, n + 1, dtype=np.uint64), num_user_meta=z(n, d=np.int32), parent=z(n, d=np.uint64))
+        return OrientedBoxes(z(n, 5), z(n), z(n, d=np.int64), data=dict(
+            corners=z(n, 4, 2), rect=np.tile(np.array([10, 10, 50, 50], np.float32), (n, 1)),
+            object_id=np.array(ids, np.uint64), source=z(n, d=np.int32), flags=z(n, d=np.uint32),
+            detector_bbox=z(n, 4), tracker_bbox=z(n, 4), tracker_confidence=z(n), component_id=np.ones(n, np.int32),
+            label=np.zeros(n, "S128"), rotation_angle=z(n), address=np.arange(1, n + 1, dtype=np.uint64),
+            num_user_meta=z(n, d=np.int32), parent=z(n, d=np.uint64)))
 
     frame = lambda num, o: types.SimpleNamespace(source_id=0, frame_number=num, batch_id=0, objects=o,  # noqa: E731
                                                  batch=None)
-    monkeypatch.setattr(nvds, "read_objects_batch",
+    monkeypatch.setattr(nvds, "read_boxes_batch",
                         lambda batch, fs: (fs[0].objects, np.array([0, len(fs[0].objects)])))
     s = types.SimpleNamespace(operate_on_gie_id=-1, operate_on_class_ids=[], input_object_min_width=0,
                               input_object_min_height=0, input_object_max_width=0, input_object_max_height=0,

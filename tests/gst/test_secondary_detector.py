@@ -8,6 +8,7 @@ import math
 import numpy as np
 import obb_toy_models
 import pytest
+import readback
 import torch
 from pipelines import buffer_probe, run
 
@@ -31,7 +32,7 @@ def pipeline(secondary: str, n=4, extra=""):
 def objects_by_frame(p):
     out = []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: out.extend(
-        [(i, o) for i, o in nvds.read_obbs(f)] for f in nvds.BatchMeta.from_gst_buffer(b).frames))
+        [(i, o) for i, o in readback.pairs(f)] for f in nvds.BatchMeta.from_gst_buffer(b).frames))
     return out, errors
 
 
@@ -131,7 +132,7 @@ def test_a_secondary_detector_with_output_tensor_meta_attaches_each_crops_tensor
     seen = []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: seen.extend(
         (i.component_id, tensors.read_object_tensor_outputs(nvds.BatchMeta.from_gst_buffer(b), i.address))
-        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in nvds.read_obbs(f)))
+        for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)))
     assert run(p).eos and not errors
     parents = [t for c, t in seen if c == 1]
     assert parents and all(len(t) == 1 and t[0].unique_id == 7 and t[0].network == (48, 32, 3) for t in parents)

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+import readback
 import reference
 import torch
 
@@ -116,7 +117,7 @@ def test_an_empty_frame_is_marked_as_inferred_with_no_objects(make_batch):
     assert (res.written, res.filtered) == (0, 0)
     assert raw.i32(frame.address + raw.FRAME["bInferDone"]) == 1
     assert raw.objects_of(frame.address) == []
-    assert nvds.read_obbs(frame) == []
+    assert readback.pairs(frame) == []
 
 
 @pytest.mark.parametrize("nbytes", [0, 1, 127, 128, 500])
@@ -251,9 +252,9 @@ def test_the_pool_grows_past_ten_thousand_objects_in_one_frame(make_batch):
     assert len(objs) == n == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
     assert len(set(objs)) == n
     assert raw.u32(raw.ptr(batch.address + raw.BATCH["obj_pool"]) + raw.POOL["max_elements"]) >= n
-    got = nvds.read_objects(frame)
+    got = nvds.read_boxes(frame)
     np.testing.assert_array_equal(got.xywhr[::-1], x)
-    np.testing.assert_array_equal(got.class_id[::-1], np.arange(n) % 7)
+    np.testing.assert_array_equal(got.labels[::-1], np.arange(n) % 7)
 
 
 def test_two_threads_write_different_frames_of_one_batch(make_batch):
@@ -290,7 +291,7 @@ def test_addresses_work_in_place_of_wrappers(make_batch):
     frame_address = raw.frames_of(batch.address)[0]
     res = nvds.attach_obbs(batch.address, frame_address, **boxes([[100, 100, 10, 10, 0]]), frame_size=(W, H))
     assert res.written == 1
-    ((info, obb),) = nvds.read_obbs(frame_address)
+    ((info, obb),) = readback.pairs(frame_address)
     assert obb.source == "user_meta" and info.address == raw.objects_of(frame_address)[0]
 
 
@@ -364,7 +365,7 @@ def test_read_obbs_from_a_bare_frame_address_reads_every_object(make_batch):
     frame = batch.frames[0]
     rows = [[10 + 15 * k, 500, 12, 6, 0.01 * k] for k in range(100)]
     nvds.attach_obbs(batch, frame, **boxes(rows))
-    got = nvds.read_obbs(frame.address)
+    got = readback.pairs(frame.address)
     assert len(got) == 100 == raw.u32(frame.address + raw.FRAME["num_obj_meta"])
     assert sorted(round(o.xywhr[0]) for _, o in got) == [10 + 15 * k for k in range(100)]
 
@@ -453,7 +454,7 @@ def test_osd_limit_keeps_border_and_label_on_the_first_objects_of_each_frame_onl
             assert raw.cstr(o + raw.OBJ["obj_label"]).decode() in NAMES  # a complete object otherwise
             drawn += raw.u32(o + raw.OBJ["border_width"]) > 0
             texts += bool(raw.ptr(o + raw.OBJ["display_text"]))
-        infos = nvds.read_obbs(f)
+        infos = readback.pairs(f)
         assert len(infos) == k and all(obb.source == "user_meta" for _, obb in infos)
     assert drawn == texts == sum(min(k, 64) for k in res.per_frame) <= 1024 < res.written
 
@@ -467,7 +468,7 @@ def test_osd_limit_does_not_change_what_is_written_besides_what_nvdsosd_draws(ma
         res = nvds.attach_obbs_batch(batch, dets, class_names=NAMES, osd_limit=limit)
         rows.append((res.written_mask.tolist(), res.per_frame,
                      [[(i.class_id, i.confidence, i.rect, i.detector_bbox, i.label, o.xywhr, o.flags)
-                       for i, o in nvds.read_obbs(f)] for f in batch.frames]))
+                       for i, o in readback.pairs(f)] for f in batch.frames]))
     assert rows[0] == rows[1]
     batch = make_batch()
     assert nvds.attach_obbs(batch, batch.frames[0], xywhr=dets[0][0], osd_limit=0).written > 0

@@ -1,6 +1,7 @@
 """Edges of the BatchMeta / attach API found in review: C field ranges and empty batches."""
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 
@@ -125,7 +126,7 @@ def test_a_box_whose_bounds_leave_the_float32_range_is_refused(make_batch):
     x = np.array([[100, 100, 3e38, 3e38, 0.785]], np.float32)  # finite, but its AABB half-width is 4.2e38
     with pytest.raises(ValueError, match=r"xywhr\[0\] = .* bounding box leaves the float32 range"):
         nvds.attach_obbs(batch, batch.frames[0], xywhr=x)
-    assert nvds.read_obbs(batch.frames[0]) == []
+    assert readback.pairs(batch.frames[0]) == []
 
 
 def test_uint64_labels_beyond_int64_are_named_not_wrapped(make_batch):
@@ -158,6 +159,6 @@ def test_batch_attach_of_orientedboxes_joins_the_frames_and_names_a_refused_box(
         bad = OrientedBoxes(torch.tensor([[10.0, float("nan"), 4, 4, 0]]), torch.tensor([0.9]), torch.tensor([0]))
         with pytest.raises(ValueError, match=r"xywhr\[1\] = .* is not finite"):  # index over all frames' boxes
             nvds.attach_obbs_batch(batch, [good, bad])
-        assert [len(nvds.read_obbs(f)) for f in batch.frames] == [0, 0]  # refused before anything was written
+        assert [len(readback.pairs(f)) for f in batch.frames] == [0, 0]  # refused before anything was written
         result = nvds.attach_obbs_batch(batch, [good, good])  # the joined path writes both frames
-        assert result.per_frame == (1, 1) and [len(nvds.read_obbs(f)) for f in batch.frames] == [1, 1]
+        assert result.per_frame == (1, 1) and [len(readback.pairs(f)) for f in batch.frames] == [1, 1]

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from obbmeta import nvds
+from obbmeta import OrientedBoxes, nvds
 from obbmeta.nvds import _core, classifier, layouts
 from obbmeta.nvds.classifier import Classification, ClassificationResult, Label
 
@@ -35,7 +35,7 @@ def boxes(batch, frame, n: int, names=("car",)) -> np.ndarray:
     x = np.column_stack([np.linspace(0.1, 0.8, n) * width, np.linspace(0.1, 0.8, n) * height, np.full(n, 40.0),
                          np.full(n, 20.0), np.linspace(-1, 1, n)]).astype(np.float32)
     nvds.attach_obbs(batch, frame, xywhr=x, labels=np.zeros(n, np.int64), class_names=list(names))
-    return nvds.read_objects(frame).address
+    return nvds.read_boxes(frame)["address"]
 
 
 def plain_object(lib, batch, frame, rect=(100.0, 200.0, 50.0, 40.0)) -> int:
@@ -129,8 +129,11 @@ def test_the_reader_gives_back_what_was_written_sorted_by_output(make_batch):
     (c,) = nvds.read_classifications(int(objs[0]))
     assert c == Classification(7, "vehicle", (Label(2, 0.75, "bus", 0, 0), Label(0, 0.5, "red", 1, 0)), 2,
                                raw.classifier_metas_of(int(objs[0]))[0])
-    info = next(i for i, _ in nvds.read_obbs(batch.frames[0]) if i.address == int(objs[1]))
-    assert nvds.read_classifications(info)[0].labels == (Label(1, 0.25, "blue", 1, 0),)
+    read = nvds.read_boxes(batch.frames[0])
+    one = read[read["address"] == objs[1]]  # one object read back
+    assert nvds.read_classifications(one)[0].labels == (Label(1, 0.25, "blue", 1, 0),)
+    with pytest.raises(ValueError, match=r"obj must be one object: OrientedBoxes of 2 rows given"):
+        nvds.read_classifications(read)
 
 
 def test_texts_are_recognised_strings_with_nvidias_licence_plate_ids(make_batch):
@@ -169,7 +172,7 @@ def test_numpy_scalars_are_accepted_in_results(make_batch):
     assert labels_of(int(objs[0])) == [[(0, 3, 0.5, b"")]]
 
 
-def test_a_frame_means_its_objects_in_read_obbs_order_and_ints_are_told_apart_by_meta_type(make_batch):
+def test_a_frame_means_its_objects_in_read_boxes_order_and_ints_are_told_apart_by_meta_type(make_batch):
     batch = make_batch()
     frame = batch.frames[0]
     objs = boxes(batch, frame, 3)
@@ -177,7 +180,7 @@ def test_a_frame_means_its_objects_in_read_obbs_order_and_ints_are_told_apart_by
     assert [labels_of(int(o))[0][0][3] for o in objs] == [b"a", b"b", b"c"]
     nvds.attach_classifications(batch, frame.address, texts=["d", "e", "f"], component_id=4)  # NvDsFrameMeta*
     nvds.attach_classifications(batch, int(objs[1]), texts=["g"], component_id=5)  # one NvDsObjectMeta*
-    nvds.attach_classifications(batch, nvds.read_obbs(frame)[2][0], texts=["h"], component_id=6)  # ObjectInfo
+    nvds.attach_classifications(batch, nvds.read_boxes(frame)[2], texts=["h"], component_id=6)  # one read back
     assert [lab[0][3] for lab in labels_of(int(objs[1]))] == [b"g", b"e", b"b"]  # newest first
     assert [lab[0][3] for lab in labels_of(int(objs[2]))] == [b"h", b"f", b"c"]
 
@@ -552,10 +555,13 @@ def test_objects_are_refused_when_listed_twice_or_not_in_the_batch(make_batch):
     (np.zeros((2, 2), np.uint64), ValueError, "must be 1-d NvDsObjectMeta"),
     (np.array([-5]), ValueError, "NULL or negative"),
     (8, ValueError, "does not point to readable memory"),
-    ([1.5], TypeError, r"objects_or_frame\[0\] must be an obbmeta.nvds.ObjectInfo"),
+    ([1.5], TypeError, r"objects_or_frame\[0\] must be an NvDsObjectMeta\* int or one object read back"),
+    ("unread", ValueError, r"objects_or_frame is an OrientedBoxes without data\['address'\]"),
 ])
 def test_objects_of_the_wrong_form_are_refused(make_batch, objects, error, message):
     batch = make_batch()
+    if isinstance(objects, str) and objects == "unread":  # boxes that were never metadata
+        objects = OrientedBoxes(np.zeros((1, 5), np.float32), [0.5], [0])
     with pytest.raises(error, match=message):
         nvds.attach_classifications(batch, objects, texts=["a"])
 
@@ -568,7 +574,7 @@ def test_an_int_that_is_neither_a_frame_nor_an_object_is_refused(make_batch):
 
 def test_read_classifications_refuses_what_is_not_an_object(make_batch):
     batch = make_batch()
-    with pytest.raises(TypeError, match="obj must be an obbmeta.nvds.ObjectInfo"):
+    with pytest.raises(TypeError, match=r"obj must be an NvDsObjectMeta\* int or one object read back"):
         nvds.read_classifications("obj")
     with pytest.raises(ValueError, match="does not point to an NvDsObjectMeta"):
         nvds.read_classifications(batch.frames[0].address)

@@ -1,7 +1,7 @@
 """Readers and writers of objects and display metas on one batch, under load: 9 threads for at least 10 s
 (OBBMETA_STRESS_SECONDS to run longer). Writers: two attach_obbs threads, two add_display_lines threads, one
-add_obb_overlay thread, one thread copying the batch with NVIDIA's copy function; readers: read_obbs,
-read_objects and read_display_lines. Every read must be whole (each call's objects and lines all there or
+add_obb_overlay thread, one thread copying the batch with NVIDIA's copy function; readers: read_boxes (object by
+object and as columns) and read_display_lines. Every read must be whole (each call's objects and lines all there or
 none, every object's rect_params the AABB of its own payload) and at the end nothing is lost."""
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 from obbmeta.osd import add_obb_overlay
@@ -118,7 +119,7 @@ def test_readers_and_writers_of_objects_and_display_metas_on_one_batch():
         copy = batch.copy()
         try:
             for f in copy.frames:
-                check_objects(nvds.read_obbs(f), "copy")
+                check_objects(readback.pairs(f), "copy")
         finally:
             copy.destroy()
         reads["copies"] += 1
@@ -126,10 +127,10 @@ def test_readers_and_writers_of_objects_and_display_metas_on_one_batch():
 
     def object_reader():
         f = random.choice(obj_frames)
-        check_objects(nvds.read_obbs(f), "read_obbs")
-        arrays = nvds.read_objects(f)
-        assert set(Counter(zip(arrays.class_id.tolist(), arrays.confidence.tolist())).values()) <= {
-            BOXES_PER_CALL}, "read_objects saw a call's objects in part"
+        check_objects(readback.pairs(f), "read_boxes")
+        arrays = nvds.read_boxes(f)
+        assert set(Counter(zip(arrays.labels.tolist(), arrays.scores.tolist())).values()) <= {
+            BOXES_PER_CALL}, "read_boxes saw a call's objects in part"
         reads["objects"] += 1
 
     def line_reader():
@@ -138,7 +139,7 @@ def test_readers_and_writers_of_objects_and_display_metas_on_one_batch():
 
     def overlay_reader():
         with batch.locked():  # one snapshot of the frame's objects and its overlay lines
-            objects = len(nvds.read_obbs(obj_frames[1]))
+            objects = len(readback.pairs(obj_frames[1]))
             overlay = len(nvds.read_display_lines(obj_frames[1]))
         assert overlay % 4 == 0 and overlay <= 4 * objects, (overlay, objects)
         reads["overlay"] += 1
@@ -159,7 +160,7 @@ def test_readers_and_writers_of_objects_and_display_metas_on_one_batch():
 
     # Nothing lost: every object and every line written is there, once.
     for k in range(2):
-        calls = check_objects(nvds.read_obbs(obj_frames[k]), "final")
+        calls = check_objects(readback.pairs(obj_frames[k]), "final")
         assert sum(calls.values()) == written[k] > 0
         lines = check_lines(nvds.read_display_lines(line_frames[k]), "final")
         assert sum(lines.values()) == lines_written[k] > 0

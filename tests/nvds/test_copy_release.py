@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 
@@ -64,7 +65,7 @@ def test_nvidias_batch_copy_is_an_independent_deep_copy(lib, make_batch):
         assert [[o["payload_bytes"] for o in f["objs"]] for f in again] == \
                [[o["payload_bytes"] for o in f["objs"]] for f in b]
         frame = nvds.batch.FrameMeta(raw.frames_of(copy)[1], None)
-        ((info, obb),) = nvds.read_obbs(frame)
+        ((info, obb),) = readback.pairs(frame)
         assert obb.source == "user_meta" and obb.xywhr == pytest.approx((500, 500, 40, 40, 1.0))
         assert info.rotation_angle == pytest.approx(math.degrees(1.0), rel=1e-6)
     finally:
@@ -76,7 +77,7 @@ def test_batch_copy_method_uses_nvidias_copy_func_and_read_obbs_sees_the_boxes(m
     write(batch, batch.frames[0], [[100, 100, 30, 10, 0.2]])
     with batch.copy() as copy:
         assert copy.address != batch.address and copy.max_frames == batch.max_frames == 1
-        ((info, obb),) = nvds.read_obbs(copy.frames[0])
+        ((info, obb),) = readback.pairs(copy.frames[0])
         assert (info.label, info.class_id, obb.source) == ("a", 0, "user_meta")
         assert obb.xywhr == pytest.approx((100, 100, 30, 10, 0.2))
 
@@ -117,7 +118,7 @@ def test_read_obbs_falls_back_to_rotation_angle_then_to_the_aabb(lib, make_batch
                             ("rotation_angle", deg)):
             ctypes.c_float.from_address(o + raw.OBJ[name]).value = value
         lib.nvds_add_obj_meta_to_frame(frame.address, o, None)
-    (plain_info, plain), (rot_info, rot) = nvds.read_obbs(frame)
+    (plain_info, plain), (rot_info, rot) = readback.pairs(frame)
     assert rot.source == "rotation_angle" and not rot.exact
     assert rot.xywhr == pytest.approx((120, 60, 40, 20, math.radians(30)))
     assert plain.source == "aabb" and plain.xywhr == pytest.approx((305, 330, 10, 60, 0))
@@ -130,7 +131,7 @@ def test_read_obbs_returns_what_attach_wrote(make_batch):
     frame = batch.frames[0]
     rows = [[100, 100, 30, 10, 0.2], [5, 5, 30, 10, -0.3]]
     write(batch, frame, rows, component_id=3)
-    got = nvds.read_obbs(frame)[::-1]
+    got = readback.pairs(frame)[::-1]
     for (info, obb), b in zip(got, rows):
         assert obb.source == "user_meta" and obb.exact
         assert obb.xywhr == pytest.approx(b, abs=1e-6)

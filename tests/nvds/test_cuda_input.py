@@ -6,6 +6,7 @@ import math
 import types
 
 import numpy as np
+import readback
 import torch
 
 from obbmeta import nvds
@@ -31,8 +32,8 @@ def test_cuda_oriented_boxes_are_written_like_cpu_ones():
         batch = nvds.BatchMeta.create(1)
         frame = batch.add_frame(width=1920, height=1080)
         res = nvds.attach_obbs(batch, frame, dets, class_names=["a", "b", "c", "d"])
-        arrays = nvds.read_objects(frame)
-        got.append((res.written, res.filtered, arrays.xywhr, arrays.rect, arrays.class_id))
+        arrays = nvds.read_boxes(frame)
+        got.append((res.written, res.filtered, arrays.xywhr, arrays["rect"], arrays.labels))
         batch.destroy()
     (w1, f1, x1, r1, c1), (w2, f2, x2, r2, c2) = got
     assert (w1, f1) == (w2, f2) and w1 + f1 == n
@@ -52,7 +53,7 @@ def test_the_batch_form_takes_cuda_detections_of_every_frame():
     res = nvds.attach_obbs_batch(batch, dets)
     assert res.per_frame == (1, 1, 1)
     for k, frame in enumerate(batch.frames):
-        ((info, obb),) = nvds.read_obbs(frame)
+        ((info, obb),) = readback.pairs(frame)
         assert info.class_id == k and obb.xywhr[0] == 100.0 + k
     batch.destroy()
 

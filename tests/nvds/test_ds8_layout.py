@@ -26,6 +26,7 @@ from ctypes import CFUNCTYPE, c_char_p, c_double, c_int32, c_int64, c_size_t, c_
 
 import numpy as np
 import pytest
+import readback
 import reference
 from shapely.geometry import LineString
 from shapely.geometry import box as shapely_box
@@ -788,7 +789,7 @@ def test_the_public_api_on_a_ds8_batch(world, monkeypatch):
     assert raw.i32(o + OBJ["unique_component_id"]) == 3
     with pytest.raises(ValueError, match="needs the DeepStream 9 layout"):
         nvds.attach_obbs(world.batch, f, xywhr=np.array([[10, 10, 4, 4, 0]], np.float32), rotation_angle=True)
-    ((info, obb),) = nvds.read_obbs(f)
+    ((info, obb),) = readback.pairs(f)
     assert info.address == o and info.label == "é" * 63 and info.rotation_angle == 0.0
     assert obb.source == "user_meta" and obb.xywhr == pytest.approx((400, 300, 120, 40, 0.3))
     assert nvds.add_display_lines(world.batch, f, np.array([[0, 0, 100, 50]], np.float32), width=2) == 1

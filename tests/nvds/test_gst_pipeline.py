@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 
@@ -95,7 +96,7 @@ def check_buffer(buf, errors: list[str]) -> tuple[int, bool]:
         batch = nvds.BatchMeta.from_gst_buffer(buf)
         (frame,) = batch.frames
         # List order is not preserved by copies (NVIDIA's copy prepends): match the boxes by centre x.
-        got = sorted(nvds.read_obbs(frame), key=lambda pair: pair[1].xywhr[0])
+        got = sorted(readback.pairs(frame), key=lambda pair: pair[1].xywhr[0])
         n = frame.frame_number
         want = expected_boxes(n)
         ok = (len(got) == len(want) and all(obb.source == "user_meta" for _, obb in got)

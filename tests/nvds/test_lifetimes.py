@@ -7,14 +7,15 @@ import gc
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 from obbmeta.osd import add_obb_overlay
 
 BOX = np.array([[100, 100, 40, 20, 0.3]], np.float32)
 USES = {
-    "read_obbs": lambda batch, frame: nvds.read_obbs(frame),
-    "read_objects": lambda batch, frame: nvds.read_objects(frame),
+    "read_boxes": lambda batch, frame: nvds.read_boxes(frame),
+    "read_boxes_batch": lambda batch, frame: nvds.read_boxes_batch(batch),
     "attach_obbs": lambda batch, frame: nvds.attach_obbs(batch, frame, xywhr=BOX),
     "add_display_lines": lambda batch, frame: nvds.add_display_lines(batch, frame, np.zeros((1, 4), np.float32)),
     "read_display_lines": lambda batch, frame: nvds.read_display_lines(frame),
@@ -46,7 +47,7 @@ def test_every_use_after_destroy_raises(use):
         USES[use](batch, frame)
 
 
-@pytest.mark.parametrize("use", ["read_obbs", "attach_obbs", "read_display_lines", "frames"])
+@pytest.mark.parametrize("use", ["read_boxes", "attach_obbs", "read_display_lines", "frames"])
 def test_every_use_after_the_with_block_raises(use):
     with nvds.BatchMeta.create(1) as batch:
         frame = batch.add_frame(width=640, height=480)
@@ -59,10 +60,10 @@ def test_a_wrapper_of_the_same_address_learns_that_the_owner_destroyed_it():
     batch, frame = written_batch()
     other = nvds.BatchMeta.from_address(batch.address)
     other_frame = other.frames[0]
-    assert len(nvds.read_obbs(other_frame)) == 1
+    assert len(readback.pairs(other_frame)) == 1
     batch.destroy()
     with pytest.raises(ValueError, match="was destroyed"):
-        nvds.read_obbs(other_frame)
+        readback.pairs(other_frame)
     with pytest.raises(ValueError, match="was destroyed"):
         nvds.attach_obbs(other, other_frame, xywhr=BOX)
 
@@ -78,7 +79,7 @@ def test_a_frame_keeps_its_batch_alive():
     frame = nvds.BatchMeta.create(1).add_frame(width=640, height=480)  # the batch wrapper is dropped at once
     gc.collect()
     nvds.attach_obbs(frame.batch, frame, xywhr=BOX)
-    assert len(nvds.read_obbs(frame)) == 1
+    assert len(readback.pairs(frame)) == 1
     frame.batch.destroy()
 
 
@@ -87,7 +88,7 @@ def test_a_wrapper_from_the_address_keeps_the_owner_alive():
     other = nvds.BatchMeta.from_address(batch.address)
     del batch
     gc.collect()
-    assert not other.released and len(nvds.read_obbs(other.frames[0])) == 1
+    assert not other.released and len(readback.pairs(other.frames[0])) == 1
     other._owner.destroy()
 
 
@@ -95,5 +96,5 @@ def test_a_copy_outlives_its_destroyed_source():
     batch, _ = written_batch()
     copy = batch.copy()
     batch.destroy()
-    assert len(nvds.read_obbs(copy.frames[0])) == 1
+    assert len(readback.pairs(copy.frames[0])) == 1
     copy.destroy()

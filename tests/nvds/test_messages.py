@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import readback
 from shapely.geometry import Polygon
 
 from obbmeta import nvds
@@ -35,7 +36,7 @@ def test_the_blob_is_a_custom_msg_blob_user_meta_whose_text_is_the_frames_json(f
     assert info.size == len(text.encode("utf-8"))  # size counts bytes, not characters ("船")
     doc = json.loads(text)
     assert doc == messages.obb_message(frame) and doc["objects"][0]["label"] in ("plane", "船")
-    for entry, (_obj, obb) in zip(doc["objects"], nvds.read_obbs(frame)):
+    for entry, (_obj, obb) in zip(doc["objects"], readback.pairs(frame)):
         corners = entry["obb"]["corners"]
         assert Polygon(corners).area == pytest.approx(entry["obb"]["w"] * entry["obb"]["h"], rel=1e-4)
         assert entry["obb"]["angle_deg"] == pytest.approx(math.degrees(obb.xywhr[4]))
@@ -55,7 +56,7 @@ def test_copies_and_release_balance(frame_with_boxes):
 
 def test_obb_signature_is_centre_size_degrees_then_the_corners(frame_with_boxes):
     _, frame = frame_with_boxes
-    (_, obb), *_ = nvds.read_obbs(frame)
+    (_, obb), *_ = readback.pairs(frame)
     sig = messages.obb_signature(obb)
     assert len(sig) == 13 and sig[:4] == list(obb.xywhr[:4]) and sig[4] == pytest.approx(math.degrees(obb.xywhr[4]))
     assert [tuple(sig[5 + 2 * k: 7 + 2 * k]) for k in range(4)] == list(obb.corners)
@@ -145,7 +146,7 @@ def test_every_object_gets_an_event_msg_meta_with_the_rotated_box_in_objsignatur
     assert messages.attach_obb_events(batch, frame, sensor="cam-7", timestamp="2026-01-02T03:04:05.678Z") == 2
     got = raw_events(frame)
     assert len(got) == 2
-    for k, ((info, obb), ev) in enumerate(zip(nvds.read_obbs(frame), reversed(got))):  # the list is prepended to
+    for k, ((info, obb), ev) in enumerate(zip(readback.pairs(frame), reversed(got))):  # the list is prepended to
         sig = ev["signature"]
         assert len(sig) == 19 and sig[:13] == pytest.approx(messages.obb_signature(obb), abs=0)
         # source_id, frame_num, class_id, the object's index and the frame's object count, the confidence
@@ -277,7 +278,7 @@ def test_a_confidence_that_is_not_finite_is_null_in_the_blob_and_left_out_of_the
     batch, frame = frame_with_boxes
     ctypes.c_float.from_address(object_field(frame, 1, "confidence")).value = bad
     doc = strict(messages.attach_obb_message(batch, frame))
-    assert [o["confidence"] for o in doc["objects"]] == [nvds.read_obbs(frame)[0][0].confidence, None]
+    assert [o["confidence"] for o in doc["objects"]] == [readback.pairs(frame)[0][0].confidence, None]
     assert len(doc["objects"]) == 2  # the object stays, with its box
     messages.attach_obb_events(batch, frame)
     events = list(reversed(messages.read_events(frame)))
@@ -290,7 +291,7 @@ def test_a_confidence_that_is_not_finite_is_null_in_the_blob_and_left_out_of_the
 def test_a_box_that_is_not_finite_is_refused_naming_the_object_before_anything_is_attached(
         frame_with_boxes, member, value):
     batch, frame = frame_with_boxes
-    (info, _), _ = nvds.read_obbs(frame)
+    (info, _), _ = readback.pairs(frame)
     ctypes.c_float.from_address(object_field(frame, 0, member)).value = value
     for write in (messages.attach_obb_message, messages.attach_obb_events):
         with pytest.raises(ValueError, match=rf"object 0 \(class_id {info.class_id}, label '{info.label}', "
@@ -330,12 +331,14 @@ def test_a_childs_entry_names_its_parent_by_index_and_tracking_id(make_batch):
     nvds.attach_obbs(batch, f, xywhr=np.array([[95, 98, 10, 8, 0.3], [410, 300, 12, 8, -0.6], [50, 50, 6, 6, 0.0]],
                                               np.float32), labels=np.array([0, 0, 0]),
                      parents=[int(ships.addresses[1]), int(ships.addresses[0]), 0])
+    from . import raw
+
     doc = messages.obb_message(f)
-    rows = nvds.read_objects(f)  # NVIDIA's obj_meta_list order, read back through libnvds_meta
-    index = {int(a): k for k, a in enumerate(rows.address)}
-    want = [index.get(int(p)) for p in rows.parent]
+    rows = raw.objects_of(f.address)  # NVIDIA's obj_meta_list order, the tests' own offsets
+    index = {a: k for k, a in enumerate(rows)}
+    want = [index.get(raw.u64(a + raw.OBJ["parent"])) for a in rows]
     assert [e.get("parent") for e in doc["objects"]] == want and sorted(k for k in want if k is not None) == [
-        k for k, c in enumerate(rows.class_id) if c == 1]  # the two ships
+        k for k, a in enumerate(rows) if raw.i32(a + raw.OBJ["class_id"]) == 1]  # the two ships
     assert all(e["parent_id"] is None for e in doc["objects"] if "parent" in e)  # no tracker yet
     nvds.update_objects(batch, f, np.asarray(ships.addresses, np.uint64), object_ids=np.array([7, 8]))
     doc = messages.obb_message(f)

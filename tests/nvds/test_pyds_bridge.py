@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 from obbmeta.nvds import pyds_bridge
@@ -56,14 +57,22 @@ def written(make_batch):
     return batch
 
 
+def same_obb(got, row) -> bool:
+    """obb_of_object's one-row OrientedBoxes is the object read_boxes read (the box, corners, flags, score, class)."""
+    return (got is not None and got.is_numpy and len(got) == 1 and got.xywhr[0].tolist() == list(row.xywhr)
+            and got["corners"][0].tolist() == [list(c) for c in row.corners] and got["flags"].tolist() == [row.flags]
+            and got.scores.tolist() == [row.confidence] and got.labels.tolist() == [row.class_id]
+            and got["address"].tolist() == [row.address] and got["source"].tolist() == [0])
+
+
 def test_every_object_maps_to_pyds_and_back_with_its_obb(pyds, written):
-    rows = nvds.read_obbs(written.frames[1])
+    rows = readback.pairs(written.frames[1])
     assert len(rows) == 3
     for info, obb in rows:
-        obj = pyds_bridge.to_pyds(info)
+        obj = pyds_bridge.to_pyds(info.address)
         assert isinstance(obj, pyds.NvDsObjectMeta) and pyds.get_ptr(obj) == info.address
         assert obj.class_id == info.class_id
-        assert pyds_bridge.obb_of_object(obj) == obb  # read through pyds' object, equal to read_obbs
+        assert same_obb(pyds_bridge.obb_of_object(obj), obb)  # read through pyds' object, equal to read_boxes
 
 
 def test_a_pyds_batch_and_frame_read_the_same_objects(pyds, written):
@@ -73,7 +82,7 @@ def test_a_pyds_batch_and_frame_read_the_same_objects(pyds, written):
     pf = pyds.NvDsFrameMeta.cast(written.frames[1].address)
     frame = pyds_bridge.frame_from_pyds(pf, pb)
     assert frame == written.frames[1] and pf.frame_num == frame.frame_number == 1
-    assert nvds.read_obbs(frame) == nvds.read_obbs(written.frames[1])
+    assert readback.pairs(frame) == readback.pairs(written.frames[1])
     assert pyds_bridge.to_pyds(frame, "NvDsFrameMeta").frame_num == 1
 
 
@@ -84,8 +93,14 @@ def test_user_metas_other_than_obbmetas_give_none(pyds, written, lib):
     u = layouts.UserMeta.from_address(um)
     u.base_meta.meta_type, u.user_meta_data = nvds.obb_meta_type() + 1, None
     assert pyds_bridge.obb_of_user_meta(pyds.NvDsUserMeta.cast(um)) is None
-    (info, obb), *_ = nvds.read_obbs(written.frames[1])
-    assert pyds_bridge.obb_of_object(info) == obb and pyds_bridge.obb_of_object(info.address) == obb
+    (info, obb), *_ = readback.pairs(written.frames[1])
+    assert same_obb(pyds_bridge.obb_of_object(info.address), obb)
+    from . import raw
+
+    (payload,) = raw.user_metas_of(info.address)  # obbmeta's own user meta: the box, no score or class
+    alone = pyds_bridge.obb_of_user_meta(pyds.NvDsUserMeta.cast(payload))
+    assert alone.xywhr[0].tolist() == list(obb.xywhr) and np.isnan(alone.scores[0]) and alone.labels.tolist() == [-1]
+    assert alone["corners"][0].tolist() == [list(c) for c in obb.corners] and alone["address"].tolist() == [0]
 
 
 def test_an_object_without_obb_gives_none_and_bad_input_names_what_was_expected(pyds, written, lib):

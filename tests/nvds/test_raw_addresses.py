@@ -6,6 +6,7 @@ import ctypes
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 
@@ -28,7 +29,7 @@ def test_from_address_refuses_what_is_no_batch_meta(address, error, match):
                                             (ctypes.addressof(ZEROS), "not point to an NvDsFrameMeta")])
 def test_readers_refuse_a_frame_int_that_is_no_frame_meta(address, match):
     with pytest.raises(ValueError, match=match):
-        nvds.read_obbs(address)
+        readback.pairs(address)
     with pytest.raises(ValueError, match=match):
         nvds.read_display_lines(address)
 
@@ -38,7 +39,7 @@ def test_writers_refuse_a_frame_int_that_is_not_a_frame_of_the_batch(make_batch,
     batch = make_batch()
     with pytest.raises(ValueError, match="frame address"):
         nvds.attach_obbs(batch, address, xywhr=BOX)
-    assert nvds.read_obbs(batch.frames[0]) == []
+    assert readback.pairs(batch.frames[0]) == []
 
 
 def test_a_frame_of_another_batch_given_as_an_int_is_refused(make_batch):
@@ -51,8 +52,8 @@ def test_pointer_ints_of_real_metadata_still_work(make_batch):
     batch = make_batch()
     frame_address = batch.frames[0].address
     assert nvds.attach_obbs(batch.address, frame_address, xywhr=BOX).written == 1
-    assert len(nvds.read_obbs(frame_address)) == 1
-    assert len(nvds.read_obbs(frame_address, batch.address)) == 1
+    assert len(readback.pairs(frame_address)) == 1
+    assert len(readback.pairs(frame_address, batch.address)) == 1
     assert nvds.FrameMeta(frame_address, None).address == frame_address
 
 

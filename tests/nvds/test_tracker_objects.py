@@ -7,6 +7,7 @@ import ctypes
 
 import numpy as np
 import pytest
+import readback
 
 from obbmeta import nvds
 
@@ -76,7 +77,7 @@ def test_detector_bbox_false_leaves_detector_bbox_info_zero_also_on_recycled_obj
     for o in res.addresses[res.written_mask].tolist():
         assert det_box(o) == (0.0, 0.0, 0.0, 0.0)
         assert raw.f32(o + raw.OBJ["rect_width"]) > 0  # rect_params is still the box
-    infos = {i.address: i for i, _ in nvds.read_obbs(frame)}
+    infos = {i.address: i for i, _ in readback.pairs(frame)}
     assert all(infos[o].detector_bbox == (0, 0, 0, 0) for o in res.addresses[res.written_mask].tolist())
 
 
@@ -128,7 +129,7 @@ def test_rotation_angle_is_written_where_given_and_left_where_nan(make_batch):
     assert before == pytest.approx(np.degrees(ROWS[[0, 2, 3], 4]).tolist())
     nvds.update_objects(batch, frame, objs, rotation_angle=[12.5, np.nan, -40])
     assert [rotation(int(o)) for o in objs] == [12.5, before[1], -40.0]
-    infos = {i.address: i for i, _ in nvds.read_obbs(frame)}
+    infos = {i.address: i for i, _ in readback.pairs(frame)}
     assert infos[int(objs[2])].rotation_angle == -40.0
 
 

@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 import pytest
+import readback
 import reference
 
 from obbmeta import nvds
@@ -19,7 +20,7 @@ TRK = dict(left=80, top=84, width=88, height=92)  # tracker_bbox_info follows de
 def write(batch, frame, rows):
     x = np.asarray(rows, np.float32).reshape(-1, 5)
     nvds.attach_obbs(batch, frame, xywhr=x, scores=np.full(len(x), 0.8, np.float32), labels=np.zeros(len(x), np.int64))
-    return nvds.read_objects(frame).address
+    return nvds.read_boxes(frame)["address"]
 
 
 def payload_of(obj):
@@ -53,7 +54,7 @@ def test_the_payload_is_replaced_in_place_with_the_predicted_flag(make_batch):
     assert xywhr == pytest.approx(box, abs=1e-5)
     assert np.allclose(np.asarray(corners).reshape(4, 2), np.asarray(reference.corners(box)), atol=1e-3)
     assert (flags, version) == (nvds.OBB_PREDICTED, 1)
-    (_, obb), = nvds.read_obbs(frame)
+    (_, obb), = readback.pairs(frame)
     assert obb.source == "predicted" and not obb.exact
 
 
@@ -62,7 +63,7 @@ def test_an_object_without_payload_gets_one_that_nvidias_copy_and_release_handle
     frame = batch.frames[0]
     live = nvds.live_payloads()
     obj = bare_object(lib, batch, frame)
-    assert nvds.read_obbs(frame)[0][1].source == "aabb"
+    assert readback.pairs(frame)[0][1].source == "aabb"
     res = nvds.update_objects(batch, frame, [obj], [[300.0, 200.0, 60.0, 20.0, -0.5]], obb_flags=nvds.OBB_PREDICTED)
     assert res.added_payloads == 1
     assert nvds.live_payloads() == live + 1
@@ -96,7 +97,7 @@ def test_object_id_rect_and_tracker_box_are_written_as_nvtracker_writes_its_box(
         assert raw.f32(obj + raw.OBJ["tracker_confidence"]) == pytest.approx(tconf)
         assert payload_of(obj)[2] & nvds.OBB_RECT_CLIPPED == (nvds.OBB_RECT_CLIPPED if x2 > W else 0)
     x1, y1, x2, y2 = reference.aabb(boxes[0])
-    info = {o.address: o for o, _ in nvds.read_obbs(frame)}
+    info = {o.address: o for o, _ in readback.pairs(frame)}
     assert info[int(objs[0])].tracker_bbox == pytest.approx((x1, y1, x2 - x1, y2 - y1), abs=1e-3)
 
 
@@ -131,12 +132,12 @@ def test_bad_entries_are_refused_before_anything_is_written(make_batch, case):
     else:
         boxes[1, 2] = 0
         match = r"xywhr\[1\]"
-    before = [payload_of(int(o)) for o in nvds.read_objects(f0).address]
+    before = [payload_of(int(o)) for o in nvds.read_boxes(f0)["address"]]
     with pytest.raises(ValueError, match=match):
         nvds.update_objects(batch, f0, np.array(objs, np.uint64), boxes, object_ids=[5, 6])
-    after = nvds.read_objects(f0)
-    assert [payload_of(int(o)) for o in after.address] == before
-    assert (after.object_id == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+    after = nvds.read_boxes(f0)
+    assert [payload_of(int(o)) for o in after["address"]] == before
+    assert (after["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -163,13 +164,13 @@ def test_remove_objects_releases_them_and_their_payloads(make_batch):
     objs = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3], [900, 600, 50, 50, 0]])
     assert nvds.live_payloads() == live + 3
     assert nvds.remove_objects(batch, frame, objs[[0, 2]]) == 2
-    left = nvds.read_objects(frame).address
+    left = nvds.read_boxes(frame)["address"]
     assert left.tolist() == [objs[1]]
     assert raw.u32(frame.address + raw.FRAME["num_obj_meta"]) == 1
     assert nvds.live_payloads() == live + 1
     with pytest.raises(ValueError, match="not an object meta of this frame"):
         nvds.remove_objects(batch, frame, objs[[0]])
-    assert nvds.read_objects(frame).address.tolist() == [objs[1]]
+    assert nvds.read_boxes(frame)["address"].tolist() == [objs[1]]
 
 
 def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_address_twice(make_batch):
@@ -180,11 +181,11 @@ def test_removing_a_parent_leaves_its_children_without_one_and_refuses_an_addres
     parents = write(batch, frame, [[500, 400, 120, 40, 0.3], [800, 400, 120, 40, 0.3]])
     nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 20, 10, 0.3], [800, 400, 20, 10, 0.3]], np.float32),
                      scores=np.full(2, 0.8, np.float32), labels=np.zeros(2, np.int64), parents=parents)
-    children = [a for a in nvds.read_objects(frame).address.tolist() if a not in parents.tolist()]
+    children = [a for a in nvds.read_boxes(frame)["address"].tolist() if a not in parents.tolist()]
     assert sorted(raw.ptr(c + raw.OBJ["parent"]) for c in children) == sorted(parents.tolist())
     with pytest.raises(ValueError, match="lists an address twice"):
         nvds.remove_objects(batch, frame, parents[[0, 0]])
-    assert len(nvds.read_objects(frame).address) == 4  # nothing removed
+    assert len(nvds.read_boxes(frame)["address"]) == 4  # nothing removed
     assert nvds.remove_objects(batch, frame, parents[[0]]) == 1
     by_child = {c: raw.ptr(c + raw.OBJ["parent"]) for c in children}
     assert sorted(v or 0 for v in by_child.values()) == [0, int(parents[1])]
@@ -232,14 +233,14 @@ def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_
         (name, batch_module.holds_lock(address))) or real(c, name, address))
     for module in ("reader", "objects", "obbs"):
         monkeypatch.setattr(f"obbmeta.nvds.{module}.entry", batch_module.entry)
-    nvds.read_objects(frame)
+    nvds.read_boxes(frame)
     locks = []
     acquire = meta.nvds_acquire_meta_lock
     monkeypatch.setattr(meta, "nvds_acquire_meta_lock", lambda b: locks.append(b) or acquire(b))
     seen_elsewhere = []
     with batch.locked():
         with batch.locked():
-            nvds.read_objects(frame)
+            nvds.read_boxes(frame)
             nvds.update_objects(batch, frame, objs, object_ids=[7])
             nvds.attach_obbs(batch, frame, xywhr=[[900, 600, 80, 30, -0.2]], scores=[0.8], labels=[0])
         worker = threading.Thread(target=lambda: seen_elsewhere.append(batch_module.holds_lock(batch.address)))
@@ -252,7 +253,7 @@ def test_inside_one_batch_lock_the_short_c_calls_keep_the_interpreter_lock(make_
                     ("obbmeta_nvds_attach", True)]
     nvds.attach_obbs(batch, frame, xywhr=[[300, 200, 80, 30, 0.1]], scores=[0.7], labels=[0])
     assert used[-1] == ("obbmeta_nvds_attach", False)  # outside the lock: the releasing entry point
-    assert nvds.read_objects(frame).object_id.tolist()[2] == 7
+    assert nvds.read_boxes(frame)["object_id"].tolist()[2] == 7
 
 
 def test_a_batch_is_not_destroyed_inside_its_own_lock():
@@ -269,18 +270,20 @@ def test_a_batch_is_not_destroyed_inside_its_own_lock():
     assert b.released
 
 
-def test_read_objects_has_what_a_tracker_needs(make_batch):
+def test_read_boxes_has_what_a_tracker_needs(make_batch):
     batch = make_batch()
     frame = batch.frames[0]
     nvds.attach_obbs(batch, frame, xywhr=np.array([[500, 400, 120, 40, 0.3]], np.float32),
                      scores=np.array([0.7], np.float32), labels=np.array([1]), class_names=["car", "ship"],
                      component_id=4)
-    a = nvds.read_objects(frame)
-    (info, obb), = nvds.read_obbs(frame)
-    assert a.label.tolist() == [b"ship"] and a.component_id.tolist() == [4]
-    assert a.address.tolist() == [info.address]
-    assert a.detector_bbox[0] == pytest.approx(info.detector_bbox)
-    assert a.flags.tolist() == [obb.flags] and a.tracker_bbox.tolist() == [[0, 0, 0, 0]]
+    a = nvds.read_boxes(frame)
+    (obj,) = raw.objects_of(frame.address)  # NVIDIA's list, the tests' own offsets
+    assert a["label"].tolist() == [b"ship"] and a["component_id"].tolist() == [4] and a.labels.tolist() == [1]
+    assert a["address"].tolist() == [obj] and nvds.label_strings(a) == ["ship"]
+    assert a["detector_bbox"][0].tolist() == pytest.approx([raw.f32(obj + raw.OBJ[f"det_{k}"])
+                                                             for k in ("left", "top", "width", "height")])
+    assert a["flags"].tolist() == [0] and a["tracker_bbox"].tolist() == [[0, 0, 0, 0]]
+    assert a.track_ids is None and not nvds.is_tracked(a).any()
 
 
 @pytest.mark.parametrize("ids", [[-1], [-1, -2], np.array([-2], np.int64), [2**64], [2**64 + 5, 3], [2**63, -1]])
@@ -291,7 +294,7 @@ def test_object_ids_outside_uint64_are_refused_by_name_not_wrapped(make_batch, i
     objs = write(batch, frame, [[500, 400, 120, 40, 0.3]] * len(ids))
     with pytest.raises(ValueError, match=r"object_ids must be integer track ids in 0\.\.2\*\*64-1"):
         nvds.update_objects(batch, frame, objs, object_ids=ids)
-    assert (nvds.read_objects(frame).object_id == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
+    assert (nvds.read_boxes(frame)["object_id"] == np.uint64(nvds.UNTRACKED_OBJECT_ID)).all()
 
 
 @pytest.mark.parametrize("ids", [[True], [1.0], np.array([2.0])])
@@ -323,22 +326,27 @@ def _three_frames(make_batch):
 
 
 def test_a_batch_read_in_one_call_is_each_frame_read_alone(make_batch):
-    """read_objects_batch: every column of frame k's rows equals read_objects(frame k), in NVIDIA's list order;
+    """read_boxes_batch: every column of frame k's rows equals read_boxes(frame k), in NVIDIA's list order;
     a frame of another batch is refused by index."""
     batch = _three_frames(make_batch)
-    objs, offsets = nvds.read_objects_batch(batch)
-    assert offsets.tolist() == [0, 3, 3, 5]
+    objs, offsets = nvds.read_boxes_batch(batch)
+    assert offsets.tolist() == [0, 3, 3, 5] and objs.is_numpy
     for k, f in enumerate(batch.frames):
-        alone, part = nvds.read_objects(f), objs[offsets[k]:offsets[k + 1]]
-        assert part.address.tolist() == raw.objects_of(f.address)
-        for name in ("xywhr", "rect", "confidence", "class_id", "label", "object_id", "source", "corners"):
+        alone, part = nvds.read_boxes(f), objs[offsets[k]:offsets[k + 1]]
+        assert part["address"].tolist() == raw.objects_of(f.address)
+        for name in ("xywhr", "scores", "labels"):
             assert np.array_equal(getattr(part, name), getattr(alone, name)), name
-    objs, offsets = nvds.read_objects_batch(batch, [batch.frames[2]])
-    assert offsets.tolist() == [0, 2] and objs.confidence.tolist() == pytest.approx([0.95, 0.2])
+        assert set(part.data) == set(alone.data) == set(nvds.DATA_COLUMNS)
+        for name in part.data:
+            assert np.array_equal(part[name], alone[name]), name
+    objs, offsets = nvds.read_boxes_batch(batch, [batch.frames[2]])
+    assert offsets.tolist() == [0, 2] and objs.scores.tolist() == pytest.approx([0.95, 0.2])
+    on_cpu, _ = nvds.read_boxes_batch(batch, device="cpu")
+    assert not on_cpu.is_numpy and on_cpu.scores.tolist() == pytest.approx([0.7, 0.4, 0.9, 0.95, 0.2])
     other = make_batch()
     with pytest.raises(ValueError, match=r"frames\[1\] is not a frame meta of this batch"):
-        nvds.read_objects_batch(batch, [batch.frames[0], other.frames[0]])
-    assert len(nvds.read_objects_batch(batch, [])[0]) == 0
+        nvds.read_boxes_batch(batch, [batch.frames[0], other.frames[0]])
+    assert len(nvds.read_boxes_batch(batch, [])[0]) == 0
 
 
 def test_one_update_call_over_several_frames_writes_what_one_call_per_frame_writes(make_batch):
@@ -350,11 +358,11 @@ def test_one_update_call_over_several_frames_writes_what_one_call_per_frame_writ
                       [301, 299, 60, 31, -0.41], [1199, 701, 91, 40, 1.01]], np.float32)
     ids = np.array([5, 6, 7, 8, 9], np.uint64)
     for f, (a, b) in zip(one.frames, ((0, 3), (3, 3), (3, 5))):
-        objs = nvds.read_objects(f).address
+        objs = nvds.read_boxes(f)["address"]
         nvds.update_objects(one, f, objs, boxes[a:b], object_ids=ids[a:b], rect=True, tracker_confidence=0.5,
                             frame_size=(W, H))
-    objs, offsets = nvds.read_objects_batch(many)
-    res = nvds.update_objects_batch(many, many.frames, offsets, objs.address, boxes, object_ids=ids, rect=True,
+    objs, offsets = nvds.read_boxes_batch(many)
+    res = nvds.update_objects_batch(many, many.frames, offsets, objs["address"], boxes, object_ids=ids, rect=True,
                                     tracker_confidence=0.5, frame_size=(W, H))
     assert (res.updated, res.added_payloads) == (5, 0)
 
@@ -367,11 +375,11 @@ def test_one_update_call_over_several_frames_writes_what_one_call_per_frame_writ
     f0, f1, f2 = many.frames
     with pytest.raises(ValueError, match=r"objects\[2\] = 0x[0-9a-f]+ is not an object meta of its frame "
                                          r"\(frames\[2\]\)"):
-        nvds.update_objects_batch(many, [f0, f1, f2], [0, 2, 2, 4], objs.address[[0, 1, 2, 3]], object_ids=1)
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 2, 2, 4], objs["address"][[0, 1, 2, 3]], object_ids=1)
     with pytest.raises(ValueError, match="offsets must rise from 0 to the 5 objects"):
-        nvds.update_objects_batch(many, [f0, f1, f2], [0, 4, 3, 5], objs.address, object_ids=1)
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 4, 3, 5], objs["address"], object_ids=1)
     with pytest.raises(ValueError, match=r"offsets must be \(4,\) integers"):
-        nvds.update_objects_batch(many, [f0, f1, f2], [0, 5], objs.address, object_ids=1)
+        nvds.update_objects_batch(many, [f0, f1, f2], [0, 5], objs["address"], object_ids=1)
     assert [s[0] for s in seen(many)] == [5, 6, 7, 8, 9]  # nothing written by the refused calls
 
 
@@ -386,8 +394,8 @@ def test_the_pools_in_use_list_is_newest_first_which_the_removal_walks_from(make
     assert [round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in mine] == [0.95, 0.2, 0.7, 0.4, 0.9]
     assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
             for f in batch.frames] == [[0.7, 0.4, 0.9], [], [0.95, 0.2]]
-    objs, _ = nvds.read_objects_batch(batch)
-    low = objs.address[objs.confidence < 0.5]
+    objs, _ = nvds.read_boxes_batch(batch)
+    low = objs["address"][objs.scores < 0.5]
     assert nvds.remove_objects_batch(batch, [(batch.frames[0], low[:1]), (batch.frames[2], low[1:])]) == (1, 1)
     assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
             for f in batch.frames] == [[0.7, 0.9], [], [0.95]]

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+import readback
 import torch
 from shapely.geometry import Polygon
 
@@ -61,8 +62,8 @@ def test_the_detector_operator_writes_objects_and_lines_that_read_back_through_n
     op.handle_metadata(psm.BatchMetadata(batch.address))
     assert calls == [0, 1] and op.written == 4  # the fifth box lies outside the frame
     f0, f1 = batch.frames
-    got = sorted(nvds.read_obbs(f0), key=lambda r: -r[0].confidence)
-    assert len(got) == 4 and not nvds.read_obbs(f1)
+    got = sorted(readback.pairs(f0), key=lambda r: -r[0].confidence)
+    assert len(got) == 4 and not readback.pairs(f1)
     for (info, obb), row, score, label in zip(got, boxes().xywhr.tolist(), boxes().scores.tolist(),
                                               boxes().labels.tolist()):
         assert info.object_id == nvds.UNTRACKED_OBJECT_ID and info.label == NAMES[label] and info.class_id == label
@@ -97,8 +98,8 @@ def test_write_obbs_skips_exactly_the_boxes_the_c_writer_skips(psm, batch):
     written = servicemaker.write_obbs(psm.BatchMetadata(batch.address), f0, many, draw=False)
     c_writer = nvds.attach_obbs(batch, batch.frames[1], xywhr=xywhr, frame_size=(W, H))
     assert not c_writer.written_mask[-1]
-    assert written == c_writer.written == len(nvds.read_obbs(batch.frames[0])) == len(nvds.read_obbs(batch.frames[1]))
-    rects = [sorted(tuple(round(v, 1) for v in i.rect) for i, _ in nvds.read_obbs(f)) for f in batch.frames]
+    assert written == c_writer.written == len(readback.pairs(batch.frames[0])) == len(readback.pairs(batch.frames[1]))
+    rects = [sorted(tuple(round(v, 1) for v in i.rect) for i, _ in readback.pairs(f)) for f in batch.frames]
     assert rects[0] == rects[1]  # the same boxes, with the same clipped AABB
 
 

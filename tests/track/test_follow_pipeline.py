@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import readback
 from nvtracker_standin import NvTrackerStandIn
 
 from obbmeta import nvds
@@ -44,7 +45,7 @@ def test_obboverlay_follow_tracker_gives_the_objects_nvtracker_made_their_tracks
 
     def after(buf):
         (f,) = nvds.BatchMeta.from_gst_buffer(buf).frames
-        seen.append((f.infer_done, f.frame_number, [(i.confidence, o.source) for i, o in nvds.read_obbs(f)],
+        seen.append((f.infer_done, f.frame_number, [(i.confidence, o.source) for i, o in readback.pairs(f)],
                      len(nvds.read_display_lines(f))))
 
     buffer_probe(p.get_by_name("s"), "sink", after, errors)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+import readback
 from nvds import raw
 from nvtracker_standin import NvTrackerStandIn
 
@@ -30,16 +31,16 @@ def frame_with(k, boxes=None, labels=None):
 
 
 def by_id(frame):
-    return {info.object_id: (info, obb) for info, obb in nvds.read_obbs(frame)}
+    return {info.object_id: (info, obb) for info, obb in readback.pairs(frame)}
 
 
 def test_standin_keeps_matched_metas_rewrites_rect_and_adds_bare_objects_on_skipped_frames():
     standin = NvTrackerStandIn()
     for k in range(2):
         batch, frame = frame_with(k, CARS + [5 * k, 0, 0, 0, 0])
-        before = {info.address for info, _ in nvds.read_obbs(frame)}
+        before = {info.address for info, _ in readback.pairs(frame)}
         standin.update_frame(batch, frame)
-        after = nvds.read_obbs(frame)
+        after = readback.pairs(frame)
         if k == 0:  # tentative tracks: their objects are removed, as nvtracker removes untracked objects
             assert after == []
         else:
@@ -50,7 +51,7 @@ def test_standin_keeps_matched_metas_rewrites_rect_and_adds_bare_objects_on_skip
         batch.destroy()
     batch, frame = frame_with(2)  # nvinfer skipped this frame: bInferDone stays 0
     standin.update_frame(batch, frame)
-    made = nvds.read_obbs(frame)
+    made = readback.pairs(frame)
     assert len(made) == 4
     for info, obb in made:
         assert info.tracked and info.confidence == pytest.approx(-0.1) and info.num_user_meta == 0

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+import readback
 from nvds import raw
 from nvtracker_standin import NvTrackerStandIn
 
@@ -42,7 +43,7 @@ def detect(batch, frame, boxes, *, labels=None, rotation=False, palette=None, co
 
 
 def by_id(frame):
-    return {info.object_id: (info, obb) for info, obb in nvds.read_obbs(frame)}
+    return {info.object_id: (info, obb) for info, obb in readback.pairs(frame)}
 
 
 def f32(obj, field):
@@ -84,7 +85,7 @@ def test_follow_starts_a_track_at_its_first_reported_detection_with_the_detector
             assert result.objects == 0 and len(follow) == 0
         elif k == 2:  # the first frame a track is reported: its OBB is the detector's, moved onto the tracker's box
             assert (result.objects, result.measured) == (3, 3) and len(follow) == 3
-            for info, obb in nvds.read_obbs(frame):
+            for info, obb in readback.pairs(frame):
                 t = info.tracker_bbox
                 d = det[np.argmin(np.abs(det[:, 0] - (t[0] + t[2] / 2)))]
                 assert obb.source == "user_meta" and obb.flags & nvds.OBB_TRACKED
@@ -123,7 +124,7 @@ def test_follow_gives_objects_nvtracker_made_their_tracks_predicted_obb():
             detect(batch, frame, CARS + [4 * k, 0, 0, 0, 0])
         standin.update_frame(batch, frame)
         result = follow.update_frame(batch, frame)
-        for info, obb in nvds.read_obbs(frame):
+        for info, obb in readback.pairs(frame):
             if k % 2:
                 assert info.confidence == pytest.approx(-0.1)
                 assert obb.source == "predicted" and obb.flags & nvds.OBB_PREDICTED
@@ -144,7 +145,7 @@ def test_follow_leaves_objects_nvtracker_made_without_an_obb_when_their_track_ha
     result = follow.update_frame(batch, frame)
     assert (result.objects, result.unknown, result.predicted, result.fallback) == (3, 3, 0, 0)
     assert len(follow) == 0 and (follow.last_boxes["flags"] == 0).all()
-    for info, obb in nvds.read_obbs(frame):  # no invented angle: the tracker's box, said to be only that
+    for info, obb in readback.pairs(frame):  # no invented angle: the tracker's box, said to be only that
         assert obb.source == "aabb" and info.num_user_meta == 0 and obb.xywhr[4] == 0.0
     batch.destroy()
 
@@ -190,11 +191,11 @@ def test_standin_copies_the_first_objects_whole_rect_params_onto_the_objects_it_
 def test_follow_never_trusts_a_copied_rotation_angle_and_sets_the_tracks_own():
     standin, follow, batch, f1 = first_then_other(rotation=True)
     standin.update(batch)
-    (info, obb), = nvds.read_obbs(f1)
+    (info, obb), = readback.pairs(f1)
     assert obb.source == "rotation_angle" and obb.xywhr[4] == pytest.approx(0.3, abs=1e-4)  # the trap, unfollowed
     follow.update_batch(batch)
     (o,) = raw.objects_of(f1.address)
-    (info, obb), = nvds.read_obbs(f1)
+    (info, obb), = readback.pairs(f1)
     assert obb.source == "predicted" and obb.xywhr[4] == pytest.approx(-0.9, abs=1e-3)  # car B's own track
     # rotation mode: rect_params is drawn rotated by nvdsosd, now at car B's angle
     assert f32(o, "rotation_angle") == pytest.approx(math.degrees(obb.xywhr[4]), abs=1e-3)
@@ -209,7 +210,7 @@ def test_follow_clears_a_copied_rotation_angle_when_the_track_has_no_obb():
     (result0, result1) = follow.update_batch(batch)
     assert result1.unknown == 1
     (o,) = raw.objects_of(f1.address)
-    (info, obb), = nvds.read_obbs(f1)
+    (info, obb), = readback.pairs(f1)
     assert f32(o, "rotation_angle") == 0.0 and obb.source == "aabb" and obb.xywhr[4] == 0.0
     batch.destroy()
 
@@ -219,7 +220,7 @@ def test_follow_leaves_rect_params_axis_aligned_when_the_detections_were():
     standin.update(batch)
     follow.update_batch(batch)
     (o,) = raw.objects_of(f1.address)
-    (info, obb), = nvds.read_obbs(f1)
+    (info, obb), = readback.pairs(f1)
     assert obb.source == "predicted" and obb.xywhr[4] == pytest.approx(-0.9, abs=1e-3)
     if _core.get().layout.has_rotation_angle:
         assert f32(o, "rotation_angle") == 0.0
@@ -255,7 +256,7 @@ def run_streams(frame_numbers, first_numbers):
         standin.update(batch)
         results = follow.update_batch(batch)
         seen.append(([(r.objects, r.measured, r.predicted, r.forgotten) for r in results],
-                     [sorted((i.object_id, o.source, tuple(np.round(o.xywhr, 4))) for i, o in nvds.read_obbs(f))
+                     [sorted((i.object_id, o.source, tuple(np.round(o.xywhr, 4))) for i, o in readback.pairs(f))
                       for f in fs]))
         batch.destroy()
     return seen

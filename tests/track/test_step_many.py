@@ -106,9 +106,9 @@ def test_update_batch_of_a_muxed_batch_writes_what_frame_after_frame_writes(seed
     def seen(b):
         out = []
         for f in b.frames:
-            t = nvds.read_objects(f)
-            out.append(sorted(zip(t.object_id.tolist(), np.round(t.rect, 3).tolist(), np.round(t.xywhr, 3).tolist(),
-                                  t.confidence.tolist())))
+            t = nvds.read_boxes(f)
+            out.append(sorted(zip(t["object_id"].tolist(), np.round(t["rect"], 3).tolist(),
+                                  np.round(t.xywhr, 3).tolist(), t.scores.tolist())))
         return out
 
     for k, frame in enumerate(seq):

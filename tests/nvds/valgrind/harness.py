@@ -63,7 +63,7 @@ def gst_round(batch_maker) -> None:
     copy = gst.gst_buffer_copy_deep(buf)
     a, b = nvds.BatchMeta.from_gst_buffer(buf), nvds.BatchMeta.from_gst_buffer(copy)
     check(a.address != b.address, "a buffer copy carries its own batch meta")
-    check(len(nvds.read_obbs(b.frames[0])) == len(nvds.read_obbs(a.frames[0])) > 0, "the copy has the objects")
+    check(len(nvds.read_boxes(b.frames[0])) == len(nvds.read_boxes(a.frames[0])) > 0, "the copy has the objects")
     gst.gst_mini_object_unref(copy)
     gst.gst_mini_object_unref(buf)
 
@@ -78,7 +78,7 @@ def make_batch(seed: int) -> nvds.BatchMeta:
     nvds.attach_obbs(batch, f1, **boxes(25, seed + 1), class_names=NAMES, rotation_angle=True)
     nvds.attach_obbs(batch, f2, xywhr=np.zeros((0, 5), np.float32))
     # Secondary results (NvDsClassifierMeta / NvDsLabelInfo): long names and texts carry pResult_label.
-    o0, o1 = nvds.read_objects(f0).address, nvds.read_objects(f1).address
+    o0, o1 = nvds.read_boxes(f0)["address"], nvds.read_boxes(f1)["address"]
     ids = np.stack([np.arange(len(o0)) % (len(NAMES) + 1) - 1, np.arange(len(o0)) % 2], axis=1)
     r = nvds.attach_classifications(batch, o0, class_ids=ids, class_names=[NAMES, ["a", "b"]], classifier_type="t")
     check(r.long_labels > 0 and r.classified == len(o0), "classifier metas with long labels")
@@ -111,11 +111,11 @@ def main() -> int:
     for rnd in range(ROUNDS):
         batch = make_batch(rnd)
         copy = batch.copy()
-        got = nvds.read_obbs(copy.frames[0])
-        check(all(obb.source == "user_meta" for _, obb in got) and len(got) > 0, "read after copy")
-        check(any(info.label == "é" * 63 for info, _ in got), "the cut UTF-8 label survives the copy")
-        labels = lambda frame: sorted(repr([(c.component_id, c.labels) for c in nvds.read_classifications(i)])  # noqa: E731
-                                      for i, _ in nvds.read_obbs(frame))
+        got = nvds.read_boxes(copy.frames[0])
+        check((got["source"] == 0).all() and len(got) > 0, "read after copy")
+        check("é" * 63 in nvds.label_strings(got), "the cut UTF-8 label survives the copy")
+        labels = lambda frame: sorted(repr([(c.component_id, c.labels) for c in nvds.read_classifications(a)])  # noqa: E731
+                                      for a in nvds.read_boxes(frame)["address"].tolist())
         check(labels(copy.frames[0]) == labels(batch.frames[0]), "the classifier metas survive the copy")
         # The copied overlay is recognised (NVIDIA's display-meta copy keeps misc_osd_data) and replaced.
         check(add_obb_overlay(copy, copy.frames[0]).removed > 1, "the copied overlay is replaced")
