@@ -10,6 +10,7 @@ when present, else the DS 9 rotation, else rect_params), as the one box type, :c
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,26 +41,30 @@ DATA_COLUMNS = {
 }
 """The ``data`` columns of what the readers return, by name (copies, safe to keep)."""
 
-_ROOM = [64]  # rows the last read needed: the next read starts with that much room (a hint; races are harmless)
+_ROWS = threading.local()  # each thread's row buffer, kept between reads (the columns are copied out of it)
 
 
 def _read_rows(frames: list) -> tuple[Any, int, np.ndarray]:
-    """The rows of ``frames`` (FrameMeta, read frame after frame in one C call): (rows, total, counts per frame)."""
+    """The rows of ``frames`` (FrameMeta, read frame after frame in one C call): (rows, total, counts per frame).
+    ``rows`` is this thread's buffer, valid until its next read: the caller copies what it keeps."""
     core = _core.get()
     n_frames = len(frames)
     addresses = (ctypes.c_void_p * n_frames)(*[f.address for f in frames])
     counts = np.zeros(n_frames, np.int64)
-    capacity = _ROOM[0]
+    rows = getattr(_ROWS, "rows", None)
+    if rows is None:
+        rows = _ROWS.rows = (_core.ReadRow * 64)()
     read = entry(core.c, "obbmeta_nvds_read", (frames[0]._head.base_meta.batch_meta or 0) if frames else 0)
     while True:  # the C reader counts and copies under the batch lock; more objects than room: read again
-        rows = (_core.ReadRow * capacity)()
-        got = read(core.layout.id, addresses, n_frames, rows, capacity, counts.ctypes.data)
+        got = read(core.layout.id, addresses, n_frames, rows, len(rows), counts.ctypes.data)
         if got < 0:
             raise _core.writer_error(got, "reader")
-        if got <= capacity:
-            _ROOM[0] = min(max(64, got), 1 << 20)
+        if got <= len(rows):
             return rows, got, counts
-        capacity = got
+        # room for this read and some more (a hint for the next; a buffer beyond 2**20 rows is not kept)
+        rows = (_core.ReadRow * (got + got // 4))()
+        if len(rows) <= 1 << 20:
+            _ROWS.rows = rows
 
 
 def read_boxes(frame: Any, batch: Any = None, device: Any = None) -> "OrientedBoxes":
@@ -124,7 +129,7 @@ def _boxes_of(rows: Any, n: int) -> "OrientedBoxes":
 
 def _labels(chars: np.ndarray) -> np.ndarray:
     """(N, 128) obj_label characters -> (N,) bytes (``S128``, the trailing NULs dropped as numpy does)."""
-    return np.ascontiguousarray(chars).view(f"S{chars.shape[1]}").reshape(chars.shape[0])
+    return chars.copy().view(f"S{chars.shape[1]}").reshape(chars.shape[0])  # a copy: the row buffer is reused
 
 
 def label_strings(boxes: "OrientedBoxes") -> list[str]:

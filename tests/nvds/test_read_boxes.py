@@ -115,3 +115,23 @@ def test_a_label_is_read_up_to_its_nul_not_the_old_tail_of_a_reused_element(make
     assert raw.cstr(int(obj) + raw.OBJ["obj_label"]) == b"car"
     boxes = nvds.read_boxes(frame)
     assert nvds.label_strings(boxes) == ["car"] and boxes["label"].tolist() == [b"car"]
+
+
+def test_what_a_read_returned_is_a_copy_a_later_read_leaves_alone(make_batch):
+    """The reader reuses its row buffer between reads: every column it returned is the caller's own copy."""
+    batch = make_batch()
+    frame = batch.frames[0]
+    nvds.attach_obbs(batch, frame, xywhr=XYWHR[:1], labels=np.array([1]), class_names=["car", "ship"])
+    first = nvds.read_boxes(frame)  # one row: the case where a view of the buffer would look contiguous
+    keep = {name: np.array(first[name], copy=True) for name in first.data}
+    xywhr = first.xywhr.copy()
+    other = make_batch()
+    nvds.attach_obbs(other, other.frames[0], xywhr=np.array([[10, 10, 4, 4, 0.0]] * 5, np.float32),
+                     labels=np.zeros(5, np.int64), class_names=["x" * 100])
+    nvds.read_boxes(other.frames[0])  # the same buffer written over with other objects
+    nvds.attach_obbs(other, other.frames[0], xywhr=np.array([[10, 10, 4, 4, 0.0]] * 300, np.float32),
+                     labels=np.zeros(300, np.int64), class_names=["y" * 100])
+    nvds.read_boxes(other.frames[0])  # more rows than the buffer holds: it grows
+    np.testing.assert_array_equal(first.xywhr, xywhr)
+    for name, column in keep.items():
+        np.testing.assert_array_equal(first[name], column, err_msg=name)
