@@ -66,3 +66,13 @@ def test_numpy_backed_boxes_work_without_torch():
             "b.numpy(); repr(b); assert b['k'].tolist() == [1, 2]; assert 'torch' not in sys.modules, 'torch imported'")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+def test_the_tracker_tracks_numpy_backed_boxes_without_torch():
+    """OrientedTracker.update returns the backing it is given: NumPy boxes in, NumPy boxes out, torch never loaded."""
+    code = ("import sys, numpy as np; from obbmeta import OrientedBoxes; from obbmeta.track import OrientedTracker; "
+            "t = OrientedTracker(); b = OrientedBoxes(np.array([[50, 50, 20, 10, 0.3]]), [0.9], [1]); "
+            "out = [t.update(b) for _ in range(3)][-1]; t.update(b, detection_done=False); "
+            "assert out.is_numpy and out.track_ids is not None; assert 'torch' not in sys.modules, 'torch imported'")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr

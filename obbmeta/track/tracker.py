@@ -417,12 +417,10 @@ class OrientedTracker:
         :class:`TrackStep`. The output has the input's backing (CUDA in, CUDA out; NumPy in, NumPy out; the
         tracking itself runs on the CPU).
         """
-        import torch
-
         from ..boxes import OrientedBoxes
 
-        if boxes is None or not detection_done:
-            device = boxes.device if boxes is not None else torch.device("cpu")
+        if boxes is None or not detection_done:  # None gives CPU tensors, as a decoder's empty output would be
+            device = boxes.device if boxes is not None else "cpu"
             step = self.step(np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int64), source_id=source_id,
                              detection_done=False)
             return _boxes(step, None, None, device)
