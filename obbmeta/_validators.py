@@ -8,6 +8,7 @@ an id or a threshold.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -188,3 +189,32 @@ def vector_tensor(name: str, values: Any, n: int, device: Any, *, floating: bool
     if floating != values.is_floating_point() or values.dtype == torch.bool or values.is_complex():
         raise TypeError(f"{name} must be {kind} tensor, got {values.dtype}")
     return values
+
+
+def is_tensor(value: Any) -> bool:
+    """A torch tensor (never true while torch is not imported: then nothing is one; no import here)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def vector_array(name: str, value: Any, n: int, *, floating: bool) -> np.ndarray:
+    """:func:`vector_tensor`'s NumPy twin, for a column of NumPy-backed boxes: (n,) float32 (``floating``: scores)
+    or int64 (labels, ids). NumPy arrays and lists are converted (integers to float32 for scores); a tensor beside a
+    NumPy xywhr is refused, as is a bool, a complex or, for labels and ids, a floating column."""
+    if is_tensor(value):
+        raise TypeError(f"{name} is a torch.Tensor but xywhr is a NumPy array; give every column as one kind "
+                        "(OrientedBoxes.to(device) / .numpy() convert whole boxes)")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a NumPy array or array-like, got {type(value).__name__}") from exc
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},) to match xywhr, got {a.shape}")
+    if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be {'a floating-point or integer' if floating else 'an integer'} array, "
+                        f"got {a.dtype}")
+    if floating:
+        return a.astype(np.float32, copy=False)
+    if a.dtype.kind == "f":
+        raise TypeError(f"{name} must be an integer array, got {a.dtype}")
+    return a.astype(np.int64, copy=False)

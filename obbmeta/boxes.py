@@ -13,16 +13,10 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ._validators import number_in_range
+from ._validators import is_tensor, number_in_range, vector_array
 from .letterbox import Letterbox
 
 ArrayLike = Union["torch.Tensor", np.ndarray, Sequence]  # noqa: F821 (torch is imported lazily)
-
-
-def _is_tensor(value) -> bool:
-    """A torch tensor (never true while torch is not imported: then nothing is one)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(value, torch.Tensor)
 
 
 def _tensor(name: str, value, device=None):
@@ -34,30 +28,6 @@ def _tensor(name: str, value, device=None):
         return torch.as_tensor(np.asarray(value), device=device)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a torch.Tensor or array-like, got {type(value).__name__}") from exc
-
-
-def _vector_array(name: str, value, n: int, *, floating: bool) -> np.ndarray:
-    """A column of NumPy-backed boxes: (n,) float32 (``floating``: scores) or int64 (labels, ids). NumPy arrays and
-    lists are converted (integers to float32 for scores); a tensor beside a NumPy xywhr is refused, as is a bool, a
-    complex or, for labels and ids, a floating column."""
-    if _is_tensor(value):
-        raise TypeError(f"{name} is a torch.Tensor but xywhr is a NumPy array; give every column as one kind "
-                        "(OrientedBoxes.to(device) / .numpy() convert whole boxes)")
-    try:
-        a = np.asarray(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a NumPy array or array-like, got {type(value).__name__}") from exc
-    if a.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},) to match xywhr, got {a.shape}")
-    if a.dtype == np.bool_ or a.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be {'a floating-point or integer' if floating else 'an integer'} array, "
-                        f"got {a.dtype}")
-    if floating:
-        return a.astype(np.float32, copy=False)
-    if a.dtype.kind == "f":
-        raise TypeError(f"{name} must be an integer array, got {a.dtype}")
-    return a.astype(np.int64, copy=False)
-
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,10 +80,10 @@ class OrientedBoxes:
             raise TypeError(f"xywhr must be a floating-point array, got {xywhr.dtype}")
         n = xywhr.shape[0]
         object.__setattr__(self, "xywhr", xywhr.astype(np.float32, copy=False))
-        object.__setattr__(self, "scores", _vector_array("scores", self.scores, n, floating=True))
-        object.__setattr__(self, "labels", _vector_array("labels", self.labels, n, floating=False))
+        object.__setattr__(self, "scores", vector_array("scores", self.scores, n, floating=True))
+        object.__setattr__(self, "labels", vector_array("labels", self.labels, n, floating=False))
         if self.track_ids is not None:
-            object.__setattr__(self, "track_ids", _vector_array("track_ids", self.track_ids, n, floating=False))
+            object.__setattr__(self, "track_ids", vector_array("track_ids", self.track_ids, n, floating=False))
 
     def _init_torch(self):
         # Lists and NumPy arrays are converted to the documented dtypes; tensors must already be of the right
@@ -185,7 +155,7 @@ class OrientedBoxes:
                 return self.data[index]
             except KeyError:
                 raise KeyError(f"no data column {index!r}; these boxes have {sorted(self.data)}") from None
-        is_array = isinstance(index, (list, tuple, np.ndarray)) or (_is_tensor(index) and index.dim() > 0)
+        is_array = isinstance(index, (list, tuple, np.ndarray)) or (is_tensor(index) and index.dim() > 0)
         if not isinstance(index, slice) and not is_array:
             try:
                 i = operator.index(index)  # int, NumPy integer, 0-d integer tensor
@@ -210,7 +180,7 @@ class OrientedBoxes:
     def _index_array(self, index):
         """An index list / array / tensor in this backing's kind (an empty one as integers)."""
         if self.is_numpy:
-            a = index.detach().cpu().numpy() if _is_tensor(index) else np.asarray(index)
+            a = index.detach().cpu().numpy() if is_tensor(index) else np.asarray(index)
         else:
             import torch
 
@@ -333,7 +303,7 @@ class OrientedBoxes:
             return self
 
         def host(v):
-            return v.detach().cpu().numpy() if _is_tensor(v) else v
+            return v.detach().cpu().numpy() if is_tensor(v) else v
 
         return OrientedBoxes(host(self.xywhr), host(self.scores), host(self.labels),
                              None if self.track_ids is None else host(self.track_ids),
@@ -493,7 +463,7 @@ def _data_columns(data: Optional[Mapping[str, Any]], n: int) -> dict:
     for name, value in data.items():
         if not isinstance(name, str):
             raise TypeError(f"data's names must be strings, got {name!r}")
-        if not isinstance(value, np.ndarray) and not _is_tensor(value):
+        if not isinstance(value, np.ndarray) and not is_tensor(value):
             try:
                 value = np.asarray(value)
             except (TypeError, ValueError) as exc:
@@ -511,7 +481,7 @@ def _take(column, index):
     column (a NumPy array or a tensor, of either kind whatever the boxes' backing)."""
     if isinstance(index, slice):
         return column[index]
-    if _is_tensor(column):
+    if is_tensor(column):
         if isinstance(index, np.ndarray):
             import torch
 
@@ -532,7 +502,7 @@ def _is_bool(index) -> bool:
 def _cat_column(name: str, columns: list):
     if all(isinstance(c, np.ndarray) for c in columns):
         return np.concatenate(columns)
-    if all(_is_tensor(c) for c in columns):
+    if all(is_tensor(c) for c in columns):
         import torch
 
         return torch.cat(columns)

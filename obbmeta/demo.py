@@ -287,7 +287,6 @@ def run_pipeline(frames: Iterable, output: Path, *, model: str, class_names: Seq
     "pngs": [(index, image)], "seconds": wall time, "frames": n, "capped": frames whose primary objects reached
     max_det, "warnings": the elements' warnings, each once}``. A pipeline error raises :class:`DemoError`."""
 
-
     import obbmeta.gst
 
     from . import nvds
