@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
+from obbmeta.config.nvinfer import ConfigError, read_nvinfer_config
 from obbmeta.infer.labels import read_label_file
-from obbmeta.nvinfer_config import ConfigError, read_nvinfer_config
 
 NUM_CLASSES = [4]
 HEADS = [[3]]

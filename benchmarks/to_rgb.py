@@ -1,4 +1,4 @@
-"""obbmeta.pixels.to_rgb: one frame of a DeepStream format to the model's (3, H, W) float RGB, on CUDA (absolute
+"""obbmeta.frames.pixels.to_rgb: one frame of a DeepStream format to the model's (3, H, W) float RGB, on CUDA (absolute
 times) and on the CPU (as a ratio).
 
     python benchmarks/to_rgb.py [--repeats 50] [--quick]
@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, arguments, cuda_event_time, cuda_sync, median_time, write_json  # noqa: E402
 
-from obbmeta import pixels  # noqa: E402
+from obbmeta.frames import pixels  # noqa: E402
 
 FORMATS = ("NV12_709", "YUV420_709", "NV12_10LE_709", "UYVY", "RGBA", "BGRx", "GRAY8")
 SIZES = ((1280, 720), (1920, 1080))

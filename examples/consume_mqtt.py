@@ -2,7 +2,7 @@
 
 NVIDIA's MQTT adaptor (libnvds_mqtt_proto.so) publishes every nvmsgconv payload as one MQTT message on
 nvmsgbroker's ``topic``. This script subscribes to it, turns each payload into frames with
-:class:`obbmeta.messages.FrameCollector` and prints them as JSON lines::
+:class:`obbmeta.publish.messages.FrameCollector` and prints them as JSON lines::
 
     python examples/consume_mqtt.py --host 127.0.0.1 --port 1883 --topic obbmeta --count 100
 
@@ -15,7 +15,7 @@ import json
 import sys
 import threading
 
-from obbmeta import messages
+from obbmeta.publish import messages
 
 
 class Printer:

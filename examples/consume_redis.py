@@ -4,7 +4,7 @@ NVIDIA's Redis adaptor (libnvds_redis_proto.so) appends every payload to the str
 ``topic`` with ``XADD <topic> * <payloadkey> <payload>`` (``payloadkey`` from its config, default ``metadata``), or,
 with ``DEEPSTREAM_ENABLE_SENSOR_ID_EXTRACTION=1``, as the fields ``key``, ``value``, ``headers``. This script reads
 the stream with XREAD (no consumer group: it takes nothing away from other readers), turns each payload into frames
-with :class:`obbmeta.messages.FrameCollector` and prints them as JSON lines::
+with :class:`obbmeta.publish.messages.FrameCollector` and prints them as JSON lines::
 
     python examples/consume_redis.py --url redis://127.0.0.1:6379/0 --stream obbmeta --from-start --idle 5
 
@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 
-from obbmeta import messages
+from obbmeta.publish import messages
 
 PAYLOAD_FIELDS = (b"metadata", b"value")  # the adaptor's default payloadkey, and its DeepStream-format field
 
@@ -33,7 +33,8 @@ def consume(client, stream: str, *, field: str | None = None, from_start: bool =
             idle_s: float = 5.0, out=sys.stdout, err=sys.stderr) -> int:
     """Print the frames of ``stream`` until ``count`` frames were printed or nothing arrived for ``idle_s``
     seconds; returns the number of frames printed. An entry that holds no obbmeta message, or a malformed or hostile
-    one (every such payload is a :class:`~obbmeta.messages.MessageError`), is reported on ``err`` and skipped."""
+    one (every such payload is a :class:`~obbmeta.publish.messages.MessageError`), is reported on ``err`` and
+    skipped."""
     collector = messages.FrameCollector()
     last = "0-0" if from_start else "$"
     key = field.encode() if field else None

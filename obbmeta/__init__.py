@@ -1,8 +1,13 @@
 """obbmeta: oriented boxes as first-class NVIDIA DeepStream metadata.
 
-Data path: ``obbmeta.decode`` -> ``obbmeta.ops`` (suppress) -> ``obbmeta.nvds`` (write meta) -> ``obbmeta.osd``
-(draw), ``obbmeta.track`` (objects over time), ``obbmeta.eval`` (DOTA-style mAP); ``obbmeta.frames`` (NVMM frames
-as tensors), ``obbmeta.infer`` (a model on frames) and ``obbmeta.gst`` (GStreamer elements) put them into pipelines.
+The folders follow the data path: ``obbmeta.frames`` (frames in: NVMM buffers as tensors, pixel formats, the
+letterbox, preprocessing) -> ``obbmeta.config`` (the model stage's settings) and ``obbmeta.infer`` (the model on
+frames) -> ``obbmeta.decode`` (model outputs to boxes) -> ``obbmeta.ops`` (suppress: rotated IoU and NMS;
+conversions, rotated crops) -> ``obbmeta.nvds`` (write the metadata, read it back) -> ``obbmeta.osd`` (draw),
+``obbmeta.track`` (objects over time), ``obbmeta.secondary`` (models on the objects' crops) -> ``obbmeta.publish``
+(the message format and its reader) -> ``obbmeta.gst`` and ``obbmeta.servicemaker`` (the elements). One type flows
+through it, :class:`obbmeta.OrientedBoxes`; ``obbmeta.eval`` (DOTA-style mAP), ``obbmeta.scenes`` and
+``obbmeta.models`` (the demo's scenes and models) stand beside it.
 
 Every submodule and name is imported on first use (PEP 562), so ``import obbmeta.nvds`` and the GStreamer plugin
 files stay light: torch is imported only by the parts that compute with it.
@@ -29,10 +34,10 @@ def _one_unwinder() -> None:
 
 _one_unwinder()
 
-_NAMES = {"OrientedBoxes": "boxes", "Letterbox": "letterbox"}
-_MODULES = ("ops", "decode", "conventions", "nvds", "osd", "eval", "track", "frames", "pixels", "preprocess", "infer",
-            "secondary", "messages", "settings", "nvinfer_config", "gst", "servicemaker", "scenes", "models", "palette",
-            "geometry")
+_NAMES = {"OrientedBoxes": "boxes", "Letterbox": "frames.letterbox"}
+# the data path's stages in order, then what stands beside it
+_MODULES = ("frames", "config", "infer", "decode", "ops", "nvds", "osd", "track", "secondary", "publish", "gst",
+            "servicemaker", "boxes", "geometry", "conventions", "palette", "eval", "scenes", "models")
 __all__ = ["OrientedBoxes", "Letterbox", *_MODULES]
 
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ._validators import is_tensor, number_in_range, vector_array
-from .letterbox import Letterbox
+from .frames.letterbox import Letterbox
 
 ArrayLike = Union["torch.Tensor", np.ndarray, Sequence]  # noqa: F821 (torch is imported lazily)
 

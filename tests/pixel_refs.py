@@ -1,5 +1,5 @@
 """Reference pixels for the format tests, written from the ITU tables and GStreamer's / DeepStream's format
-descriptions, independently of obbmeta.pixels: random frames of any format (in the tensor form obbmeta documents)
+descriptions, independently of obbmeta.frames.pixels: random frames of any format (in the tensor form obbmeta documents)
 with the RGB they must become."""
 from __future__ import annotations
 
@@ -78,7 +78,8 @@ def plane_shapes(name, h, w):
 
 
 def random_planes(name, h, w, rng):
-    """A random ``name`` frame in the form obbmeta.pixels documents (one array for packed formats, else a tuple)."""
+    """A random ``name`` frame in the form obbmeta.frames.pixels documents (one array for packed formats, else a
+    tuple)."""
     planes = []
     for rows, cols, comps, dtype in plane_shapes(name, h, w):
         if name.startswith("NV12_10LE"):  # 10-bit codes in the high bits of 16 (P010)
@@ -141,7 +142,7 @@ def reference_rgb(name, frame):
 
 def planes_from_bytes(raw, name, width, height, offsets, strides):
     """The planes of a ``name`` frame held in ``raw`` (uint8 numpy) at the given plane offsets and strides (bytes),
-    as copies in the form obbmeta.pixels documents."""
+    as copies in the form obbmeta.frames.pixels documents."""
     out = []
     for k, (rows, cols, comps, dtype) in enumerate(plane_shapes(name, height, width)):
         row_bytes = cols * comps * np.dtype(dtype).itemsize
@@ -152,7 +153,7 @@ def planes_from_bytes(raw, name, width, height, offsets, strides):
 
 
 def frame_and_reference(name, h, w, rng):
-    """The planes of a random ``name`` frame (numpy, as obbmeta.pixels documents them) and its RGB (3, H, W)."""
+    """The planes of a random ``name`` frame (numpy, as obbmeta.frames.pixels documents them) and its RGB (3, H, W)."""
     frame = random_planes(name, h, w, rng)
     return frame, reference_rgb(name, frame)
 

@@ -1,8 +1,8 @@
 """NvBufSurfaces for the tests of obbmeta.frames and of the elements' NVMM path: built by hand in system memory in
 either C layout (CPU tests), or allocated by NVIDIA's own NvBufSurfaceCreate in CUDA memory (GPU machine).
 
-A frame is given in the tensor form obbmeta.pixels documents for its format: one array for packed formats, the tuple
-of plane arrays for planar ones ((H, W, 1) / (H, W) luma, (H/2, W/2, 2) NV12 chroma, uint16 for 16-bit samples).
+A frame is given in the tensor form obbmeta.frames.pixels documents for its format: one array for packed formats, the
+tuple of plane arrays for planar ones ((H, W, 1) / (H, W) luma, (H/2, W/2, 2) NV12 chroma, uint16 for 16-bit samples).
 For NV12 a bare (H, W) luma array is accepted too (its chroma is made from it). The tests check what a view reads
 against the numpy pixels written here, and the layouts' sizes and offsets against the numbers in NVIDIA's headers
 (tests/test_frames.py)."""
@@ -12,7 +12,8 @@ import ctypes
 
 import numpy as np
 
-from obbmeta import frames, pixels
+from obbmeta import frames
+from obbmeta.frames import pixels
 
 ROW_ALIGN = 512  # NVIDIA's allocator pads rows (seen: 64 RGBA pixels -> pitch 512)
 

@@ -146,11 +146,12 @@ def _evaluate(**kwargs):
 
 
 @pytest.mark.parametrize("make, error, match", [
-    (lambda: __import__("obbmeta.pixels", fromlist=["x"]).from_nvbuf(True), Exception, "colour format True is no"),
+    (lambda: __import__("obbmeta.frames.pixels", fromlist=["x"]).from_nvbuf(True), Exception,
+     "colour format True is no"),
     (lambda: _evaluate(num_classes=True), ValueError, r"num_classes must be a positive int <= 65536 .*, got True"),
     (lambda: _evaluate(iou_threshold=True), TypeError, "iou_threshold must be a number in"),
     (lambda: _evaluate(iou_threshold="0.5"), TypeError, "iou_threshold must be a number in"),
-    (lambda: __import__("obbmeta.messages", fromlist=["x"]).FrameCollector(remember=True), ValueError,
+    (lambda: __import__("obbmeta.publish.messages", fromlist=["x"]).FrameCollector(remember=True), ValueError,
      "remember must be an int >= 1, got True"),
     (lambda: __import__("obbmeta.models.preprocess", fromlist=["x"]).letterbox_frames(
         torch.zeros(1, 8, 8, 3, dtype=torch.uint8), True), ValueError, "input_size must be a multiple of 32"),

@@ -244,7 +244,7 @@ _LETTERBOXES = st.builds(
 def test_rows_to_source_equals_each_frames_own_letterbox_bit_for_bit(frames, seed):
     """Several frames' boxes mapped at once (the padded decode's result path) equal each frame mapped under its own
     letterbox, to the bit, with uniform and two-scale letterboxes mixed."""
-    from obbmeta.letterbox import rows_to_source
+    from obbmeta.frames.letterbox import rows_to_source
 
     g = torch.Generator().manual_seed(seed)
     counts = [n for _, n in frames]

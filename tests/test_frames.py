@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from pixel_refs import frame_and_reference, levels
 from surfaces import HostSurface
 
-from obbmeta import frames, pixels
+from obbmeta import frames
+from obbmeta.frames import pixels
 
 RNG = np.random.default_rng(7)
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from obbmeta import Letterbox, OrientedBoxes
+from obbmeta.frames.pixels import to_rgb
 from obbmeta.infer import (
     Detector,
     ModelLoadError,
@@ -19,7 +20,6 @@ from obbmeta.infer import (
     parse_device,
     parse_input_size,
 )
-from obbmeta.pixels import to_rgb
 
 sys.path.insert(0, str(Path(__file__).parent / "gst"))
 import obb_toy_models  # noqa: E402

@@ -7,10 +7,10 @@ import pytest
 
 @pytest.mark.parametrize("module", ["obbmeta", "obbmeta.nvds", "obbmeta.nvds.display", "obbmeta.nvds.messages",
                                     "obbmeta.boxes", "obbmeta.palette", "obbmeta._validators", "obbmeta.geometry",
-                                    "obbmeta.messages",
+                                    "obbmeta.publish.messages",
                                     "obbmeta.servicemaker", "obbmeta.scenes", "obbmeta.demo", "obbmeta.osd",
-                                    "obbmeta.osd.overlay", "obbmeta.nvinfer_config",
-                                    "obbmeta.preprocess", "obbmeta.track"])
+                                    "obbmeta.osd.overlay", "obbmeta.config.nvinfer",
+                                    "obbmeta.frames.preprocess", "obbmeta.track"])
 def test_module_imports_without_torch(module):
     code = f"import sys, {module}; assert 'torch' not in sys.modules, 'torch imported'"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,6 +1,7 @@
-"""obbmeta.messages, the consumer side: payloads made by obbmeta's writers on NVIDIA's real libnvds_meta, wrapped as
-nvmsgconv wraps them, published to a real redis-server as NVIDIA's Redis adaptor writes them, and read back (by the
-library and by examples/consume_redis.py); the schema checker against the jsonschema package on the schema file."""
+"""obbmeta.publish.messages, the consumer side: payloads made by obbmeta's writers on NVIDIA's real libnvds_meta,
+wrapped as nvmsgconv wraps them, published to a real redis-server as NVIDIA's Redis adaptor writes them, and read back
+(by the library and by examples/consume_redis.py); the schema checker against the jsonschema package on the schema
+file."""
 from __future__ import annotations
 
 import base64
@@ -18,8 +19,8 @@ import readback
 from hypothesis import given
 from hypothesis import strategies as st
 
-from obbmeta import messages
 from obbmeta.nvds import layouts
+from obbmeta.publish import messages
 
 ROOT = Path(__file__).resolve().parents[1]
 jsonschema = pytest.importorskip("jsonschema")
@@ -374,7 +375,7 @@ def test_the_checker_refuses_a_schema_keyword_it_does_not_implement():
 
 
 def test_the_consumer_imports_without_torch_or_deepstream():
-    code = ("import sys, obbmeta.messages as m; m.load_schema(); "
+    code = ("import sys, obbmeta.publish.messages as m; m.load_schema(); "
             "assert 'torch' not in sys.modules and 'obbmeta.nvds' not in sys.modules, sorted(sys.modules)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -387,7 +388,7 @@ def test_the_wheel_ships_the_schema(tmp_path):
     import zipfile
 
     with zipfile.ZipFile(next(tmp_path.glob("*.whl"))) as whl:
-        assert json.loads(whl.read("obbmeta/schemas/obb-message-1.json")) == messages.load_schema()
+        assert json.loads(whl.read("obbmeta/publish/schemas/obb-message-1.json")) == messages.load_schema()
 
 
 # ---------------------------------------------------------------- a real redis-server, as NVIDIA's adaptor writes

@@ -1,5 +1,5 @@
-"""obbmeta.nvinfer_config: nvinfer's key files and YAML configs read as nvinfer reads them (GKeyFile's rules, checked
-against GLib's own GKeyFile), typed into obbmeta.settings, with errors that say file:line: key:."""
+"""obbmeta.config.nvinfer: nvinfer's key files and YAML configs read as nvinfer reads them (GKeyFile's rules, checked
+against GLib's own GKeyFile), typed into obbmeta.config.settings, with errors that say file:line: key:."""
 from __future__ import annotations
 
 import math
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from obbmeta import settings as S
-from obbmeta.nvinfer_config import (
+from obbmeta.config import settings as S
+from obbmeta.config.nvinfer import (
     ClassAttrs,
     ConfigError,
     keyfile_bool,
@@ -276,7 +276,7 @@ def test_keys_a_file_leaves_out_take_nvinfers_defaults(tmp_path):
     assert s.preprocess == "nvinfer" and s.secondary_reinfer_interval == 2**31 - 1
     assert s.classifier_threshold == 0.0 and s.precision == "fp32" and s.network_type == 0
     assert s.clip_object_outside_roi is True and s.crop_objects_to_roi_boundary is False
-    from obbmeta.preprocess import preset
+    from obbmeta.frames.preprocess import preset
 
     p = preset(s.preprocess)
     assert (p.keep_ratio, p.center, p.pad_value, p.scale, p.mean, p.channels) == \
@@ -300,12 +300,12 @@ def test_a_property_beats_the_obbmeta_group_which_beats_nvinfer_keys(tmp_path):
 def test_the_docs_tables_are_the_ones_in_docs_gst_md():
     from pathlib import Path
 
-    from obbmeta.nvinfer_config import DOCS_END, DOCS_START, docs_tables
+    from obbmeta.config.nvinfer import DOCS_END, DOCS_START, docs_tables
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "gst.md").read_text()
-    assert DOCS_START in text and DOCS_END in text, "python -m obbmeta.nvinfer_config --docs writes them"
+    assert DOCS_START in text and DOCS_END in text, "python -m obbmeta.config.nvinfer --docs writes them"
     assert text.split(DOCS_START)[1].split(DOCS_END)[0].strip() == docs_tables().strip(), \
-        "docs/gst.md is out of date: python -m obbmeta.nvinfer_config --docs"
+        "docs/gst.md is out of date: python -m obbmeta.config.nvinfer --docs"
 
 
 # ---------------------------------------------------------------- the YAML form

@@ -1,6 +1,6 @@
-"""obbmeta.pixels: the format table against NVIDIA's header, and to_rgb of every format against references written
-here from the ITU tables (and OpenCV's cvtColor where it has the conversion), pixel for pixel, with pitched planes,
-on the CPU and on CUDA."""
+"""obbmeta.frames.pixels: the format table against NVIDIA's header, and to_rgb of every format against references
+written here from the ITU tables (and OpenCV's cvtColor where it has the conversion), pixel for pixel, with pitched
+planes, on the CPU and on CUDA."""
 from __future__ import annotations
 
 import zlib
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pixel_refs import PLANAR, SEMI, as_frame, describe, frame_and_reference, levels, up
 
-from obbmeta import pixels
-from obbmeta.pixels import FORMATS, to_rgb
+from obbmeta.frames import pixels
+from obbmeta.frames.pixels import FORMATS, to_rgb
 
 try:
     import cv2

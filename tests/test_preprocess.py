@@ -1,4 +1,4 @@
-"""obbmeta.preprocess: each framework's preparation against that framework's own steps, run with OpenCV here (the
+"""obbmeta.frames.preprocess: each framework's preparation against that framework's own steps, run with OpenCV here (the
 algorithms restated from Ultralytics' LetterBox and predictor, mmcv's imrescale / mmdet's data preprocessor and
 nvinfer's get_converted_buffer; tests/test_ultralytics_oracle.py runs Ultralytics itself where it is installed)."""
 from __future__ import annotations
@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from shapely.affinity import affine_transform
 from shapely.geometry import Polygon
 
-import obbmeta.preprocess as pre
+import obbmeta.frames.preprocess as pre
 from obbmeta import Letterbox
-from obbmeta.pixels import to_rgb
+from obbmeta.frames.pixels import to_rgb
 
 cv2 = pytest.importorskip("cv2")
 SIZES = [(1280, 720), (720, 1280), (1366, 768), (767, 1366), (320, 200), (1920, 1080), (641, 1)]
@@ -86,10 +86,10 @@ def test_ultralytics_input_without_opencv_is_within_one_level(monkeypatch, devic
 def test_packed_frames_are_resampled_in_place_within_one_level(monkeypatch, device, w, h, name):
     """The in-place path (what CUDA frames and a CPU without OpenCV take): RGBA frames resampled by the crop kernel
     straight from their uint8 pixels, no whole-frame RGB copy, within one level of Ultralytics' LetterBox."""
-    import obbmeta.pixels
+    import obbmeta.frames.pixels
 
     monkeypatch.setattr(pre, "_has_cv2", lambda: False)
-    monkeypatch.setattr(obbmeta.pixels, "to_rgb", lambda *a: pytest.fail("a whole-frame RGB copy was made"))
+    monkeypatch.setattr(obbmeta.frames.pixels, "to_rgb", lambda *a: pytest.fail("a whole-frame RGB copy was made"))
     img = frame(w, h, seed=6)
     rgba = np.concatenate([img, np.full((h, w, 1), 255, np.uint8)], 2)
     views = [torch.from_numpy(rgba).to(device)] * 2

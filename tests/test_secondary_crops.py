@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from obbmeta import OrientedBoxes
+from obbmeta.frames.preprocess import preset
 from obbmeta.infer import Detector
-from obbmeta.preprocess import preset
 from obbmeta.secondary import SecondaryDetector, read_box
 
 sys.path.insert(0, str(Path(__file__).parent / "gst"))

@@ -102,7 +102,7 @@ def _functions(tree: ast.AST) -> set[str]:
     ("CORNER_SIGNS", "name", "obbmeta/geometry.py"),
     ("SCENES", "name", "obbmeta/scenes/__init__.py"),
     ("HELDOUT_SEED", "name", "obbmeta/scenes/__init__.py"),
-    ("NVBUF_COLOR_FORMATS", "name", "obbmeta/pixels.py"),
+    ("NVBUF_COLOR_FORMATS", "name", "obbmeta/frames/pixels.py"),
     ("size_pair", "function", "obbmeta/_validators.py"),
     ("wrap_angle", "function", "obbmeta/geometry.py"),
     ("box_iou_rotated_host", "function", "obbmeta/geometry.py"),
@@ -138,16 +138,38 @@ def test_no_other_corner_formula_or_wrap_in_python():
 # wire format (written by nvds, read back by the consumer); decoding; the metadata; drawing; tracking; inference on
 # frames; the elements.
 LAYERS = [
-    {"_validators", "_native", "_pointers", "_cuda_lib", "geometry", "palette", "pixels",
-     "conventions"},
-    {"ops", "letterbox", "boxes", "frames", "messages", "schemas"},
-    {"decode", "preprocess", "settings", "nvinfer_config"},
+    {"_validators", "_native", "_pointers", "_cuda_lib", "geometry", "palette", "conventions"},
+    {"ops", "boxes", "frames", "publish"},
+    {"decode", "config"},
     {"nvds", "eval"},
     {"osd"},
     {"track"},
     {"infer", "secondary", "scenes", "models"},
     {"servicemaker", "gst", "demo", "cli", "__main__"},
 ]
+
+
+# The package's top level: a folder for each stage of the data path, in the path's order (obbmeta.__init__'s docstring,
+# docs/structure.md), and beside them the one box type and its facts, the private plumbing, the pyservicemaker
+# operators, and the tools around the path. A new top-level module is a decision: add it here and to the docs.
+DATA_PATH = ["frames", "config", "infer", "decode", "ops", "nvds", "osd", "track", "secondary", "publish", "gst"]
+BESIDE = {"boxes", "geometry", "conventions", "palette", "_validators", "_native", "_pointers", "_cuda_lib",
+          "servicemaker", "eval", "scenes", "models", "demo", "cli", "__main__", "__init__"}
+
+
+def test_the_top_level_is_the_data_path_in_folders():
+    found = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if p.suffix == ".py" or (p / "__init__.py").exists()}
+    assert found == set(DATA_PATH) | BESIDE, (sorted(found - set(DATA_PATH) - BESIDE),
+                                              sorted(set(DATA_PATH) | BESIDE - found))
+    assert [s for s in DATA_PATH if not (PACKAGE / s / "__init__.py").exists()] == []  # every stage is a folder
+    import obbmeta
+
+    listed = [m for m in obbmeta._MODULES if m in DATA_PATH]
+    assert listed == DATA_PATH, "obbmeta._MODULES lists the stages in the data path's order"
+    doc = obbmeta.__doc__
+    assert sorted(DATA_PATH, key=lambda s: doc.index(f"``obbmeta.{s}``")) == DATA_PATH, \
+        "obbmeta's docstring names the stages in the data path's order"
 
 
 def _layer(module: str) -> int:

@@ -11,8 +11,8 @@ import torch
 
 from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
+from ..frames.letterbox import Letterbox
 from ..geometry import STATUS_BOXES, STATUS_CLASSES, STATUS_SCORES
-from ..letterbox import Letterbox
 from ..ops import nms_rotated
 from ..ops.status import status_error
 

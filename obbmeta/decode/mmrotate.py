@@ -7,7 +7,7 @@ import torch
 
 from .._validators import int_in_range, threshold
 from ..boxes import OrientedBoxes
-from ..letterbox import Letterbox
+from ..frames.letterbox import Letterbox
 from ..ops import nms_rotated
 
 

@@ -6,7 +6,7 @@ from typing import List, Mapping, Optional, Sequence
 import torch
 
 from ..boxes import OrientedBoxes
-from ..letterbox import Letterbox
+from ..frames.letterbox import Letterbox
 from ._head import (
     RAW,
     apply_class_conf,

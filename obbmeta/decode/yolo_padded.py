@@ -28,8 +28,8 @@ from .._native import contiguous_as
 from .._native import ptr as _ptr
 from .._validators import int_in_range, number_in_range, threshold
 from ..boxes import OrientedBoxes
+from ..frames.letterbox import Letterbox
 from ..geometry import STATUS_BOXES, STATUS_OVERFLOW, STATUS_SCORES
-from ..letterbox import Letterbox
 from ..ops import registry
 from ..ops import status as ops_status
 from ..ops.status import POOL_FIXED, pool_for, remember_pool

@@ -1,4 +1,4 @@
-"""What the elements know of frames: the caps they accept (every format :mod:`obbmeta.pixels` reads, in system
+"""What the elements know of frames: the caps they accept (every format :mod:`obbmeta.frames.pixels` reads, in system
 memory and NVMM), the negotiated video format, and the frames of a buffer as tensor views (system memory through
 GstVideo's strides and offsets, NVMM through :mod:`obbmeta.frames`)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ctypes
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .. import pixels
+from ..frames import pixels
 from ._gi import Gst, GstVideo
 
 NVMM = "memory:NVMM"
@@ -39,8 +39,8 @@ _RANGE_0_255, _RANGE_16_235 = 1, 2
 @dataclass(frozen=True)
 class VideoFormat:
     """What the negotiated caps say about the frames. ``format``: GStreamer's name; ``pixel_format``: the entry of
-    :data:`obbmeta.pixels.FORMATS` system-memory frames are read as (from the caps' colorimetry; NVMM surfaces name
-    their own), None with ``unreadable`` saying why when the caps' colorimetry is one obbmeta cannot convert (an
+    :data:`obbmeta.frames.pixels.FORMATS` system-memory frames are read as (from the caps' colorimetry; NVMM surfaces
+    name their own), None with ``unreadable`` saying why when the caps' colorimetry is one obbmeta cannot convert (an
     element that never reads pixels still passes such frames)."""
     nvmm: bool
     format: str
@@ -71,8 +71,8 @@ class VideoFormat:
 
 @dataclass
 class FrameView:
-    """One frame of a buffer as tensors, in the form :func:`obbmeta.pixels.to_rgb` takes: ``image`` for packed
-    formats, ``planes`` for planar ones; ``format`` is its entry of :data:`obbmeta.pixels.FORMATS`. Views of the
+    """One frame of a buffer as tensors, in the form :func:`obbmeta.frames.pixels.to_rgb` takes: ``image`` for packed
+    formats, ``planes`` for planar ones; ``format`` is its entry of :data:`obbmeta.frames.pixels.FORMATS`. Views of the
     buffer's memory: valid only inside :func:`mapped_frames`."""
     index: int
     width: int

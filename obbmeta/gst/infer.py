@@ -7,7 +7,7 @@ frame metas (``frame_meta->batch_id`` picks the surface), as nvinfer writes dete
 ``rect_params``, ``object_id = UNTRACKED_OBJECT_ID``, ``bInferDone``, plus the OBB user meta. With no NvDsBatchMeta
 on the buffer it makes one as nvstreammux would.
 
-Its settings are :class:`obbmeta.settings.InferSettings`: every property (nvinfer's with nvinfer's name, type,
+Its settings are :class:`obbmeta.config.settings.InferSettings`: every property (nvinfer's with nvinfer's name, type,
 range, default and flags) and every honoured nvinfer config key fill one typed field. ``config-file-path`` is read
 when it is set, as nvinfer reads it; a property set on the element overrides the file; with a file, the keys it
 leaves out take nvinfer's defaults. Life cycle as nvinfer's: the model is loaded and warmed up at READY -> PAUSED (a
@@ -26,8 +26,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .. import settings as S
-from ..nvinfer_config import read_nvinfer_config
+from ..config import settings as S
+from ..config.nvinfer import read_nvinfer_config
 from ._element import ObbmetaElement, batch_meta_for, describe_failure, enum_type
 from ._frames import mapped_frames
 from ._gi import GObject, Gst
@@ -571,7 +571,7 @@ class ObbInfer(ObbmetaElement):
         frame (child objects of the ROI's object), clipped to the ROI with clip-object-outside-roi, as nvinfer
         does; tensor outputs go to the ROI's frame. interval does not apply, as in nvinfer."""
         from .. import nvds
-        from ..letterbox import Letterbox
+        from ..frames.letterbox import Letterbox
         from ..nvds.preprocess_meta import read_preprocess_tensors
 
         batch = nvds.BatchMeta.from_gst_buffer(buf)

@@ -158,8 +158,8 @@ def _colors(class_ids: Any, fmt: str) -> Any:
     import numpy as np
     import torch
 
+    from ..frames.pixels import FORMATS
     from ..palette import PALETTE_RGB
-    from ..pixels import FORMATS
 
     table = np.asarray(PALETTE_RGB, dtype=np.uint8)[np.asarray(class_ids, dtype=np.int64) % len(PALETTE_RGB)]
     layout = FORMATS[fmt]

@@ -7,7 +7,7 @@ script can use::
     det = Detector("mypkg.models:build_obb_model", input_size=640, conf=0.25, iou=0.45)
     boxes = det([frame_a, frame_b], "RGBA")          # (H, W, 4) uint8 tensors, CPU or CUDA -> list[OrientedBoxes]
 
-The model's input is what its training framework fed it (:mod:`obbmeta.preprocess`; ``preprocess="ultralytics"``
+The model's input is what its training framework fed it (:mod:`obbmeta.frames.preprocess`; ``preprocess="ultralytics"``
 by default: ``(B, 3, H_in, W_in)`` float32 RGB in [0, 1], each frame scaled uniformly to fit and centred on a grey
 (114) canvas). Its output, per ``output_format``:
 

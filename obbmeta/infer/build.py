@@ -1,6 +1,6 @@
 """From resolved settings to a running model: what ``obbinfer`` (and any other host of the settings) builds at start.
 
-:func:`build` reads nothing but the :class:`~obbmeta.settings.InferSettings` (and the config they came from, for
+:func:`build` reads nothing but the :class:`~obbmeta.config.settings.InferSettings` (and the config they came from, for
 ``file:line`` in its messages), so it runs on any thread: the element calls it at start and, for a live model swap,
 on a loader thread. It decides, as nvinfer would for the same file,
 
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..preprocess import CHANNEL_ORDERS, from_nvinfer_keys, preset
-from ..settings import CLUSTER_MODES, DETECTOR_FORMATS, SECONDARY_FORMATS, UNSET
+from ..config.settings import CLUSTER_MODES, DETECTOR_FORMATS, SECONDARY_FORMATS, UNSET
+from ..frames.preprocess import CHANNEL_ORDERS, from_nvinfer_keys, preset
 from .labels import LabelFileError, Labels, parse_class_names
 from .params import DetectParams, run_precision
 

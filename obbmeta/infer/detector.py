@@ -14,10 +14,10 @@ import torch
 from .. import decode
 from .._validators import flag, int_in_range
 from ..boxes import OrientedBoxes
+from ..frames.letterbox import Letterbox, rows_to_source
+from ..frames.pixels import frame_size
+from ..frames.preprocess import MAX_FRAME_SIDE, Preprocess, preset
 from ..geometry import STATUS_OVERFLOW
-from ..letterbox import Letterbox, rows_to_source
-from ..pixels import frame_size
-from ..preprocess import MAX_FRAME_SIDE, Preprocess, preset
 from .batcher import BATCHERS, BATCHERS_LOCK, Batcher
 from .buffers import Canvases
 from .graphs import Graphs
@@ -74,8 +74,8 @@ class Detector:
         output_format: ``"yolo-obb"`` (raw ``(B, 4+nc+1, N)`` or end-to-end ``(B, K, 7)`` head), ``"mmrotate"``
             (a list of results) or ``"boxes"`` (an :class:`OrientedBoxes` per frame), in model-input pixels.
         device: where the model runs: ``"cpu"``, ``"cuda"``, ``"cuda:N"``; ``"auto"``: the frames' device.
-        preprocess_mode: the training framework's preparation (:mod:`obbmeta.preprocess`): ``"ultralytics"``,
-            ``"mmrotate"``, ``"nvinfer"`` or a :class:`~obbmeta.preprocess.Preprocess`.
+        preprocess_mode: the training framework's preparation (:mod:`obbmeta.frames.preprocess`): ``"ultralytics"``,
+            ``"mmrotate"``, ``"nvinfer"`` or a :class:`~obbmeta.frames.preprocess.Preprocess`.
         precision: ``"fp32"``, ``"fp16"``, ``"bf16"`` (``torch.autocast``), nvinfer's ``"int8"`` / ``"best"``
             (fp16 on CUDA, fp32 on the CPU).
         class_names: labels by class id; None: the model's own, else none.
@@ -243,8 +243,8 @@ class Detector:
         return first.device
 
     def preprocess(self, frames: Sequence[Any], pixel_format: Any) -> tuple[torch.Tensor, list[Letterbox]]:
-        """Frames (tensors or plane tuples as :func:`obbmeta.pixels.to_rgb` takes them) -> a new model input batch
-        on the model's device and the letterbox of each frame."""
+        """Frames (tensors or plane tuples as :func:`obbmeta.frames.pixels.to_rgb` takes them) -> a new model input
+        batch on the model's device and the letterbox of each frame."""
         device = self._run_device(frames)
         with torch.no_grad():
             formats = _formats(pixel_format, len(frames))

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import torch
 
-from ..settings import is_factory
+from ..config.settings import is_factory
 
 log = logging.getLogger("obbmeta")
 

@@ -79,14 +79,14 @@ class ClassFilter:
 
     @classmethod
     def from_config(cls, config: Any, drop: Sequence[int] = ()) -> "ClassFilter":
-        """From an :class:`obbmeta.nvinfer_config.InferConfig`'s class groups (class-attrs-all is the default)."""
+        """From an :class:`obbmeta.config.nvinfer.InferConfig`'s class groups (class-attrs-all is the default)."""
         attrs = dict(config.class_attrs) if config is not None else {}
         return cls.from_attrs(attrs, drop)
 
     @classmethod
     def from_attrs(cls, class_attrs: Mapping[int, Any], drop: Sequence[int] = (), cluster_mode: int = CLUSTER_NMS,
                    crop_to_roi: bool = False) -> "ClassFilter":
-        """From ``[class-attrs-*]`` groups (class id -> :class:`~obbmeta.nvinfer_config.ClassAttrs`, ``-1`` for
+        """From ``[class-attrs-*]`` groups (class id -> :class:`~obbmeta.config.nvinfer.ClassAttrs`, ``-1`` for
         class-attrs-all) with nvinfer's cluster mode: 4 keeps every box (top k per class only), 0 runs NMS at IoU 0.5
         keeping 20 per class for every class (nvinfer's release library does exactly that), the others NMS with
         the groups' thresholds."""
@@ -187,7 +187,7 @@ class DetectParams:
 
     @classmethod
     def from_settings(cls, settings: Any) -> "DetectParams":
-        """From resolved :class:`obbmeta.settings.InferSettings` (its class attributes, cluster mode and
+        """From resolved :class:`obbmeta.config.settings.InferSettings` (its class attributes, cluster mode and
         filter-out-class-ids included)."""
         cluster = settings.cluster_mode
         cf = ClassFilter.from_attrs(dict(settings.class_attrs), settings.filter_out_class_ids, cluster,

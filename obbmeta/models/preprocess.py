@@ -7,8 +7,8 @@ import numpy as np
 import torch
 
 from .._validators import is_int
+from ..frames.letterbox import Letterbox
 from ..infer import letterbox_batch
-from ..letterbox import Letterbox
 
 
 def letterbox_frames(frames, input_size: int = 256) -> Tuple[torch.Tensor, Letterbox]:

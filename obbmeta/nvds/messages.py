@@ -14,7 +14,7 @@ Two paths lead out of a DeepStream pipeline (docs/messages.md says which carries
   release functions that own every pointer.
 
 :func:`obb_message` / :func:`obb_message_json` return the same JSON for users who publish messages themselves;
-:mod:`obbmeta.messages` reads both back on the other side of a broker.
+:mod:`obbmeta.publish.messages` reads both back on the other side of a broker.
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import messages as _wire
 from .._native import NativeLibrary
 from .._validators import is_int
+from ..publish import messages as _wire
 from . import _library, layouts
 from .batch import FrameMeta
 
@@ -249,8 +249,8 @@ def _classifications(address: int) -> list[dict]:
 
 
 def obb_message(frame: Any, batch: Any = None) -> dict:
-    """The message of one frame as a dict (schema ``obbmeta/schemas/obb-message-1.json``, docs/messages.md): frame
-    identity and every object in ``obj_meta_list`` order with id (tracking id, or None before a tracker), class,
+    """The message of one frame as a dict (schema ``obbmeta/publish/schemas/obb-message-1.json``, docs/messages.md):
+    frame identity and every object in ``obj_meta_list`` order with id (tracking id, or None before a tracker), class,
     label, confidence (None when not finite), AABB (``rect_params``, pixels of the batched surface) and the rotated
     box (cx, cy, w, h, angle in degrees and radians, 4 corners) as :func:`obbmeta.nvds.read_boxes` reads them.
     ``label_base64`` holds the exact ``obj_label`` bytes when they are not UTF-8. An object whose ``parent`` is an

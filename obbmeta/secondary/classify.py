@@ -32,10 +32,10 @@ import torch
 
 from .._validators import int_in_range, number_in_range, size_pair
 from ..decode import ctc_greedy
+from ..frames.pixels import lookup, to_rgb
+from ..frames.preprocess import preset
 from ..infer import ModelRunner, model_class_names, parse_class_names, parse_device, read_label_file
 from ..ops import crop_rotated
-from ..pixels import lookup, to_rgb
-from ..preprocess import preset
 
 OUTPUT_FORMATS = ("classifier", "text")
 READINGS = ("as-is", "left-to-right", "long-side")
@@ -63,7 +63,7 @@ class SecondaryModel:
             to ``width_multiple``).
         padding: margin on every side, as a fraction of the box's shorter side.
         reading: ``as-is``, ``left-to-right`` or ``long-side`` (:func:`obbmeta.ops.crop_rotated`).
-        preprocess: the normalisation of the crops (channel order, mean, scale) as in :mod:`obbmeta.preprocess`.
+        preprocess: the normalisation of the crops (channel order, mean, scale) as in :mod:`obbmeta.frames.preprocess`.
         labels: classifier labels: a label file (nvinfer's: one line per output, labels separated by ``;``), a list
             per output, or one list; None: the model's own ``class_names`` / ``names``, else the class ids.
         charset: text: the tokens of classes 1.. (a str, a list, or a file with one per line); None: the model's

@@ -19,9 +19,9 @@ from typing import Any, Sequence
 import torch
 
 from ..boxes import OrientedBoxes
-from ..letterbox import Letterbox, source_boxes
+from ..frames.letterbox import Letterbox, source_boxes
+from ..frames.pixels import lookup, to_rgb
 from ..ops import crop_rotated
-from ..pixels import lookup, to_rgb
 
 
 @dataclass(frozen=True)

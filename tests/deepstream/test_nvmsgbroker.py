@@ -1,6 +1,6 @@
 """NVIDIA's Redis protocol adaptor (the library nvmsgbroker loads) publishes to a real redis-server started by the
-test on 127.0.0.1; obbmeta.messages reads the stream back: through the adaptor's C API (nvds_msgapi_*) and through
-the nvmsgconv ! nvmsgbroker elements (DeepStream machine with the adaptor; skipped elsewhere)."""
+test on 127.0.0.1; obbmeta.publish.messages reads the stream back: through the adaptor's C API (nvds_msgapi_*) and
+through the nvmsgconv ! nvmsgbroker elements (DeepStream machine with the adaptor; skipped elsewhere)."""
 from __future__ import annotations
 
 import ctypes
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import readback
 
-from obbmeta import messages as consumer
+from obbmeta.publish import messages as consumer
 
 from . import brokers, install
 

@@ -1,5 +1,5 @@
 """NVIDIA's real message converter on the metas obbmeta writes: what nvmsgconv puts in its payloads, and what
-obbmeta.messages reads back from them (directly and through a real redis-server).
+obbmeta.publish.messages reads back from them (directly and through a real redis-server).
 
 The library is the install's ``lib/libnvds_msgconv.so`` (the converter behind the ``nvmsgconv`` element;
 ``$OBBMETA_DEEPSTREAM_ROOT``, tests/deepstream/install.py); without it these tests are skipped. The batches are
@@ -23,9 +23,9 @@ import pytest
 import readback
 from nvds import raw
 
-from obbmeta import messages as consumer
 from obbmeta import nvds
 from obbmeta.nvds import messages
+from obbmeta.publish import messages as consumer
 
 from . import brokers, install
 
@@ -260,7 +260,7 @@ def test_event_path_minimal_schema_carries_no_rotated_box(msgconv, converter, fr
             [left, top, left + width, top + height, info.confidence], rel=1e-5)
 
 
-# ---------------------------------------------------------------- obbmeta.messages on NVIDIA's payloads
+# ---------------------------------------------------------------- obbmeta.publish.messages on NVIDIA's payloads
 
 def generate_payloads(msgconv, converter, frame, *, newapi_: bool, minimal: bool) -> list[bytes]:
     """The payload bytes the nvmsgconv element would hand nvmsgbroker for this frame, as NVIDIA's library made

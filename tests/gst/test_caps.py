@@ -1,6 +1,6 @@
-"""The caps of obbmeta's elements in real GStreamer pipelines: every format obbmeta.pixels reads passes every element
-and reaches obbinfer's model as the reference RGB (system memory; NVMM: test_nvvideoconvert.py on the GPU machine),
-and obboverlay mode=draw negotiates only what it paints, so a converter before it converts."""
+"""The caps of obbmeta's elements in real GStreamer pipelines: every format obbmeta.frames.pixels reads passes every
+element and reaches obbinfer's model as the reference RGB (system memory; NVMM: test_nvvideoconvert.py on the GPU
+machine), and obboverlay mode=draw negotiates only what it paints, so a converter before it converts."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,15 +10,16 @@ import torch
 from pipelines import buffer_probe, run
 from pixel_refs import describe, planes_from_bytes, reference_rgb
 
-from obbmeta import nvds, pixels
+from obbmeta import nvds
+from obbmeta.frames import pixels
+from obbmeta.frames.pixels import to_rgb
 from obbmeta.gst import GLib, Gst, GstVideo
 from obbmeta.gst._frames import DRAW_FORMATS, READ_FORMATS
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE_RGB
-from obbmeta.pixels import to_rgb
 
-# GStreamer's names for DeepStream's (written from GStreamer's format list, independently of obbmeta.pixels).
+# GStreamer's names for DeepStream's (written from GStreamer's format list, independently of obbmeta.frames.pixels).
 GST_NAMES = {"YUV420": "I420", "YVU420": "YV12", "NV12": "NV12", "NV21": "NV21", "YUV422": "Y42B", "NV16": "NV16",
              "YUV444": "Y444", "NV24": "NV24", "UYVY": "UYVY", "VYUY": "VYUY", "YUYV": "YUY2", "YVYU": "YVYU",
              "NV12_10LE": "P010_10LE", "UYVP": "UYVP", "GRAY8": "GRAY8", "GRAY16_LE": "GRAY16_LE",

@@ -12,12 +12,13 @@ from h264_pcm import encode
 from pipelines import buffer_probe, run
 from pixel_refs import planes_from_bytes, reference_rgb
 
-from obbmeta import frames, nvds, pixels
+from obbmeta import frames, nvds
+from obbmeta.frames import pixels
+from obbmeta.frames.pixels import to_rgb
 from obbmeta.gst import Gst, GstVideo
 from obbmeta.infer import Detector
 from obbmeta.osd import draw_obbs
 from obbmeta.palette import PALETTE_RGB as PALETTE
-from obbmeta.pixels import to_rgb
 
 needs_nvvideoconvert = pytest.mark.skipif(
     Gst.ElementFactory.find("nvvideoconvert") is None or not torch.cuda.is_available(),

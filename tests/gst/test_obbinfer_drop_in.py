@@ -16,6 +16,7 @@ import torch
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
+from obbmeta.frames.preprocess import preset
 from obbmeta.gst import Gst
 from obbmeta.infer import Detector
 from obbmeta.nvds import tensors as nvds_tensors
@@ -194,7 +195,7 @@ obbmeta:
     outcome, errors, _, frames, originals = collect(p)
     assert outcome.eos and not errors, outcome
     ref = Detector("obb_toy_models:toy", input_size=96, conf=0.3, iou=0.5, max_det=0, device="cpu",
-                   preprocess_mode=__import__("obbmeta").preprocess.preset("nvinfer").with_(
+                   preprocess_mode=preset("nvinfer").with_(
                        scale=0.00392156862745098, keep_ratio=True))
     names = ["vehicle", "ship", "plane"]
     total = 0
@@ -278,7 +279,7 @@ topk=300
     assert outcome.eos and not errors, outcome
     assert sum("model-engine-file=" in w and "onnx-file=" in w for w in warnings) == 1  # the fallback, said once
     assert not any("custom-lib-path" in w or "parse-bbox-func-name" in w for w in warnings)  # info lines
-    pre = __import__("obbmeta").preprocess.preset("nvinfer").with_(scale=0.0039215697906911373, keep_ratio=True,
+    pre = preset("nvinfer").with_(scale=0.0039215697906911373, keep_ratio=True,
                                                                     center=True)
     from obbmeta.infer import ClassFilter
 
@@ -328,7 +329,7 @@ pre-cluster-threshold=0.25
     assert outcome.eos and not errors, outcome
     assert sum("network-type=3" in w for w in warnings) == 1
     assert sum("output-instance-mask=1" in w for w in warnings) == 1
-    pre = __import__("obbmeta").preprocess.preset("nvinfer").with_(scale=0.0039215697906911373, keep_ratio=True,
+    pre = preset("nvinfer").with_(scale=0.0039215697906911373, keep_ratio=True,
                                                                     center=True, resize="bilinear")
     # the raw head the export was made from, through rotated NMS at the parser's 0.45
     ref = Detector(Anchors(), input_size=96, conf=0.25, iou=0.45, max_det=0, device="cpu", preprocess_mode=pre)

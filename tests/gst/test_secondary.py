@@ -154,8 +154,8 @@ def test_secondary_settings_that_do_not_fit_fail_the_start(props, message):
 
 
 def test_obbmessage_carries_the_classifications_and_the_consumer_reads_them(tmp_path):
-    from obbmeta.messages import parse_blob
     from obbmeta.nvds import messages
+    from obbmeta.publish.messages import parse_blob
 
     labels = tmp_path / "colours.txt"
     labels.write_text("red;green;blue\n")
@@ -217,7 +217,7 @@ def test_process_mode_set_while_playing_waits_for_the_next_start():
 @pytest.mark.parametrize("given, stored", [("32x64", "32x64"), ("32,64", "32x64"), (" 16X16 ", "16x16"), ("24", "24"),
                                            ("", "")])
 def test_crop_size_is_read_by_the_one_size_reader(given, stored):
-    from obbmeta.settings import SPECS
+    from obbmeta.config.settings import SPECS
 
     spec = SPECS["crop-size"]
     assert spec.to_property(spec.value(given)) == stored
@@ -225,7 +225,7 @@ def test_crop_size_is_read_by_the_one_size_reader(given, stored):
 
 @pytest.mark.parametrize("bad", ["0x8", "axb", "1x2x3", "5000", "x", "16x"])
 def test_a_bad_crop_size_names_the_property_and_the_forms(bad):
-    from obbmeta.settings import SPECS
+    from obbmeta.config.settings import SPECS
 
     with pytest.raises(ValueError, match=r"crop-size must be HxW, H,W or H \(pixels, 1\.\.4096\)"):
         SPECS["crop-size"].value(bad)

@@ -13,8 +13,8 @@ import torch
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
+from obbmeta.frames.preprocess import preset
 from obbmeta.infer import Detector
-from obbmeta.preprocess import preset
 from obbmeta.secondary import SecondaryDetector
 
 W, H = 160, 120

@@ -346,7 +346,7 @@ def test_a_childs_entry_names_its_parent_by_index_and_tracking_id(make_batch):
     assert [e["parent_id"] for e in doc["objects"] if "parent" in e] == [ids[e["parent"]] for e in doc["objects"]
                                                                         if "parent" in e]
     assert {e["parent_id"] for e in doc["objects"] if "parent" in e} == {7, 8}
-    from obbmeta.messages import parse_blob, validate_message
+    from obbmeta.publish.messages import parse_blob, validate_message
 
     validate_message(doc)
     record = parse_blob(messages.obb_message_json(f))
@@ -357,7 +357,7 @@ def test_a_childs_entry_names_its_parent_by_index_and_tracking_id(make_batch):
 
 
 def test_a_parent_that_is_not_an_index_of_the_frame_is_refused(frame_with_boxes):
-    from obbmeta.messages import MessageError, parse_blob
+    from obbmeta.publish.messages import MessageError, parse_blob
 
     _, frame = frame_with_boxes
     doc = messages.obb_message(frame)

@@ -14,7 +14,7 @@ a group line) is refused with a hint.
 
 Groups:
 
-* ``[property]``: nvinfer's keys (:data:`obbmeta.settings.KEYS`), each turned into the setting it fills, checked
+* ``[property]``: nvinfer's keys (:data:`obbmeta.config.settings.KEYS`), each turned into the setting it fills, checked
   against the same range as the property (``file:line: key: what was expected``); keys of TensorRT, of nvinfer's
   C++ parser interface and other keys with nothing to do for a PyTorch model are listed in :data:`IGNORED_KEYS`
   and reported once each (info for the parser's keys, a warning for the rest); unknown keys warn.
@@ -585,13 +585,13 @@ def _class_value(name: str, v: Any) -> Any:
 
 # ---------------------------------------------------------------- the docs tables
 
-DOCS_START = "<!-- settings tables: python -m obbmeta.nvinfer_config --docs -->"
+DOCS_START = "<!-- settings tables: python -m obbmeta.config.nvinfer --docs -->"
 DOCS_END = "<!-- end of settings tables -->"
 
 
 def docs_tables() -> str:
-    """The settings table (:func:`obbmeta.settings.docs_table`) and the table of the nvinfer keys obbinfer reads but
-    has nothing to do with, as docs/gst.md shows them between :data:`DOCS_START` and :data:`DOCS_END`."""
+    """The settings table (:func:`obbmeta.config.settings.docs_table`) and the table of the nvinfer keys obbinfer reads
+    but has nothing to do with, as docs/gst.md shows them between :data:`DOCS_START` and :data:`DOCS_END`."""
     from .settings import docs_table
 
     reasons: dict[str, list[str]] = {}
@@ -641,13 +641,13 @@ def write_docs(path: str) -> bool:
     return new != text
 
 
-if __name__ == "__main__":  # python -m obbmeta.nvinfer_config --docs [docs/gst.md]
+if __name__ == "__main__":  # python -m obbmeta.config.nvinfer --docs [docs/gst.md]
     import sys
 
     if sys.argv[1:2] != ["--docs"]:
-        sys.exit("usage: python -m obbmeta.nvinfer_config --docs [docs/gst.md]")
+        sys.exit("usage: python -m obbmeta.config.nvinfer --docs [docs/gst.md]")
     here = os.path.dirname(__file__)
-    target = sys.argv[2] if len(sys.argv) > 2 else os.path.normpath(os.path.join(here, "..", "docs", "gst.md"))
+    target = sys.argv[2] if len(sys.argv) > 2 else os.path.normpath(os.path.join(here, "..", "..", "docs", "gst.md"))
     print(("rewrote " if write_docs(target) else "unchanged: ") + target)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._validators import frame_size, is_number
+from .._validators import frame_size, is_number
 
 MIN_SCALE, MAX_SCALE = 1e-6, 1e6
 MAX_PAD = 1e9

@@ -6,7 +6,7 @@ It reads the payloads ``nvmsgconv`` hands to ``nvmsgbroker`` (Kafka, MQTT, Redis
 obbmeta's rotated box (docs/messages.md):
 
 * ``msg2p-newapi=1`` (full or minimal schema): the payload's ``"customMessage"`` array holds obbmeta's message blob,
-  the JSON of schema ``obbmeta/schemas/obb-message-1.json`` (one frame: identity and every object);
+  the JSON of schema ``obbmeta/publish/schemas/obb-message-1.json`` (one frame: identity and every object);
 * ``msg2p-newapi=0``, full schema: one payload per object whose ``"object"."signature"`` is obbmeta's event
   signature (the rotated box, the frame's identity, the object's index among the frame's objects, the confidence).
 
@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from . import geometry
-from ._validators import int_in_range
+from .. import geometry
+from .._validators import int_in_range
 
 SCHEMA = "obbmeta.obb-message/1"
 SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "obb-message-1.json"
@@ -154,7 +154,7 @@ class FrameRecord:
         where the confidence was null), ``labels`` = the class ids (int64)."""
         import torch
 
-        from .boxes import OrientedBoxes
+        from ..boxes import OrientedBoxes
 
         xywhr = torch.tensor([o.xywhr for o in self.objects], dtype=torch.float32).reshape(-1, 5)
         scores = torch.tensor([math.nan if o.confidence is None else o.confidence for o in self.objects],
@@ -167,7 +167,7 @@ class FrameRecord:
 
 @functools.lru_cache(maxsize=None)
 def load_schema() -> dict:
-    """The JSON Schema of obbmeta's message blob (``obbmeta/schemas/obb-message-1.json``, packaged)."""
+    """The JSON Schema of obbmeta's message blob (``obbmeta/publish/schemas/obb-message-1.json``, packaged)."""
     return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ._validators import is_int
+from .._validators import is_int
 
 # ---------------------------------------------------------------- NVIDIA's enum
 
@@ -243,8 +243,8 @@ def lookup(name: Any) -> PixelFormat:
         hint = ""
         if isinstance(name, str) and any(f.caps == name for f in FORMATS.values()):
             hint = (f" ({name} is a GStreamer caps name: obbmeta names formats as DeepStream does, e.g. "
-                    f"{from_gst(name).name} for {name} in BT.601 limited range; see obbmeta.pixels.from_gst)")
-        raise ValueError(f"pixel_format must be one of obbmeta.pixels.FORMATS ({', '.join(FORMATS)}), got "
+                    f"{from_gst(name).name} for {name} in BT.601 limited range; see obbmeta.frames.pixels.from_gst)")
+        raise ValueError(f"pixel_format must be one of obbmeta.frames.pixels.FORMATS ({', '.join(FORMATS)}), got "
                          f"{name!r}{hint}")
     return fmt
 

@@ -6,7 +6,7 @@ nvinfer's default (used when an nvinfer config file is given), the property name
 may change while playing and whether a change loads a new model. From :data:`SPECS` come
 
 * the GObject properties of ``obbinfer`` (``obbmeta.gst.infer``),
-* the meaning of every honoured nvinfer key (:data:`KEYS`, read by :mod:`obbmeta.nvinfer_config`),
+* the meaning of every honoured nvinfer key (:data:`KEYS`, read by :mod:`obbmeta.config.nvinfer`),
 * the table of properties and keys in docs/gst.md (:func:`docs_table`; a test keeps the docs equal to it).
 
 Values are typed once, where they enter (a property set, a config file read) — ``input_size`` is a ``(width,
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, fields, make_dataclass, replace
 from typing import Any, Callable, Mapping
 
-from ._validators import is_int, is_number
+from .._validators import is_int, is_number
 
 G_MAXINT = 2**31 - 1
 G_MAXUINT = 2**32 - 1
@@ -60,7 +60,7 @@ _FLOAT = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][
 def text_int(text: str) -> int:
     """An integer as GLib reads one (``strtol`` in base 10: ASCII digits only, an optional sign; Python's ``1_0`` or
     Unicode digits are not numbers there); text after it must be empty (the key file's own rule is in
-    :mod:`obbmeta.nvinfer_config`). ValueError otherwise."""
+    :mod:`obbmeta.config.nvinfer`). ValueError otherwise."""
     m = _INT.fullmatch(text.strip(_SPACE)) if isinstance(text, str) else None
     if m is None:
         raise ValueError(f"expected an integer (ASCII digits), got {text!r}")
@@ -102,7 +102,7 @@ def text_list(text: str) -> list[str]:
 
 def _size(value: Any) -> tuple[int, int] | None:
     """``N`` / ``WxH`` / ``W,H`` / ``(W, H)`` -> (width, height), sides 1..16384; '' or None: the model's own."""
-    from ._validators import size_pair
+    from .._validators import size_pair
 
     if value is None or value == "" or value == ():
         return None
@@ -117,7 +117,7 @@ def _show_size(value: tuple[int, int] | None) -> str:
 def _crop(value: Any) -> tuple[int, ...]:
     """``HxW`` / ``H,W`` (a fixed crop) or ``H`` (that height, the width by each box's aspect ratio) -> (h, w) / (h,);
     '' -> () (the input size)."""
-    from ._validators import int_in_range, size_pair
+    from .._validators import int_in_range, size_pair
 
     if value is None or value == "" or value == ():
         return ()
@@ -416,8 +416,8 @@ SPECS: dict[str, Spec] = {s.name: s for s in [
           "model's charset", "secondary", model=True, path=True),
     # ---- preprocessing
     _spec("preprocess", "str", "ultralytics", "how frames become the model's input, as its training framework did: "
-          "ultralytics, ultralytics-rect (its stride-32 rectangle), mmrotate or nvinfer (obbmeta.preprocess); with "
-          "an nvinfer config file: nvinfer", "preprocessing", nvinfer_default="nvinfer", model=True,
+          "ultralytics, ultralytics-rect (its stride-32 rectangle), mmrotate or nvinfer (obbmeta.frames.preprocess); "
+          "with an nvinfer config file: nvinfer", "preprocessing", nvinfer_default="nvinfer", model=True,
           check=_choice(*PRESETS)),
     _spec("model-color-format", "int", UNSET, "-1: the preset's; 0 RGB, 1 BGR, 2 GRAY", "preprocessing", low=-1,
           high=2, model=True),
@@ -500,7 +500,8 @@ InferSettings = make_dataclass(
        ("given", frozenset, field(default=frozenset()))], bases=(_Resolved,), frozen=True)
 InferSettings.__module__ = __name__
 InferSettings.__doc__ = (
-    "obbinfer's settings, resolved (obbmeta.settings.resolve). Fields: " + ", ".join(s.attr for s in SPECS.values())
+    "obbinfer's settings, resolved (obbmeta.config.settings.resolve). Fields: "
+    + ", ".join(s.attr for s in SPECS.values())
     + "; with_config: an nvinfer file gave them; class_attrs: its [class-attrs-*] groups as (class id, ClassAttrs) "
     "pairs, -1 for class-attrs-all; given: the names of the settings a property or the file gave (the others are "
     "defaults).")

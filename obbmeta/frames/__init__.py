@@ -1,4 +1,8 @@
-"""NVMM frames as PyTorch tensors, zero-copy: a mapped ``memory:NVMM`` Gst.Buffer is NVIDIA's ``NvBufSurface`` (one
+"""Frames in, the first stage of the data path: NVMM buffers as tensors (this module), their pixel formats
+(:mod:`obbmeta.frames.pixels`), the letterbox that maps a frame to a model's input and back
+(:mod:`obbmeta.frames.letterbox`) and nvinfer's preprocessing on frames (:mod:`obbmeta.frames.preprocess`).
+
+NVMM frames as PyTorch tensors, zero-copy: a mapped ``memory:NVMM`` Gst.Buffer is NVIDIA's ``NvBufSurface`` (one
 batched buffer of ``numFilled`` frames after nvstreammux), and each frame's pixels become tensor views of the
 surface's own memory (CUDA tensors for device memory, CPU tensors for system / pinned memory).
 
@@ -9,9 +13,9 @@ surface's own memory (CUDA tensors for device memory, CPU tensors for system / p
             s.format_name                                             # "RGBA", "NV12_709", "YUV420", ...
             rgba = s.tensors()                                        # packed: (H, W, 4) uint8 view, rows pitched
             luma, chroma = s.tensors()                                # NV12: (H, W, 1) and (H/2, W/2, 2)
-            rgb = obbmeta.pixels.to_rgb(s.tensors(), s.format_name)   # any format -> (3, H, W) float RGB
+            rgb = obbmeta.frames.pixels.to_rgb(s.tensors(), s.format_name)   # any format -> (3, H, W) float RGB
 
-Every ``NvBufSurfaceColorFormat`` of :mod:`obbmeta.pixels`' table is read (its planes, as that table lays them
+Every ``NvBufSurfaceColorFormat`` of :mod:`obbmeta.frames.pixels`' table is read (its planes, as that table lays them
 out); the others are refused naming the format and the reason. The views alias the buffer's memory: they are valid
 while the buffer is mapped (inside the ``with``) and alive; ``.clone()`` what you keep. ``frame_meta.batch_id``
 indexes ``surfaces``; a batch with ``numFilled`` 0 has no surfaces.
@@ -36,8 +40,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
 
-from . import _pointers, pixels
-from ._pointers import gst_buffer_address
+from .. import _pointers
+from .._pointers import gst_buffer_address
+from . import pixels
 
 MAX_PLANES = 4
 MAX_BATCH = 4096          # plausibility bound for batchSize (nvstreammux batches are far smaller)
@@ -166,7 +171,7 @@ class FrameSurface:
 
     @property
     def pixel_format(self) -> pixels.PixelFormat:
-        """The frame's entry of :data:`obbmeta.pixels.FORMATS`."""
+        """The frame's entry of :data:`obbmeta.frames.pixels.FORMATS`."""
         return pixels.FORMATS[self.format_name]
 
     @property
@@ -174,8 +179,8 @@ class FrameSurface:
         return self.mem_type in CUDA_MEMORY
 
     def tensors(self) -> Any:
-        """Zero-copy views in the form :func:`obbmeta.pixels.to_rgb` takes: one (H, W, C) tensor for packed formats
-        (RGBA (H, W, 4), UYVY (H, W, 2), ...), the tuple of planes for planar ones (NV12 ``(luma (H, W, 1),
+        """Zero-copy views in the form :func:`obbmeta.frames.pixels.to_rgb` takes: one (H, W, C) tensor for packed
+        formats (RGBA (H, W, 4), UYVY (H, W, 2), ...), the tuple of planes for planar ones (NV12 ``(luma (H, W, 1),
         chroma (H/2, W/2, 2))``, I420 three planes, GRAY8 ``(luma,)``); uint16 for 16-bit samples. Rows keep the
         surface's pitch (``stride(0) == pitch`` in bytes / sample size)."""
         fmt = self.pixel_format

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from ._validators import int_in_range, is_number
+from .._validators import int_in_range, is_number
 from .letterbox import Letterbox
 from .pixels import MATRICES, MAX_SIDE
 
@@ -45,7 +45,7 @@ SIZE_RULES = ("fit", "long-short")
 # (GPU), 4 Lanczos (GPU; PyTorch has none: bicubic, the nearest kernel it has), 5 nicest (VIC only: the GPU ignores
 # it and uses its default), 6 default (nearest on the GPU).
 SCALING_FILTERS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "bicubic", 5: "nearest", 6: "nearest"}
-MAX_FRAME_SIDE = MAX_SIDE  # larger frames are refused up front (obbmeta.pixels' bound: one home for it)
+MAX_FRAME_SIDE = MAX_SIDE  # larger frames are refused up front (obbmeta.frames.pixels' bound: one home for it)
 # Luma weights for a GRAY model input: BT.601's (Kr, 1 - Kr - Kb, Kb), what OpenCV's RGB2GRAY and NPP use.
 _KR, _KB = MATRICES["BT.601"]
 GRAY_WEIGHTS = (_KR, 1.0 - _KR - _KB, _KB)
@@ -244,7 +244,7 @@ class Preprocess:
         sample positions of ``cv2.resize``'s INTER_LINEAR, rounded to whole levels when ``quantize``), then
         normalised and placed in two tensor operations for the batch, with no per-frame RGB copy; on the CPU with
         OpenCV installed (its ``cv2.resize`` is exact) and for other formats, filters or enlargements the frames go
-        through :func:`obbmeta.pixels.to_rgb` and :meth:`apply`."""
+        through :func:`obbmeta.frames.pixels.to_rgb` and :meth:`apply`."""
         from .pixels import to_rgb
 
         if not frames:
@@ -253,7 +253,7 @@ class Preprocess:
             return self.apply([to_rgb(f, fmt) for f, fmt in zip(frames, formats)], input_size, out)
         import torch
 
-        from .ops import crop_rotated
+        from ..ops import crop_rotated
         from .pixels import lookup
 
         sizes = [(int(f.shape[1]), int(f.shape[0])) for f in frames]
