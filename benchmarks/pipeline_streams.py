@@ -279,11 +279,16 @@ SECONDARY = {"process-mode": 2, "model": "obbmeta.models:container_detector", "o
 
 
 def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, chain: str, variant: str,
-                    depth: int, count: int, repeats: int) -> dict:
+                    depth: int, count: int, repeats: int, rate: float | None = None) -> dict:
     """One batched pipeline ``appsrc ! <chain> ! fakesink`` fed a batch of ``streams`` 1080p scene frames (a
     NvBufSurface made by NVIDIA's NvBufSurfaceCreate) each time every producer has delivered one frame (a muxer
     in Python), against ``appsrc ! fakesink`` fed the same way in the same run (the baseline). Also: latency per
-    buffer (obbinfer's sink pad in -> fakesink), and the process's CPU seconds per batch beyond the baseline's."""
+    buffer (obbinfer's sink pad in -> fakesink), and the process's CPU seconds per batch beyond the baseline's.
+    obbinfer's own CPU time a batch on its threads (``obbinfer_host_ms``: submit on the streaming thread, result and
+    write on the output thread, without what downstream does in its push) and each batch's GPU span (``gpu_ms``, CUDA
+    events on its stream) come from the element. ``rate``: batches a second pushed at most (a live pipeline's pace,
+    e.g. 30 for 16 cameras of 30 fps), so that latency is the element's, not a queue's in front of a saturated
+    pipeline."""
     surface = frames_for(streams, fmt, "cuda")
     warmup = 5
     props = {"model": MODEL, "input-size": "640", "device": "cuda", "batch-size": streams, "queue-depth": depth,
@@ -303,6 +308,7 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             if name == "obbinfer":
                 for k, v in {**props, "unique-id": 1}.items():
                     e.set_property(k, v)
+                e.gpu_timing = True
             if name == "obbinfer:containers":
                 for k, v in {**SECONDARY, "queue-depth": depth, **VARIANTS[variant]}.items():
                     e.set_property(k, v)
@@ -330,6 +336,7 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
                                                                                     stamp(t_in))
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, stamp(t_out))
         counted = {"objects": 0, "children": 0, "buffers": 0}
+        children = any(":" in name for name in elements)  # a secondary stage: children are told by their parent
 
         def count_objects(_pad, info):  # objects reaching the sink after the warm-up (children: parent set)
             counted["buffers"] += 1
@@ -338,9 +345,12 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
                     batch = nvds.BatchMeta.from_gst_buffer(info.get_buffer())
                 except LookupError:
                     return Gst.PadProbeReturn.OK
-                rows, _ = nvds.read_boxes_batch(batch)  # one C call: the count costs the sink's thread little
-                counted["objects"] += len(rows)
-                counted["children"] += int((rows["parent"] != 0).sum())
+                if children:  # one C read of every object (the sink's thread is obbinfer's output thread)
+                    rows, _ = nvds.read_boxes_batch(batch)
+                    counted["objects"] += len(rows)
+                    counted["children"] += int((rows["parent"] != 0).sum())
+                else:  # the frames' counts only
+                    counted["objects"] += sum(f.num_obj_meta for f in batch.frames)
             return Gst.PadProbeReturn.OK
         sink.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, count_objects)
         bufs = batched_buffers(surface, streams, count + warmup, W, H)
@@ -350,8 +360,12 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         threads0 = _thread_cpu()
         cpu0 = time.process_time()
         with GpuClocks() as clocks:
+            due = time.perf_counter()
             for b in bufs:
                 producers.next_frames()
+                if rate:  # a live pace: the next batch not before its time
+                    time.sleep(max(0.0, due - time.perf_counter()))
+                    due += 1.0 / rate
                 src.emit("push-buffer", b)
             src.emit("end-of-stream")
             msg = p.get_bus().timed_pop_filtered(300 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
@@ -364,8 +378,11 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
         wall = outs[-1] - outs[warmup - 1]
         lat = sorted(t_out[k] - t_in[k] for k in sorted(t_out)[warmup:] if k in t_in)
         per_batch = {name: round(sec * 1e3 / len(bufs), 3) for name, sec in threads.items()}
+        infer = chain_elems[0] if elements and elements[0] == "obbinfer" else None
+        host = list(infer.host_times)[warmup:] if infer is not None else []
+        gpu = list(infer.gpu_times)[warmup:] if infer is not None else []
         return streams * count / wall, lat, cpu / len(bufs), counted["objects"] / wall, counted["children"] / wall, \
-            per_batch, clocks.summary()
+            per_batch, clocks.summary(), host, gpu
 
     runs, base = [], []
     for r in range(repeats):  # interleaved, ABBA: the sources' rate drifts between runs (seen up to 2x on the H200,
@@ -375,6 +392,8 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
     fps = statistics.median(r[0] for r in runs)
     baseline = statistics.median(r[0] for r in base)
     lat = sorted(x for r in runs for x in r[1])
+    host = [c for r in runs for c in r[7]]
+    gpu = sorted(g for r in runs for g in r[8])
     return {"source": source, "streams": streams, "mode": "batched", "chain": chain, "variant": variant,
             "queue_depth": depth, "format": fmt, "device": "cuda", "fps": round(fps, 1),
             "baseline_fps": round(baseline, 1), "ratio": round(fps / baseline, 3),
@@ -386,7 +405,18 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             "thread_cpu_ms_per_batch": _top(runs[len(runs) // 2][5]),
             "baseline_thread_cpu_ms_per_batch": _top(base[len(base) // 2][5]),
             "gpu": [r[6] for r in runs], "baseline_gpu": [r[6] for r in base],
+            **({"rate_batches_per_s": rate} if rate else {}),
+            **({"obbinfer_host_ms": _host_split(host)} if host else {}),
+            **({"gpu_ms": {"p50": round(gpu[len(gpu) // 2] * 1e3, 3), "p99": round(gpu[int(len(gpu) * 0.99)] * 1e3, 3)}}
+               if gpu else {}),
             "buffers": count, "repeats": repeats}
+
+
+def _host_split(costs: list) -> dict:
+    """Medians of obbinfer's CPU ms a batch on its threads (the element's host_times), and of their sum."""
+    names = ("submit", "result", "write")
+    parts = {k: round(statistics.median(c[i] for c in costs) * 1e3, 3) for i, k in enumerate(names)}
+    return {**parts, "total": round(statistics.median(sum(c) for c in costs) * 1e3, 3), "batches": len(costs)}
 
 
 class GpuClocks:
@@ -563,6 +593,9 @@ def main() -> None:
     ap.add_argument("--chains", default="obbinfer+track+overlay",
                     help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
                          + ", ".join(CHAINS))
+    ap.add_argument("--rates", default="",
+                    help="comma-separated batches a second (e.g. 30: 16 cameras of 30 fps): obbinfer and each chain "
+                         "again at that live pace (upload / decoder rows), for the latency a buffer gets")
     ap.add_argument("--switch-interval", type=float, default=None,
                     help="sys.setswitchinterval for the run, in seconds (Python's default 0.005): how long a thread "
                          "running Python keeps the interpreter lock from one whose C call returned")
@@ -597,9 +630,12 @@ def main() -> None:
                             print(r, flush=True)
                             rows.append(r)
                             save()
-                    for chain in filter(None, args.chains.split(",")):
-                        r = measure_sourced(producers, source, s, fmt, chain, "graph",
-                                            max(int(d) for d in args.depths.split(",")), count, repeats)
+                    depth = max(int(d) for d in args.depths.split(","))
+                    chains = list(filter(None, args.chains.split(",")))
+                    paced = [(chain, float(rate)) for rate in filter(None, args.rates.split(","))
+                             for chain in ["obbinfer", *chains]]
+                    for chain, rate in [(c, None) for c in chains] + paced:
+                        r = measure_sourced(producers, source, s, fmt, chain, "graph", depth, count, repeats, rate)
                         r["switch_interval_s"] = sys.getswitchinterval()
                         print(r, flush=True)
                         rows.append(r)

@@ -19,6 +19,7 @@ phases on CUDA. torch is imported when the element starts, not when GStreamer sc
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 import time
@@ -176,6 +177,13 @@ class ObbInfer(ObbmetaElement):
         self.frames = 0    # frame_num of the batch metas this element creates
         self.inferred = 0  # batches that went through the model
         self.timings: list | None = None  # a list: each inferred batch appends its phase times (benchmarks)
+        # Per model batch, the CPU seconds of this element's own work on its threads (time.thread_time): [submit
+        # (streaming thread: map, batch meta, letterbox and model launches), result (output thread: wait, copy
+        # back, boxes per frame), write (the metadata)], without what downstream elements do when it pushes.
+        self.host_times: collections.deque = collections.deque(maxlen=4096)
+        self.gpu_timing = False  # True: each batch's GPU span (CUDA events around its work) goes to gpu_times
+        self.gpu_times: collections.deque = collections.deque(maxlen=4096)  # seconds
+        self._cost: list | None = None
         self._stream = None  # the element's own CUDA stream (a model on CUDA)
         self._out: OutputQueue | None = None  # the output thread (queue-depth > 0)
         me = weakref.ref(self)  # a closure holding the element would keep it alive (the pad holds the closure)
@@ -610,8 +618,12 @@ class ObbInfer(ObbmetaElement):
         out = self._out
         if out is not None and out.flow != Gst.FlowReturn.OK:
             return out.flow  # downstream stopped taking buffers (EOS, flushing, not linked, an error)
+        c0 = time.thread_time()
+        self._cost = None
         with self._on_stream():
             finish = self._run(buf, t_in)
+        if self._cost is not None:
+            self._cost[0] = time.thread_time() - c0
         if out is None:
             if finish is not None:
                 finish()
@@ -691,6 +703,7 @@ class ObbInfer(ObbmetaElement):
                     self._emit_tensors(tensors, batch, frames, raws, buf)
                 self.inferred += 1
                 return None
+            span = None
             if self.debug_category.enabled(Gst.DebugLevel.LOG):  # level 6: the detector's phases, the device synced
                 from ..infer import Pending, profile_phases
 
@@ -702,16 +715,21 @@ class ObbInfer(ObbmetaElement):
             else:
                 # queued on the element's stream; the graph's tensor outputs are overwritten by the next batch, so a
                 # batch whose tensors are handed out is finished before this thread takes the next one
+                span = self._gpu_span()
                 pending = detector.submit(inputs, formats, params=params, outputs=raws)
+                span and span[1].record()
         except BaseException:
             mapping.close()
             raise
         sizes = [(v.width, v.height) for v in chosen]
+        cost = self._cost = [0.0, 0.0, 0.0]
 
         def finish() -> None:
             with mapping, self._on_stream():
+                c1 = time.thread_time()
                 filtered = detector.filtered
                 dets = pending.result()
+                c2 = time.thread_time()
                 t2 = time.perf_counter()
                 self._check_cap(dets, params)
                 result = nvds.attach_obbs_batch(batch, dets, frames=frames,
@@ -721,6 +739,11 @@ class ObbInfer(ObbmetaElement):
                 if raws:
                     self._emit_tensors(tensors, batch, frames, raws, buf)
                 t3 = time.perf_counter()
+                cost[1], cost[2] = c2 - c1, time.thread_time() - c2
+                self.host_times.append(cost)
+                if span:  # the end was recorded right after the copy result() waited for
+                    span[1].synchronize()
+                    self.gpu_times.append(span[0].elapsed_time(span[1]) * 1e-3)
             self.inferred += 1
             if self.timings is not None:
                 self.timings.append({"frames": len(chosen), "map": t1 - t0, "infer": t2 - t1, "write": t3 - t2})
@@ -735,6 +758,17 @@ class ObbInfer(ObbmetaElement):
             finish()
             return None
         return finish
+
+    def _gpu_span(self) -> tuple | None:
+        """With gpu_timing on a CUDA stream: a (start, end) pair of timing events, start recorded on the element's
+        stream now (before the batch's first launch); the caller records end after its last."""
+        if not self.gpu_timing or self._stream is None:
+            return None
+        import torch
+
+        span = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+        span[0].record()
+        return span
 
     def _labels_for(self, loaded: Any, s: Any) -> Any:
         """The labels in force: the loaded model's, or those class-names / labelfile-path name now (read once per

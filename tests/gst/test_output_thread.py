@@ -201,6 +201,30 @@ def test_latencies_are_recorded_per_pushed_buffer():
 
 
 @pytest.mark.parametrize("depth", [0, 2])
+def test_host_times_count_the_elements_own_work_once_per_model_batch_not_downstreams(depth):
+    # downstream burns 40 ms of CPU per buffer on the thread that pushed it (obbinfer's output thread with depth 2,
+    # the streaming thread with 0): the element's own CPU time a batch leaves that out; interval=1 skips every
+    # other buffer, which gets no entry
+    p = Gst.parse_launch(f"videotestsrc num-buffers=12 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+                         "interval=1 ! fakesink name=sink sync=false")
+    infer = p.get_by_name("infer")
+    infer.gpu_timing = True  # no CUDA stream here: nothing to time
+
+    def burn(_buf):
+        end = time.thread_time() + 0.04
+        while time.thread_time() < end:
+            pass
+
+    errors = buffer_probe(p.get_by_name("sink"), "sink", burn)
+    assert run(p).eos and not errors
+    costs = list(infer.host_times)
+    assert len(costs) == 6 and infer.inferred == 6
+    assert all(len(c) == 3 and min(c) >= 0 and c[0] > 0 for c in costs)
+    assert max(sum(c) for c in costs) < 0.04, costs
+    assert list(infer.gpu_times) == []
+
+
+@pytest.mark.parametrize("depth", [0, 2])
 def test_downstream_gets_the_buffer_unshared_and_writes_in_place_without_a_copy(depth):
     p = Gst.parse_launch(f"videotestsrc num-buffers=40 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
                          "! obboverlay name=draw mode=draw ! fakesink name=sink")
