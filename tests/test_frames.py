@@ -505,3 +505,24 @@ def test_a_batch_of_like_frames_is_read_as_each_frame_alone_would_be(fmt, field,
         assert got == expect
     else:
         assert got == expect and [f.data_ptr for f in got] == [s.params[i].dataPtr for i in range(3)]
+
+
+def test_tensor_at_views_host_memory_in_place_and_refuses_what_is_not_mapped():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = frames.tensor_at(a.ctypes.data, (2, 3, 4), "float32", "the tensor")
+    assert t.device.type == "cpu" and t.dtype == torch.float32 and t.tolist() == a.tolist()
+    a[1, 2, 3] = -7.0  # a view, not a copy
+    assert float(t[1, 2, 3]) == -7.0
+    h = frames.tensor_at(a.ctypes.data, (6, 4), "float16", "the tensor")  # other dtypes: the same bytes
+    assert h.dtype == torch.float16 and h.shape == (6, 4)
+    with pytest.raises(frames.SurfaceLayoutError, match="the tensor has no buffer"):
+        frames.tensor_at(0, (2,), "float32", "the tensor")
+    with pytest.raises(frames.SurfaceLayoutError, match="the tensor: its 8 bytes at 0x10 are neither CUDA memory"):
+        frames.tensor_at(0x10, (2,), "float32", "the tensor")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_tensor_at_views_cuda_memory_on_its_gpu():
+    x = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    t = frames.tensor_at(x.data_ptr(), (3, 4), "float32", "the tensor")
+    assert t.device == x.device and t.data_ptr() == x.data_ptr() and torch.equal(t, x)

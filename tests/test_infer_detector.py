@@ -15,7 +15,15 @@ import torch
 from shapely.geometry import Polygon
 
 from obbmeta import OrientedBoxes, decode
-from obbmeta.infer import ClassFilter, Detector, ModelInputError, ModelLoadError, load_model, model_class_names
+from obbmeta.infer import (
+    ClassFilter,
+    Detector,
+    ModelInputError,
+    ModelLoadError,
+    ModelOutputError,
+    load_model,
+    model_class_names,
+)
 
 sys.path.insert(0, str(Path(__file__).parent / "gst"))
 import obb_toy_models  # noqa: E402
@@ -123,10 +131,17 @@ def test_a_torch_export_program_fed_another_shape_names_both_shapes(tmp_path):
         wrong(frames(2, seed=0))
 
 
-def test_an_output_on_another_device_is_named():
-    det = Detector(lambda x: torch.empty(x.shape[0], 8, 12, device="meta"), input_size=64, device="cpu")
-    with pytest.raises(ValueError, match="output on meta.*input was on cpu"):
+@pytest.mark.parametrize("output_format", ["yolo-obb", "boxes"])
+def test_an_output_on_another_device_is_named_with_the_fix(output_format):
+    # a TorchScript traced on one device keeps the tensors it makes there (torch.zeros(..., device=x.device)): on the
+    # CPU, the same shape of mistake is a model answering on the "meta" device, here inside a tuple
+    det = Detector(lambda x: (torch.empty(x.shape[0], 8, 12, device="meta"),), input_size=64, device="cpu",
+                   output_format=output_format)
+    with pytest.raises(ModelOutputError, match=r"the model returned output on meta for an input on cpu: a TorchScript "
+                                               r"or exported model keeps the device it was traced on; trace or export "
+                                               r"it on cpu \(or run the element with device=meta\)"):
         det(frames(1, seed=0))
+    assert issubclass(ModelOutputError, ValueError)  # what the check raised before it moved into the runner
 
 
 def test_the_models_own_class_names_are_the_default_labels():
@@ -620,3 +635,4 @@ def test_cuda_submits_on_a_side_stream_in_flight_together_equal_the_eager_decode
         pendings = [det.submit(b) for b in batches]
     got = [rows(p.result()) for p in reversed(pendings)][::-1]
     assert all(close(g, w) for g, w in zip(got, want))
+

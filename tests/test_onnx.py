@@ -123,6 +123,8 @@ CASES = {  # op -> (graph args, the input); each a reference test against onnxru
     "LayerNormalization": dict(consts=[("s", c(rng.standard_normal(10))), ("b", c(rng.standard_normal(10)))]),
     "Gemm": dict(x=X[0, 0], consts=[("w", c(rng.standard_normal((4, 10)))), ("b", c(rng.standard_normal(4)))],
                  attrs=dict(transB=1, alpha=0.5)),
+    "OneHot": dict(x=np.array([[0, 3, -1], [9, -4, 2]], np.int64), consts=[("d", c(4, np.int64)),
+                                                                        ("v", c([-0.5, 2.0]))], attrs=dict(axis=1)),
     "Range": None, "ConstantOfShape": None, "NonZero": dict(x=(X > 1.5), out=I64),
     "CastLike": dict(consts=[("t", c([1], np.int64))], out=I64),
     "ScatterND": dict(consts=[("i", c([[0, 1], [1, 2]], np.int64)), ("u", c(np.zeros((2, 8, 10))))]),

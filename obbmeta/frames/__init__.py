@@ -385,11 +385,42 @@ def _check_host_planes(frames: tuple[FrameSurface, ...], write: bool, where: str
 # ---------------------------------------------------------------- tensor views
 
 class _CudaArray:
-    """Just enough of ``__cuda_array_interface__`` (v3) for ``torch.as_tensor`` to alias device memory."""
+    """Just enough of ``__cuda_array_interface__`` (v3) for ``torch.as_tensor`` to alias device memory. (Never
+    marked read-only: torch refuses such an interface; the views are read-only by contract.)"""
 
-    def __init__(self, ptr: int, shape: tuple, strides: tuple):
-        self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": "|u1", "data": (ptr, False),
+    def __init__(self, ptr: int, shape: tuple, strides: tuple | None, typestr: str = "|u1"):
+        self.__cuda_array_interface__ = {"shape": shape, "strides": strides, "typestr": typestr, "data": (ptr, False),
                                          "version": 3}
+
+
+def tensor_at(address: int, shape: tuple, dtype: str, what: str) -> Any:
+    """A zero-copy tensor view of a C-contiguous array of ``shape`` and NumPy ``dtype`` (``"float32"``, ...) at
+    ``address``, memory another library allocated (an NvDsPreProcessTensor's buffer, say): CUDA device or managed
+    memory (asked of the CUDA driver; the whole range inside one allocation) gives a CUDA tensor on its GPU, memory
+    this process has mapped readable a CPU tensor; any other address raises :class:`SurfaceLayoutError` naming
+    ``what``. Valid while the owner keeps the memory."""
+    import numpy as np
+    import torch
+
+    dt = np.dtype(dtype)
+    shape = tuple(int(v) for v in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    if not address:
+        raise SurfaceLayoutError(f"{what} has no buffer (NULL)")
+    ordinal = _cuda_ordinal(address)
+    if ordinal is not None:
+        if not torch.cuda.is_available() or ordinal >= torch.cuda.device_count():
+            raise SurfaceLayoutError(f"{what} is memory of GPU {ordinal}, which this torch ({torch.__version__}) does "
+                                     "not see")
+        _check_cuda_range(address, nbytes, ordinal, what)
+        return torch.as_tensor(_CudaArray(address, shape, None, dt.str), device=f"cuda:{ordinal}")
+    ok = _pointers.mapped([(address, nbytes)])
+    if not (ok[0] if ok is not None else _pointers.read(address, 1) is not None and
+            _pointers.read(address + nbytes - 1, 1) is not None):
+        raise SurfaceLayoutError(f"{what}: its {nbytes} bytes at 0x{address:x} are neither CUDA memory nor memory "
+                                 "this process has mapped")
+    flat = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(address), dtype=torch.uint8)
+    return flat.view(getattr(torch, dt.name)).reshape(shape)
 
 
 def _tensor_view(ptr: int, shape: tuple, strides: tuple, nbytes: int, mem_type: int, gpu_id: int, what: str) -> Any:
@@ -430,6 +461,19 @@ def _cuda_driver() -> ctypes.CDLL | None:
     for fn in (lib.cuInit, lib.cuPointerGetAttributes):
         fn.restype = ctypes.c_int
     return lib if lib.cuInit(0) == 0 else None
+
+
+def _cuda_ordinal(ptr: int) -> int | None:
+    """The GPU whose device (or managed) memory ``ptr`` points into, or None (host memory, no CUDA driver)."""
+    lib = _cuda_driver()
+    if lib is None:
+        return None
+    values = (ctypes.c_uint64 * 3)()
+    attrs = (ctypes.c_int * 3)(*_CU_ATTRIBUTES[:3])
+    data = (ctypes.c_void_p * 3)(*(ctypes.addressof(values) + 8 * i for i in range(3)))
+    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values) \
+        if lib.cuPointerGetAttributes(3, attrs, data, ptr) == 0 else (0, 0, 0)
+    return ordinal if mem_type in _CU_DEVICE_MEMORY or managed else None
 
 
 def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:

@@ -80,23 +80,12 @@ def _region(rect: tuple, size: tuple) -> tuple[float, float, float, float]:
 
 def _tensor_view(t: Any, device: str) -> Any:
     """The preprocess tensor as a torch tensor without a copy: device memory (nvdspreprocess allocates it with
-    cudaMalloc on gpu_id) where torch sees CUDA, else host memory (a tensor attached by a CPU pipeline), as float32
-    / float16."""
-    import numpy as np
-    import torch
+    cudaMalloc on gpu_id) as a CUDA tensor, host memory (a tensor attached by a CPU pipeline) as a CPU one, as the
+    CUDA driver tells them apart; float32 / float16, on ``device`` ("auto": where it lies)."""
+    from ..frames import tensor_at
 
-    if not t.address:
-        raise ValueError(f"the preprocess tensor {t.name!r} has no buffer")
-    if torch.cuda.is_available():
-        class _Cuda:
-            __cuda_array_interface__ = {"shape": t.shape, "typestr": np.dtype(t.dtype).str, "data": (t.address, True),
-                                        "version": 2}
-        x = torch.as_tensor(_Cuda(), device=f"cuda:{t.gpu_id}")
-    else:
-        n = int(np.prod(t.shape))
-        x = torch.from_numpy(np.ctypeslib.as_array((np.ctypeslib.as_ctypes_type(np.dtype(t.dtype)) * n)
-                                                   .from_address(t.address)).reshape(t.shape))
-    if x.dtype not in (torch.float32, torch.float16):
+    x = tensor_at(t.address, t.shape, t.dtype, f"the preprocess tensor {t.name!r}")
+    if str(x.dtype) not in ("torch.float32", "torch.float16"):
         x = x.float()
     return x.to(device) if str(x.device) != device and device != "auto" else x
 

@@ -41,6 +41,7 @@ from .models import (
                        ModelInfo,
                        ModelInputError,
                        ModelLoadError,
+                       ModelOutputError,
                        file_kind,
                        load_model,
                        model_class_names,
@@ -53,6 +54,6 @@ from .runner import PRECISIONS, ModelRunner
 
 __all__ = ["Detector", "Pending", "DetectParams", "ClassFilter", "RawOutputs", "ModelRunner", "ModelInfo", "load_model",
            "model_info", "model_class_names", "file_kind", "shared_models", "ModelLoadError", "ModelInputError",
-           "LabelFileError", "Labels", "parse_class_names", "read_label_file", "parse_device", "parse_input_size",
-           "run_precision", "default_threads", "profile_phases", "letterbox_batch", "ANTIALIASED", "OUTPUT_FORMATS",
-           "PRECISIONS", "PAD_VALUE"]
+           "ModelOutputError", "LabelFileError", "Labels", "parse_class_names", "read_label_file", "parse_device",
+           "parse_input_size", "run_precision", "default_threads", "profile_phases", "letterbox_batch", "ANTIALIASED",
+           "OUTPUT_FORMATS", "PRECISIONS", "PAD_VALUE"]

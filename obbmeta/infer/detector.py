@@ -348,11 +348,7 @@ class Detector:
         canvas = self._canvases.take(shape, device)
         try:
             x, letterboxes = self.pre.apply_frames(images, formats, self.input_size, out=canvas)
-            output = self.forward(x)
-            first = output[0] if isinstance(output, (tuple, list)) and output else output
-            if isinstance(first, torch.Tensor) and first.device != x.device:
-                raise ValueError(f"the model returned its output on {first.device}, but its input was on {x.device}: "
-                                 "return the output on the input's device")
+            output = self.forward(x)  # its device checked by the runner
             if outputs is not None:
                 outputs.append(RawOutputs(x, output_layers(output)))
             dets = self.decode(output, letterboxes, sizes, p, input_size=tuple(x.shape[2:]))

@@ -47,6 +47,10 @@ class ModelInputError(RuntimeError):
     """The model refused the input obbmeta fed it (e.g. a file exported for other input shapes)."""
 
 
+class ModelOutputError(ValueError):
+    """The model's output cannot be used as it is (e.g. it lies on another device than the input)."""
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What a model file says about itself (None: it does not say). ``input_shape``: the exported input's (N, C, H,

@@ -661,6 +661,18 @@ def _gather(a, attrs, opset):
     return out.reshape(x.shape[:axis] + idx.shape + x.shape[axis + 1:])
 
 
+@op("OneHot")
+def _one_hot(a, attrs, opset):
+    idx, depth, values = a.t(0), a.ints(1)[0], a.t(2)
+    if not _on_meta(idx):
+        values = values.to(idx.device)
+    idx = idx.to(torch.int64)
+    idx = torch.where(idx < 0, idx + depth, idx)  # [-depth, -1] counts from the end; others stay out of range
+    hot = idx.unsqueeze(-1) == torch.arange(depth, device=idx.device)  # an index out of range is all "off"
+    out = torch.where(hot, values.reshape(-1)[1], values.reshape(-1)[0])
+    return out.movedim(-1, attrs.get("axis", -1) % out.dim())
+
+
 @op("GatherElements")
 def _gather_elements(a, attrs, opset):
     x, idx = a.t(0), a.t(1).to(a.t(0).device)

@@ -14,7 +14,15 @@ from typing import Any
 
 import torch
 
-from .models import ModelInputError, export_mismatch, load_model, model_class_names, model_info, shared_model
+from .models import (
+    ModelInputError,
+    ModelOutputError,
+    export_mismatch,
+    load_model,
+    model_class_names,
+    model_info,
+    shared_model,
+)
 from .params import run_precision
 
 log = logging.getLogger("obbmeta")
@@ -47,6 +55,28 @@ class _Compiled:
 
     def __getattr__(self, name):  # class_names, names, ... of the wrapped model
         return getattr(self.__dict__["eager"], name)
+
+
+def _tensors(y: Any) -> list:
+    if isinstance(y, torch.Tensor):
+        return [y]
+    if isinstance(y, (tuple, list)):
+        return [t for v in y for t in _tensors(v)]
+    if isinstance(y, dict):
+        return [t for v in y.values() for t in _tensors(v)]
+    return []
+
+
+def check_output_device(y: Any, device: torch.device) -> None:
+    """Raise :class:`ModelOutputError` when a tensor of the model's output ``y`` lies on another device than its
+    input: a model traced or exported on one device keeps tensors it made (``torch.zeros(..., device=x.device)``,
+    anchors) on that device, and running it on another would fail later, in the decode, with torch's words."""
+    elsewhere = sorted({str(t.device) for t in _tensors(y) if t.device != device})
+    if elsewhere:
+        raise ModelOutputError(
+            f"the model returned output on {', '.join(elsewhere)} for an input on {device}: a TorchScript or exported "
+            f"model keeps the device it was traced on; trace or export it on {device} (or run the element with "
+            f"device={elsewhere[0]})")
 
 
 class ModelRunner:
@@ -132,15 +162,18 @@ class ModelRunner:
         precision = self.precision_on(x.device)
         try:
             if precision == "fp32":
-                return model(x)
-            dtype = torch.float16 if precision == "fp16" else torch.bfloat16
-            with torch.autocast(x.device.type, dtype=dtype):
-                return model(x)
+                y = model(x)
+            else:
+                dtype = torch.float16 if precision == "fp16" else torch.bfloat16
+                with torch.autocast(x.device.type, dtype=dtype):
+                    y = model(x)
         except (AssertionError, RuntimeError) as exc:
             info = model_info(getattr(model, "eager", model))
             if info is not None and info.kind in ("export", "torchscript", "onnx") and _shape_refusal(exc, info, fed):
                 raise ModelInputError(export_mismatch(fed, info, _first_line(exc))) from None
             raise
+        check_output_device(y, x.device)
+        return y
 
     def release(self) -> None:
         """Drop this runner's hold on its models (a shared model is freed when no runner holds it)."""

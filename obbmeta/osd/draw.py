@@ -45,7 +45,8 @@ def draw_obbs(
     Args:
         image: (H, W, 3) or (H, W, 4) uint8 tensor on the CPU or a CUDA device, pixels contiguous (rows may be
             padded, e.g. a crop or a pitched surface). Colours are written in the image's channel order.
-        boxes: :class:`OrientedBoxes` or an (N, 5) [cx, cy, w, h, angle] tensor in the image's pixels.
+        boxes: :class:`OrientedBoxes` (torch- or NumPy-backed) or an (N, 5) [cx, cy, w, h, angle] tensor in the
+            image's pixels.
         colors: None (per-class palette from ``boxes.labels``, or the first palette colour for a plain tensor),
             one colour (3 or 4 ints, applied to every box), or an (N, 3|4) uint8/int tensor. With 4 channels and
             3-value colours, alpha is set to 255.
@@ -54,6 +55,8 @@ def draw_obbs(
     """
     height, width, channels = _check_image("image", image)
     _check_thickness(thickness)
+    if isinstance(boxes, OrientedBoxes) and not isinstance(boxes.xywhr, torch.Tensor):
+        boxes = boxes.to(image.device)  # NumPy-backed, as the metadata readers give them
     labels = boxes.labels if isinstance(boxes, OrientedBoxes) else None
     raw = boxes.xywhr if isinstance(boxes, OrientedBoxes) else boxes
     # The rasteriser reads float32 boxes (pixel coordinates need no more); float64 input is narrowed here.

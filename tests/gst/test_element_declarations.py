@@ -40,8 +40,9 @@ def describe_element(name: str) -> dict:
     for spec in GObject.list_properties(gtype):
         if spec.owner_type != gtype:
             continue  # BaseTransform's own (name, parent, qos)
+        # a pointer property's default is NULL; PyGObject 3.50 (the GPU machine's) gives its spec no default_value
         row = {"type": spec.value_type.name, "nick": spec.nick, "blurb": spec.blurb,
-               "flags": int(spec.flags), "default": _jsonable(spec.default_value),
+               "flags": int(spec.flags), "default": _jsonable(getattr(spec, "default_value", None)),
                "value": _jsonable(element.get_property(spec.name))}
         for bound in ("minimum", "maximum"):
             if hasattr(spec, bound):

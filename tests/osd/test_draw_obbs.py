@@ -177,6 +177,16 @@ def test_cuda_draws_the_same_pixels_as_the_cpu(channels):
     assert torch.equal(again.cpu(), cpu)  # the reused per-pixel scratch was handed back clean
 
 
+def test_numpy_backed_boxes_as_the_readers_give_them_draw_what_their_torch_form_draws():
+    rng = np.random.default_rng(7)
+    b = np.c_[rng.uniform(0, 200, (40, 2)), rng.uniform(2, 30, (40, 2)), rng.uniform(-4, 4, 40)].astype(np.float32)
+    boxes = OrientedBoxes(b, np.ones(40, np.float32), rng.integers(0, 20, 40))
+    assert boxes.device is None  # NumPy-backed
+    a = draw_obbs(torch.zeros(160, 220, 4, dtype=torch.uint8), boxes, thickness=2)
+    t = draw_obbs(torch.zeros(160, 220, 4, dtype=torch.uint8), boxes.to("cpu"), thickness=2)
+    assert torch.equal(a, t) and int(a.sum()) > 0
+
+
 def test_float64_boxes_draw_the_same_pixels_as_float32_boxes():
     boxes = torch.tensor([[20.0, 15.0, 18.0, 8.0, 0.4], [5.0, 30.0, 9.0, 9.0, -1.0]], dtype=torch.float64)
     a = draw_obbs(torch.zeros(40, 40, 3, dtype=torch.uint8), boxes, colors=(255, 0, 0))
