@@ -636,3 +636,25 @@ def test_cuda_submits_on_a_side_stream_in_flight_together_equal_the_eager_decode
     got = [rows(p.result()) for p in reversed(pendings)][::-1]
     assert all(close(g, w) for g, w in zip(got, want))
 
+
+
+@needs_cuda
+@pytest.mark.parametrize("fmt", ["RGBA", "RGB"])
+@pytest.mark.parametrize("cuda_graph", [False, True])
+def test_cuda_submit_queues_a_batch_without_waiting_for_the_device(cuda_graph, fmt):
+    # what obbinfer's streaming thread does with a batch: the letterbox, the model, the decode and the copy back are
+    # queued; nothing waits for the device (torch's sync debug mode raises on any synchronising call), so the thread
+    # takes the next batch while this one runs. The result is then the same as the one-call path's.
+    det = Detector("obbmeta.models:aerial_detector", input_size=256, device="cuda", cuda_graph=cuda_graph,
+                   share_model=False)
+    n = 4 if fmt == "RGBA" else 3
+    f = [torch.randint(0, 256, (240, 320, n), dtype=torch.uint8, generator=torch.Generator().manual_seed(k)).cuda()
+         for k in range(4)]
+    want = rows(det(f, fmt, on_host=True))  # the first call makes the constants, pools and graphs
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        pending = det.submit(f, fmt)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert rows(pending.result()) == want

@@ -232,7 +232,7 @@ class Preprocess:
             return out
         c, h, w = out.shape[1], out.shape[2], out.shape[3]
         image = mean_image(self.mean_file, c, (w, h)).to(out.device)
-        scale = torch.tensor(self.scale, dtype=torch.float64, device=out.device).view(c, 1, 1)
+        scale = channel_constant(tuple(self.scale), torch.float64, out.device)[0]
         out -= (image.double() * scale).float()
         return out
 
@@ -327,14 +327,23 @@ class Preprocess:
         if self.channels == "BGR":
             levels = levels.flip(1)
         elif self.channels == "GRAY":
-            k = torch.tensor(GRAY_WEIGHTS, dtype=levels.dtype, device=levels.device).view(1, 3, 1, 1)
-            levels = (levels * k).sum(1, keepdim=True)
+            levels = (levels * channel_constant(GRAY_WEIGHTS, levels.dtype, levels.device)).sum(1, keepdim=True)
             if self.quantize:
                 levels = torch.round_(levels)
-        mean = torch.tensor(self._means, dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
+        mean = channel_constant(tuple(self._means), levels.dtype, levels.device)
         # Divide by 1 / scale (255, a std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit.
-        std = torch.tensor([1 / k for k in self.scale], dtype=levels.dtype, device=levels.device).view(1, -1, 1, 1)
+        std = channel_constant(tuple(1 / k for k in self.scale), levels.dtype, levels.device)
         return (levels - mean) / std
+
+
+@functools.lru_cache(maxsize=64)
+def channel_constant(values: tuple, dtype: Any, device: Any) -> Any:
+    """``values`` as a (1, C, 1, 1) tensor of ``dtype`` on ``device``, made once per (values, dtype, device) and
+    never written: ``torch.tensor(..., device="cuda")`` copies from pageable memory and then waits for the current
+    stream, so made per batch it held the streaming thread until the previous batch's model had run."""
+    import torch
+
+    return torch.tensor(values, dtype=dtype).view(1, -1, 1, 1).to(device)
 
 
 def read_ppm(path: str, channels: int) -> tuple[int, int, bytes]:

@@ -100,7 +100,8 @@ def polygons_to_obb(polygons: torch.Tensor) -> torch.Tensor:
     d = p[:, j] - p[:, i]  # (N, P, 2) candidate directions
     length = torch.linalg.vector_norm(d, dim=-1, keepdim=True)
     usable = length[..., 0] > 0
-    x_axis = torch.tensor([1.0, 0.0], dtype=p.dtype, device=p.device)
+    x_axis = p.new_zeros(2)
+    x_axis[0] = 1.0  # a fill on the device (torch.tensor(..., device=) would copy from the host and wait for it)
     u = torch.where(usable[..., None], d / length.clamp_min(1e-300), x_axis)
     v = torch.stack((-u[..., 1], u[..., 0]), dim=-1)
     pu = torch.einsum("nkc,npc->npk", p, u)  # (N, P, K) projections on each direction

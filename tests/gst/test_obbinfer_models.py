@@ -36,13 +36,12 @@ def boxes_through_obbinfer(element: str, n=4, size=256):
     return outcome, errors, rows, warnings
 
 
-def close(a, b, score_tol=2e-3):
+def close(a, b):
     assert len(a) == len(b)
     for x, y in zip(a, b):
         assert len(x) == len(y), (x, y)
         for u, v in zip(x, y):
-            assert u[0] == v[0] and abs(u[1] - v[1]) <= score_tol and \
-                max(abs(p - q) for p, q in zip(u[2], v[2])) <= 0.2
+            assert u[0] == v[0] and abs(u[1] - v[1]) <= 2e-3 and max(abs(p - q) for p, q in zip(u[2], v[2])) <= 0.2
 
 
 @pytest.mark.parametrize("runner", ["torch", "onnxruntime"])
@@ -54,6 +53,9 @@ def test_an_onnx_export_and_the_same_model_as_torchscript_give_the_same_boxes(tm
     from obbmeta.models import aerial_detector
 
     monkeypatch.setenv("OBBMETA_ONNX_RUNNER", runner)
+    # the formats are compared, not TF32: with torch's default TF32 convolutions on a GPU (10 mantissa bits) two
+    # implementations of one network differ by a few 1e-3 in a score (seen on an H100), enough to flip an NMS choice
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)  # (matmuls are not TF32 by default)
     m = aerial_detector().eval()
     onnx_path = export_onnx(m, tmp_path / "aerial.onnx")
     ts_path = tmp_path / "aerial.pt"
@@ -66,9 +68,7 @@ def test_an_onnx_export_and_the_same_model_as_torchscript_give_the_same_boxes(tm
     for outcome, errors, *_ in (a, b):
         assert outcome.eos and not errors, outcome
     assert sum(len(r) for r in a[2]) > 0
-    # on a GPU the two runners' convolutions run in TF32 (torch's default for cuDNN), 10 mantissa bits: scores of two
-    # implementations of one network differ by a few 1e-3 there (0.003 seen on an H100), by 1e-6 on the CPU
-    close(a[2], b[2], score_tol=1e-2 if device == "cuda" else 2e-3)
+    close(a[2], b[2])
 
 
 def test_model_engine_file_falls_back_to_onnx_file_as_nvinfer_does_said_once(tmp_path):
