@@ -71,6 +71,24 @@ def test_ultralytics_input_equals_its_letterbox_byte_for_byte_on_the_cpu(w, h, n
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("direct", [False, True])
+def test_a_batch_of_mixed_sizes_gives_each_frame_what_it_gets_alone(monkeypatch, device, direct):
+    # frames of sizes A, B, A, A, B share a canvas (the largest letterbox); each size is prepared as one group, so a
+    # group's rows are not consecutive in the batch: each frame must land in its own row, as when prepared alone
+    if direct:  # the in-place resampling path (CUDA frames, a CPU without OpenCV)
+        monkeypatch.setattr(pre, "_has_cv2", lambda: False)
+    sizes = [(320, 200), (200, 320), (320, 200), (320, 200), (200, 320)]
+    imgs = [np.concatenate([frame(w, h, seed=k), np.full((h, w, 1), 255, np.uint8)], 2) for k, (w, h) in
+            enumerate(sizes)]
+    views = [torch.from_numpy(im).to(device) for im in imgs]
+    p = pre.preset("ultralytics")
+    x, lbs = p.apply_frames(views, ["RGBA"] * 5, (160, 160))
+    for k, v in enumerate(views):
+        alone, (lb,) = p.apply_frames([v], ["RGBA"], (160, 160))
+        assert lbs[k] == lb and torch.equal(x[k], alone[0]), k
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("w,h", SIZES[:4])
 def test_ultralytics_input_without_opencv_is_within_one_level(monkeypatch, device, w, h):
     monkeypatch.setattr(pre, "_cv2_resize", lambda x, size: None)  # the path CUDA tensors always take

@@ -196,8 +196,7 @@ class Preprocess:
             lb, (nw, nh) = self.plan((w, h), input_size, (cw, ch))
             x = self._resize(torch.stack([images[i] for i in idx]), (nw, nh))
             x = self.normalise(x)
-            px, py = int(lb.pad_x), int(lb.pad_y)
-            out[idx, :, py:py + nh, px:px + nw] = x
+            _place(out, idx, x, int(lb.pad_x), int(lb.pad_y))
             for i in idx:
                 letterboxes[i] = lb
         return self._subtract_mean_image(out), letterboxes
@@ -268,8 +267,7 @@ class Preprocess:
             levels = crop_rotated([frames[i] for i in idx], table, (nh, nw), channels=list(order), layout="HWC",
                                   out_dtype=torch.uint8 if self.quantize else torch.float32)
             x = self.normalise(levels.float())
-            px, py = int(lb.pad_x), int(lb.pad_y)
-            out[idx, :, py:py + nh, px:px + nw] = x
+            _place(out, idx, x, int(lb.pad_x), int(lb.pad_y))
             for i in idx:
                 letterboxes[i] = lb
         return self._subtract_mean_image(out), letterboxes
@@ -334,6 +332,19 @@ class Preprocess:
         # Divide by 1 / scale (255, a std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit.
         std = channel_constant(tuple(1 / k for k in self.scale), levels.dtype, levels.device)
         return (levels - mean) / std
+
+
+def _place(out: Any, idx: list[int], x: Any, px: int, py: int) -> None:
+    """``out[idx, :, py:py + h, px:px + w] = x`` as slice copies, one per run of consecutive indices: a list index
+    is copied to the device from pageable memory, which waits for the stream (a host sync per batch)."""
+    h, w = int(x.shape[2]), int(x.shape[3])
+    k = 0
+    while k < len(idx):
+        stop = k + 1
+        while stop < len(idx) and idx[stop] == idx[stop - 1] + 1:
+            stop += 1
+        out[idx[k]:idx[stop - 1] + 1, :, py:py + h, px:px + w] = x[k:stop]
+        k = stop
 
 
 @functools.lru_cache(maxsize=64)
