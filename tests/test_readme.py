@@ -233,6 +233,15 @@ def performance_table() -> str:
                  f"1080p | {new['fps']} fps | the batcher before (16bf41f), the same call: {old['fps']} fps "
                  f"| {streams['machine']['gpu']}, {new['run'][:10]} | {link('pipeline_streams.json')} |")
 
+    live = load("pipeline_streams_run28.json")
+    paced = next(r for r in live["rows"] if r["source"] == "decoder" and r.get("rate_batches_per_s") == 30.0)
+    lat = paced["latency_ms"]
+    lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (`nvv4l2decoder` streams to "
+                 f"RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
+                 f"| the batch's GPU span {paced['gpu_ms']['p50']} ms; obbinfer's own CPU time "
+                 f"{paced['obbinfer_host_ms']['total']} ms a batch | {live['machine']['gpu']}, {live['date']} "
+                 f"| {link('pipeline_streams_run28.json')} |")
+
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
     sizes = (1000, 10000, 30000)
