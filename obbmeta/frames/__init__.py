@@ -463,35 +463,36 @@ def _cuda_driver() -> ctypes.CDLL | None:
     return lib if lib.cuInit(0) == 0 else None
 
 
-def _cuda_ordinal(ptr: int) -> int | None:
-    """The GPU whose device (or managed) memory ``ptr`` points into, or None (host memory, no CUDA driver)."""
-    lib = _cuda_driver()
-    if lib is None:
-        return None
-    values = (ctypes.c_uint64 * 3)()
-    attrs = (ctypes.c_int * 3)(*_CU_ATTRIBUTES[:3])
-    data = (ctypes.c_void_p * 3)(*(ctypes.addressof(values) + 8 * i for i in range(3)))
-    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values) \
-        if lib.cuPointerGetAttributes(3, attrs, data, ptr) == 0 else (0, 0, 0)
-    return ordinal if mem_type in _CU_DEVICE_MEMORY or managed else None
-
-
-def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
-    """[ptr, ptr + nbytes) must be CUDA device (or managed) memory of GPU ``gpu_id``, inside one allocation: a
-    forged pointer handed to a kernel would corrupt the CUDA context for the whole process. One
-    ``cuPointerGetAttributes`` call answers all of it and, unlike ``cuMemGetAddressRange``, needs no current context
-    (a GStreamer streaming thread has none)."""
-    lib = _cuda_driver()
-    if lib is None:
-        raise SurfaceLayoutError(f"{what} is CUDA memory, but the CUDA driver (libcuda.so.1) could not be loaded to "
-                                 "check its pointer")
+def _pointer_attributes(lib: ctypes.CDLL, ptr: int) -> tuple[int, int, int, int, int, int]:
+    """(result, memory type, managed, device ordinal, allocation base, allocation size) of ``ptr``: one
+    ``cuPointerGetAttributes`` call, which, unlike ``cuMemGetAddressRange``, needs no current context (a GStreamer
+    streaming thread has none)."""
     n = len(_CU_ATTRIBUTES)
     values = (ctypes.c_uint64 * n)()
     attrs = (ctypes.c_int * n)(*_CU_ATTRIBUTES)
     data = (ctypes.c_void_p * n)(*(ctypes.addressof(values) + 8 * i for i in range(n)))
     rc = lib.cuPointerGetAttributes(n, attrs, data, ptr)
     mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values[:3])
-    base, size = int(values[3]), int(values[4])
+    return rc, mem_type, managed, ordinal, int(values[3]), int(values[4])
+
+
+def _cuda_ordinal(ptr: int) -> int | None:
+    """The GPU whose device (or managed) memory ``ptr`` points into, or None (host memory, no CUDA driver)."""
+    lib = _cuda_driver()
+    if lib is None:
+        return None
+    rc, mem_type, managed, ordinal, _, _ = _pointer_attributes(lib, ptr)
+    return ordinal if rc == 0 and (mem_type in _CU_DEVICE_MEMORY or managed) else None
+
+
+def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
+    """[ptr, ptr + nbytes) must be CUDA device (or managed) memory of GPU ``gpu_id``, inside one allocation: a
+    forged pointer handed to a kernel would corrupt the CUDA context for the whole process."""
+    lib = _cuda_driver()
+    if lib is None:
+        raise SurfaceLayoutError(f"{what} is CUDA memory, but the CUDA driver (libcuda.so.1) could not be loaded to "
+                                 "check its pointer")
+    rc, mem_type, managed, ordinal, base, size = _pointer_attributes(lib, ptr)
     if rc != 0 or not (mem_type in _CU_DEVICE_MEMORY or managed):
         raise SurfaceLayoutError(f"{what}: dataPtr 0x{ptr:x} is not CUDA device memory (driver: result {rc}, memory "
                                  f"type {mem_type})")
