@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shapely.geometry import Polygon
 
 from obbmeta import OrientedBoxes, decode
@@ -658,3 +660,18 @@ def test_cuda_submit_queues_a_batch_without_waiting_for_the_device(cuda_graph, f
     finally:
         torch.cuda.set_sync_debug_mode(0)
     assert rows(pending.result()) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=1, max_size=6), st.integers(0, 2**31))
+def test_the_padded_results_kept_rows_are_each_images_first_count_rows_in_order(counts, seed):
+    """What the CUDA result path reads out of its pinned (B, K, ...) tables: image i's first counts[i] rows, images in
+    order (the same rows as a boolean mask over the tables)."""
+    from obbmeta.infer.detector import _kept_rows
+
+    g = torch.Generator().manual_seed(seed)
+    b, k = len(counts), 7
+    tables = (torch.rand(b, k, 5, generator=g), torch.rand(b, k, generator=g), torch.randint(0, 9, (b, k), generator=g))
+    mask = torch.arange(k) < torch.tensor(counts)[:, None]
+    got = _kept_rows(tables, counts)
+    assert all(g_.dtype == t.dtype and torch.equal(g_, t[mask]) for g_, t in zip(got, tables))

@@ -86,13 +86,15 @@ def rows_to_source(xywhr, letterboxes, counts):
     """:meth:`Letterbox.to_source` of several frames' boxes at once: ``xywhr`` (sum(counts), 5) holds frame k's
     ``counts[k]`` boxes in frame order, each frame under ``letterboxes[k]``. The same values as mapping frame by
     frame (see :func:`source_boxes`), in a handful of tensor operations instead of a handful per frame."""
+    import numpy as np
     import torch
 
     if len(letterboxes) != len(counts):
         raise ValueError(f"letterboxes has {len(letterboxes)} entries but counts has {len(counts)}")
-    row = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts, dtype=torch.int64))
-    table = torch.tensor([[lb.scale, lb.pad_x, lb.pad_y, lb.scale if lb.scale_y is None else lb.scale_y]
-                          for lb in letterboxes], dtype=torch.float64).reshape(-1, 4)[row].to(xywhr.device)
+    per_frame = np.array([[lb.scale, lb.pad_x, lb.pad_y, lb.scale if lb.scale_y is None else lb.scale_y]
+                          for lb in letterboxes], dtype=np.float64).reshape(-1, 4)
+    # one row per box (NumPy's repeat: a fraction of torch's repeat_interleave + gather on the host)
+    table = torch.from_numpy(np.repeat(per_frame, counts, axis=0)).to(xywhr.device)
     sx, px, py, sy = table.unbind(-1)
     # pads in the boxes' dtype, as a float pad is taken by the arithmetic (source_boxes' rounding rule)
     px, py = px.to(xywhr.dtype), py.to(xywhr.dtype)
