@@ -82,10 +82,12 @@ def _tensor_view(t: Any, device: str) -> Any:
     """The preprocess tensor as a torch tensor without a copy: device memory (nvdspreprocess allocates it with
     cudaMalloc on gpu_id) as a CUDA tensor, host memory (a tensor attached by a CPU pipeline) as a CPU one, as the
     CUDA driver tells them apart; float32 / float16, on ``device`` ("auto": where it lies)."""
+    import torch
+
     from ..frames import tensor_at
 
     x = tensor_at(t.address, t.shape, t.dtype, f"the preprocess tensor {t.name!r}")
-    if str(x.dtype) not in ("torch.float32", "torch.float16"):
+    if x.dtype not in (torch.float32, torch.float16):
         x = x.float()
     return x.to(device) if str(x.device) != device and device != "auto" else x
 

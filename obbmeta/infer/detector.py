@@ -656,9 +656,8 @@ def _kept_rows(tables: tuple, counts: list[int]) -> tuple:
     CPU, and needed a copy of each table first)."""
     k = int(tables[0].shape[1])
     n = np.asarray(counts, dtype=np.int64)
-    idx = np.arange(int(n.sum()), dtype=np.int64) + np.repeat(np.arange(len(n), dtype=np.int64) * k - np.cumsum(n) + n,
-                                                              n)
-    flat = torch.from_numpy(idx)
+    starts = np.cumsum(n) - n  # where each image's rows begin in the result
+    flat = torch.from_numpy(np.arange(int(n.sum()), dtype=np.int64) + np.repeat(np.arange(len(n)) * k - starts, n))
     return tuple(t.reshape(-1, *t.shape[2:]).index_select(0, flat) for t in tables)
 
 

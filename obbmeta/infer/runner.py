@@ -57,26 +57,27 @@ class _Compiled:
         return getattr(self.__dict__["eager"], name)
 
 
-def _tensors(y: Any) -> list:
+def _first_tensor(y: Any) -> torch.Tensor | None:
+    """The tensor the decoders read: ``y`` itself, or the first tensor of a tuple / list / dict (depth first)."""
     if isinstance(y, torch.Tensor):
-        return [y]
-    if isinstance(y, (tuple, list)):
-        return [t for v in y for t in _tensors(v)]
-    if isinstance(y, dict):
-        return [t for v in y.values() for t in _tensors(v)]
-    return []
+        return y
+    for v in (y.values() if isinstance(y, dict) else y if isinstance(y, (tuple, list)) else ()):
+        t = _first_tensor(v)
+        if t is not None:
+            return t
+    return None
 
 
 def check_output_device(y: Any, device: torch.device) -> None:
-    """Raise :class:`ModelOutputError` when a tensor of the model's output ``y`` lies on another device than its
-    input: a model traced or exported on one device keeps tensors it made (``torch.zeros(..., device=x.device)``,
-    anchors) on that device, and running it on another would fail later, in the decode, with torch's words."""
-    elsewhere = sorted({str(t.device) for t in _tensors(y) if t.device != device})
-    if elsewhere:
+    """Raise :class:`ModelOutputError` when the tensor the decoders read from the model's output ``y`` lies on
+    another device than its input: a model traced or exported on one device keeps tensors it made
+    (``torch.zeros(..., device=x.device)``, anchors) on that device, and running it on another would fail later, in
+    the decode, with torch's words. (Other outputs, such as a host tensor of sizes, are not the decoders'.)"""
+    t = _first_tensor(y)
+    if t is not None and t.device != device:
         raise ModelOutputError(
-            f"the model returned output on {', '.join(elsewhere)} for an input on {device}: a TorchScript or exported "
-            f"model keeps the device it was traced on; trace or export it on {device} (or run the element with "
-            f"device={elsewhere[0]})")
+            f"the model returned output on {t.device} for an input on {device}: a TorchScript or exported model keeps "
+            f"the device it was traced on; trace or export it on {device} (or run the element with device={t.device})")
 
 
 class ModelRunner:
