@@ -397,7 +397,7 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
     return {"source": source, "streams": streams, "mode": "batched", "chain": chain, "variant": variant,
             "queue_depth": depth, "format": fmt, "device": "cuda", "fps": round(fps, 1),
             "baseline_fps": round(baseline, 1), "ratio": round(fps / baseline, 3),
-            "latency_ms": {"p50": round(lat[len(lat) // 2] * 1e3, 2), "p99": round(lat[int(len(lat) * 0.99)] * 1e3, 2)},
+            "latency_ms": _p50_p99(lat, 2),
             "cpu_ms_per_batch": round((statistics.median(r[2] for r in runs) - statistics.median(r[2] for r in base))
                                       * 1e3, 3),
             "objects_per_s": round(statistics.median(r[3] for r in runs), 1),
@@ -407,9 +407,14 @@ def measure_sourced(producers: Producers, source: str, streams: int, fmt: str, c
             "gpu": [r[6] for r in runs], "baseline_gpu": [r[6] for r in base],
             **({"rate_batches_per_s": rate} if rate else {}),
             **({"obbinfer_host_ms": _host_split(host)} if host else {}),
-            **({"gpu_ms": {"p50": round(gpu[len(gpu) // 2] * 1e3, 3), "p99": round(gpu[int(len(gpu) * 0.99)] * 1e3, 3)}}
-               if gpu else {}),
+            **({"gpu_ms": _p50_p99(gpu, 3)} if gpu else {}),
             "buffers": count, "repeats": repeats}
+
+
+def _p50_p99(seconds: list, digits: int) -> dict:
+    """The median and 99th percentile of sorted ``seconds``, in ms."""
+    return {"p50": round(seconds[len(seconds) // 2] * 1e3, digits),
+            "p99": round(seconds[int(len(seconds) * 0.99)] * 1e3, digits)}
 
 
 def _host_split(costs: list) -> dict:

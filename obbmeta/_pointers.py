@@ -74,6 +74,15 @@ def mapped(ranges: list[tuple[int, int]], write: bool = False) -> list[bool] | N
     return covered(lines, ranges, write)
 
 
+def usable(ranges: list[tuple[int, int]], write: bool = False) -> list[bool]:
+    """:func:`mapped`, or where ``/proc/self/maps`` cannot be read, at least whether the first and the last byte of
+    each range can be read (:func:`read`)."""
+    ok = mapped(ranges, write)
+    if ok is None:
+        ok = [read(a, 1) is not None and read(a + n - 1, 1) is not None for a, n in ranges]
+    return ok
+
+
 def covered(lines: list[bytes], ranges: list[tuple[int, int]], write: bool = False) -> list[bool]:
     """:func:`mapped` on the lines of a ``/proc/<pid>/maps`` read (``lo-hi perms ...``, in address order)."""
     def span(i: int) -> tuple[int, int, bytes]:

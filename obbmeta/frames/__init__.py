@@ -372,9 +372,7 @@ def _check_host_planes(frames: tuple[FrameSurface, ...], write: bool, where: str
             nbytes = plane.pitch * (plane.height - 1) + cols * spec.comps * spec.depth
             ranges.append((s.data_ptr + plane.offset, nbytes))
             names.append(f"{where} surfaceList[{s.index}] plane {k}")
-    ok = _pointers.mapped(ranges, write)
-    if ok is None:  # no /proc/self/maps: at least the first and last byte of each plane must be readable
-        ok = [_pointers.read(a, 1) is not None and _pointers.read(a + n - 1, 1) is not None for a, n in ranges]
+    ok = _pointers.usable(ranges, write)
     for (address, nbytes), name, good in zip(ranges, names, ok):
         if not good:
             access = "writable" if write else "readable"
@@ -414,9 +412,7 @@ def tensor_at(address: int, shape: tuple, dtype: str, what: str) -> Any:
                                      "not see")
         _check_cuda_range(address, nbytes, ordinal, what)
         return torch.as_tensor(_CudaArray(address, shape, None, dt.str), device=f"cuda:{ordinal}")
-    ok = _pointers.mapped([(address, nbytes)])
-    if not (ok[0] if ok is not None else _pointers.read(address, 1) is not None and
-            _pointers.read(address + nbytes - 1, 1) is not None):
+    if not _pointers.usable([(address, nbytes)])[0]:
         raise SurfaceLayoutError(f"{what}: its {nbytes} bytes at 0x{address:x} are neither CUDA memory nor memory "
                                  "this process has mapped")
     flat = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(address), dtype=torch.uint8)

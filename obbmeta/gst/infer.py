@@ -708,7 +708,8 @@ class ObbInfer(ObbmetaElement):
                 # batch whose tensors are handed out is finished before this thread takes the next one
                 span = self._gpu_span()
                 pending = detector.submit(inputs, formats, params=params, outputs=raws)
-                span and span[1].record()
+                if span:
+                    span[1].record()
         except BaseException:
             mapping.close()
             raise

@@ -13,6 +13,7 @@ import obb_toy_models
 import pytest
 import readback
 import torch
+from devices import AUTO
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
@@ -22,9 +23,6 @@ from obbmeta.infer import Detector
 from obbmeta.nvds import tensors as nvds_tensors
 
 W, H = 160, 120
-# where obbinfer's device=auto puts the model: references that must equal it to the last digit run there too (a GPU
-# convolution is not a CPU one to 1e-5)
-DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def config(tmp_path, text, name="pgie.txt"):
@@ -435,7 +433,7 @@ def test_cluster_mode_zero_is_nms_at_05_keeping_20_per_class_as_nvinfers_release
     assert sum("cluster-mode=0" in w for w in warnings) == 1
     from obbmeta.infer import ClassFilter
 
-    ref = Detector("obb_toy_models:toy", input_size=96, conf=0.2, iou=0.5, max_det=0, device=DEVICE,
+    ref = Detector("obb_toy_models:toy", input_size=96, conf=0.2, iou=0.5, max_det=0, device=AUTO,
                    class_filter=ClassFilter(default_topk=20))
     for pts, objs in frames:
         (d,) = ref([torch.from_numpy(originals[pts])], "RGBA", on_host=True)  # the element's path
@@ -487,11 +485,11 @@ def test_output_tensor_meta_is_the_models_output_of_each_frame(tmp_path):
     buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(len(originals), rgba_copy(b, W, H)),
                  errors)
     assert run(p).eos and not errors
-    det = Detector("obb_toy_models:toy", input_size=96, device=DEVICE)
+    det = Detector("obb_toy_models:toy", input_size=96, device=AUTO)
     assert len(got) == 4
     for k, (meta,) in enumerate(got):
         x, _ = det.preprocess([torch.from_numpy(originals[k])], "RGBA")
-        want = obb_toy_models.ToyObb().to(DEVICE)(x)[0].cpu().numpy()
+        want = obb_toy_models.ToyObb().to(AUTO)(x)[0].cpu().numpy()
         assert meta.unique_id == 3 and meta.network == (96, 96, 3) and meta.maintain_aspect_ratio
         (layer,) = meta.layers
         assert layer.name == "output0" and layer.data.shape == want.shape

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import readback
 import torch
+from devices import AUTO
 from pipelines import buffer_probe, run
 
 from obbmeta import nvds
@@ -60,7 +61,7 @@ def test_an_onnx_export_and_the_same_model_as_torchscript_give_the_same_boxes(tm
     onnx_path = export_onnx(m, tmp_path / "aerial.onnx")
     ts_path = tmp_path / "aerial.pt"
     # traced where it runs (a trace keeps the device of the tensors the model makes); onnxruntime runs on the CPU
-    device = "cuda" if torch.cuda.is_available() and runner == "torch" else "cpu"
+    device = AUTO if runner == "torch" else "cpu"
     torch.jit.trace(m.to(device), torch.rand(1, 3, 256, 256, device=device)).save(str(ts_path))
     common = f"input-size=256 conf=0.05 class-names=vehicle,ship,plane,storage_tank device={device}"
     a = boxes_through_obbinfer(f"obbinfer model={onnx_path} {common}")

@@ -16,6 +16,7 @@ import obb_toy_models
 import pytest
 import readback
 import torch
+from devices import AUTO
 from pipelines import buffer_probe, rgba_copy, run
 
 from obbmeta import nvds
@@ -450,9 +451,7 @@ def test_gpu_id_on_a_machine_without_cuda_runs_device_auto_on_the_cpu_with_one_w
 # ---------------------------------------------------------------- the shared-model cache: identity and lifetime
 
 def _script(module, path):
-    # traced where obbinfer's device=auto runs it: a trace keeps the device of the tensors the model makes
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.jit.trace(module.to(device), torch.zeros(1, 3, 64, 64, device=device)).save(str(path))
+    torch.jit.trace(module.to(AUTO), torch.zeros(1, 3, 64, 64, device=AUTO)).save(str(path))
 
 
 def test_setting_the_same_path_after_the_file_was_replaced_loads_the_new_weights(tmp_path):
