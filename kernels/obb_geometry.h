@@ -69,10 +69,10 @@ OBB_HD int obb_box_valid(const obb_box *b)
            b->h > 0.0;
 }
 
-/* The 4 corners (x0, y0, ..., x3, y3) in the documented order. */
-OBB_HD void obb_box_corners(const obb_box *b, double out[8])
+/* The 4 corners (x0, y0, ..., x3, y3) in the documented order, from c = cos(b->a) and s = sin(b->a) (computed once
+ * by a caller that needs several of these facts of one box). */
+OBB_HD void obb_box_corners_cs(const obb_box *b, double c, double s, double out[8])
 {
-    const double c = cos(b->a), s = sin(b->a);
     const double hw = 0.5 * b->w, hh = 0.5 * b->h;
     const double sx[4] = {-1.0, 1.0, 1.0, -1.0};
     const double sy[4] = {-1.0, -1.0, 1.0, 1.0};
@@ -83,16 +83,27 @@ OBB_HD void obb_box_corners(const obb_box *b, double out[8])
     }
 }
 
-/* Tight axis-aligned box (x1, y1, x2, y2) around the polygon. */
-OBB_HD void obb_box_aabb(const obb_box *b, double out[4])
+OBB_HD void obb_box_corners(const obb_box *b, double out[8])
 {
-    const double c = fabs(cos(b->a)), s = fabs(sin(b->a));
+    obb_box_corners_cs(b, cos(b->a), sin(b->a), out);
+}
+
+/* Tight axis-aligned box (x1, y1, x2, y2) around the polygon, from c = cos(b->a) and s = sin(b->a). */
+OBB_HD void obb_box_aabb_cs(const obb_box *b, double c, double s, double out[4])
+{
+    c = fabs(c);
+    s = fabs(s);
     const double hw = 0.5 * b->w, hh = 0.5 * b->h;
     const double ex = c * hw + s * hh, ey = s * hw + c * hh;
     out[0] = b->cx - ex;
     out[1] = b->cy - ey;
     out[2] = b->cx + ex;
     out[3] = b->cy + ey;
+}
+
+OBB_HD void obb_box_aabb(const obb_box *b, double out[4])
+{
+    obb_box_aabb_cs(b, cos(b->a), sin(b->a), out);
 }
 
 /* float[5] forms of the above, for the writers and the rasteriser (which take float32 boxes). */
