@@ -226,3 +226,22 @@ def test_fit_uses_the_sizes_the_resize_produced():
     assert (lb.scale, lb.scale_y) == (640 / 1366, 360 / 768) and (lb.pad_x, lb.pad_y) == (0, 140)
     assert Letterbox.fit((1920, 1080), (640, 640)) == Letterbox(1 / 3, 0, 140)
     assert Letterbox(0.5, 1, 2, scale_y=0.5) == Letterbox(0.5, 1, 2) and Letterbox(0.5, scale_y=0.5).is_uniform
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("channels", ["RGB", "BGR", "GRAY"])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.float32])
+def test_levels_normalised_into_the_canvas_equal_normalise_then_a_copy_bit_for_bit(device, channels, dtype):
+    """apply_frames writes the normalised levels straight into the canvas rows (subtract into the canvas, divide in
+    place): the same float32 values as normalise() of the levels as floats copied into those rows."""
+    p = pre.Preprocess(channels=channels, mean=(0.0,) if channels == "GRAY" else (123.675, 116.28, 103.53),
+                       scale=(1 / 57.0,) if channels == "GRAY" else (1 / 58.395, 1 / 57.12, 1 / 57.375))
+    gen = torch.Generator().manual_seed(4)
+    levels = torch.randint(0, 256, (4, 3, 30, 50), generator=gen, dtype=torch.uint8)
+    levels = (levels if dtype == torch.uint8 else levels.float() + torch.rand(levels.shape, generator=gen)).to(device)
+    c = p.num_channels
+    got, want = (torch.full((6, c, 40, 64), 7.0, device=device) for _ in range(2))
+    idx = [0, 2, 3, 5]  # two runs and two single rows
+    p._normalise_into(got, idx, levels, 9, 4)
+    pre._place(want, idx, p.normalise(levels.float()), 9, 4)
+    assert torch.equal(got, want)

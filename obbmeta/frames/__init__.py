@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
@@ -430,13 +431,26 @@ def _tensor_view(ptr: int, shape: tuple, strides: tuple, nbytes: int, mem_type: 
         if gpu_id >= torch.cuda.device_count():
             raise SurfaceLayoutError(f"{what}: the surface's gpuId is {gpu_id}, torch sees "
                                      f"{torch.cuda.device_count()} CUDA device(s)")
-        _check_cuda_range(ptr, nbytes, gpu_id, what)
-        return torch.as_tensor(_CudaArray(ptr, shape, strides), device=f"cuda:{gpu_id}")
+        base, size = _check_cuda_range(ptr, nbytes, gpu_id, what)
+        return _allocation(base, size, gpu_id).as_strided(shape, strides, ptr - base)
     if mem_type in HOST_MEMORY:  # checked to be mapped memory by read_surface
         flat = torch.frombuffer((ctypes.c_uint8 * nbytes).from_address(ptr), dtype=torch.uint8)
         return flat.as_strided(shape, strides)
     raise SurfaceLayoutError(f"memType {MEM_TYPES.get(mem_type, mem_type)} (Jetson surface arrays / handles, CUDA "
                              "arrays) has no linear address to view; convert to CUDA device memory with nvvideoconvert")
+
+
+@lru_cache(maxsize=256)
+def _allocation(base: int, size: int, gpu_id: int) -> Any:
+    """A uint8 tensor over the whole CUDA allocation ``[base, base + size)`` of GPU ``gpu_id``, made once per
+    allocation: a frame's view is then an ``as_strided`` of it (a buffer pool hands the same surfaces round, so 16
+    views a batch cost 16 ``as_strided`` calls, not 16 ``__cuda_array_interface__`` parses). It owns nothing; a
+    view is made only after :func:`_check_cuda_range` found the range inside this live allocation, so a cached
+    tensor of an allocation since freed is never used (another allocation at that address with that size is
+    the same range)."""
+    import torch
+
+    return torch.as_tensor(_CudaArray(base, (size,), None), device=f"cuda:{gpu_id}")
 
 
 # CUDA driver API values (cuda.h): CUpointer_attribute MEMORY_TYPE 2, IS_MANAGED 8, DEVICE_ORDINAL 9,
@@ -459,17 +473,24 @@ def _cuda_driver() -> ctypes.CDLL | None:
     return lib if lib.cuInit(0) == 0 else None
 
 
+_QUERY = threading.local()  # each thread's argument arrays for cuPointerGetAttributes, made once
+
+
 def _pointer_attributes(lib: ctypes.CDLL, ptr: int) -> tuple[int, int, int, int, int, int]:
     """(result, memory type, managed, device ordinal, allocation base, allocation size) of ``ptr``: one
     ``cuPointerGetAttributes`` call, which, unlike ``cuMemGetAddressRange``, needs no current context (a GStreamer
     streaming thread has none)."""
     n = len(_CU_ATTRIBUTES)
-    values = (ctypes.c_uint64 * n)()
-    attrs = (ctypes.c_int * n)(*_CU_ATTRIBUTES)
-    data = (ctypes.c_void_p * n)(*(ctypes.addressof(values) + 8 * i for i in range(n)))
+    query = getattr(_QUERY, "arrays", None)
+    if query is None:
+        values = (ctypes.c_uint64 * n)()
+        query = _QUERY.arrays = (values, (ctypes.c_int * n)(*_CU_ATTRIBUTES),
+                                 (ctypes.c_void_p * n)(*(ctypes.addressof(values) + 8 * i for i in range(n))))
+    values, attrs, data = query
+    ctypes.memset(values, 0, 8 * n)
     rc = lib.cuPointerGetAttributes(n, attrs, data, ptr)
-    mem_type, managed, ordinal = (int(v) & 0xFFFFFFFF for v in values[:3])
-    return rc, mem_type, managed, ordinal, int(values[3]), int(values[4])
+    mem_type, managed, ordinal, base, size = values
+    return rc, mem_type & 0xFFFFFFFF, managed & 0xFFFFFFFF, ordinal & 0xFFFFFFFF, base, size
 
 
 def _cuda_ordinal(ptr: int) -> int | None:
@@ -481,9 +502,10 @@ def _cuda_ordinal(ptr: int) -> int | None:
     return ordinal if rc == 0 and (mem_type in _CU_DEVICE_MEMORY or managed) else None
 
 
-def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
+def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> tuple[int, int]:
     """[ptr, ptr + nbytes) must be CUDA device (or managed) memory of GPU ``gpu_id``, inside one allocation: a
-    forged pointer handed to a kernel would corrupt the CUDA context for the whole process."""
+    forged pointer handed to a kernel would corrupt the CUDA context for the whole process. Returns the
+    allocation's (base, size)."""
     lib = _cuda_driver()
     if lib is None:
         raise SurfaceLayoutError(f"{what} is CUDA memory, but the CUDA driver (libcuda.so.1) could not be loaded to "
@@ -498,6 +520,7 @@ def _check_cuda_range(ptr: int, nbytes: int, gpu_id: int, what: str) -> None:
     if not base <= ptr or ptr + nbytes > base + size:
         raise SurfaceLayoutError(f"{what}: its {nbytes} bytes at 0x{ptr:x} are not inside one CUDA allocation "
                                  f"(allocation 0x{base:x} + {size})")
+    return base, size
 
 
 # ---------------------------------------------------------------- mapping a GstBuffer

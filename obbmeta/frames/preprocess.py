@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .._validators import int_in_range, is_number
 from .letterbox import Letterbox
@@ -213,8 +213,9 @@ class Preprocess:
         elif tuple(out.shape) != shape or out.device != device or out.dtype != torch.float32:
             raise ValueError(f"out must be a float32 {shape} tensor on {device}, got {tuple(out.shape)} {out.dtype} "
                              f"on {out.device}")
-        for c, (m, k) in enumerate(zip(self._means, self.scale)):
-            out[:, c].fill_((self.pad_value - m) / (1 / k))  # in double, then one rounding to float32
+        # each channel's value in double, then one rounding to float32; one fill for every channel
+        pad = tuple((self.pad_value - m) / (1 / k) for m, k in zip(self._means, self.scale))
+        out.copy_(channel_constant(pad, torch.float32, out.device).expand(shape))
         return out, (cw, ch)
 
     @property
@@ -263,11 +264,11 @@ class Preprocess:
         letterboxes: list = [None] * len(frames)
         for ((w, h), order), idx in groups.items():
             lb, (nw, nh) = self.plan((w, h), input_size, (cw, ch))
-            table = torch.tensor([[k, w / 2, h / 2, w, h, 0.0] for k in range(len(idx))], dtype=torch.float32)
+            # the whole-frame boxes, made once per (frames, size, device): valid by construction, so unchecked
+            table = _whole_frames(len(idx), w, h, out.device)
             levels = crop_rotated([frames[i] for i in idx], table, (nh, nw), channels=list(order), layout="HWC",
-                                  out_dtype=torch.uint8 if self.quantize else torch.float32)
-            x = self.normalise(levels.float())
-            _place(out, idx, x, int(lb.pad_x), int(lb.pad_y))
+                                  out_dtype=torch.uint8 if self.quantize else torch.float32, check_boxes=False)
+            self._normalise_into(out, idx, levels, int(lb.pad_x), int(lb.pad_y))
             for i in idx:
                 letterboxes[i] = lb
         return self._subtract_mean_image(out), letterboxes
@@ -318,6 +319,25 @@ class Preprocess:
             y = torch.round_(y).clamp_(0, 255)
         return y
 
+    def _normalise_into(self, out: Any, idx: list[int], levels: Any, px: int, py: int) -> None:
+        """:meth:`normalise` of (n, 3, h, w) levels written straight into the canvas rows ``idx`` at (px, py): for
+        RGB / BGR two operations a run of rows (the subtraction writes the canvas, the division follows in place),
+        the same float32 arithmetic as normalise then a copy, without the intermediate batch."""
+        import torch
+
+        if self.channels == "GRAY":
+            _place(out, idx, self.normalise(levels.float()), px, py)
+            return
+        if self.channels == "BGR":
+            levels = levels.flip(1)
+        mean = channel_constant(tuple(self._means), torch.float32, levels.device)
+        std = channel_constant(tuple(1 / k for k in self.scale), torch.float32, levels.device)
+        h, w = int(levels.shape[2]), int(levels.shape[3])
+        for k, start, stop in _runs(idx):
+            target = out[start:stop, :, py:py + h, px:px + w]
+            torch.sub(levels[k:k + stop - start], mean, out=target)
+            target.div_(std)
+
     def normalise(self, levels: Any) -> Any:
         """(n, 3, h, w) RGB levels 0-255 -> (n, C, h, w) model input."""
         import torch
@@ -334,17 +354,32 @@ class Preprocess:
         return (levels - mean) / std
 
 
-def _place(out: Any, idx: list[int], x: Any, px: int, py: int) -> None:
-    """``out[idx, :, py:py + h, px:px + w] = x`` as slice copies, one per run of consecutive indices: a list index
-    is copied to the device from pageable memory, which waits for the stream (a host sync per batch)."""
-    h, w = int(x.shape[2]), int(x.shape[3])
+@functools.lru_cache(maxsize=64)
+def _whole_frames(n: int, w: int, h: int, device: Any) -> Any:
+    """The (n, 6) crop table [k, w / 2, h / 2, w, h, 0] of n whole w x h frames on ``device``, made once and never
+    written (as :func:`channel_constant`: made per batch, its copy from pageable memory would wait for the stream)."""
+    import torch
+
+    return torch.tensor([[k, w / 2, h / 2, w, h, 0.0] for k in range(n)], dtype=torch.float32).to(device)
+
+
+def _runs(idx: list[int]) -> Iterator[tuple[int, int, int]]:
+    """(first position in idx, first index, stop index) of each run of consecutive indices."""
     k = 0
     while k < len(idx):
         stop = k + 1
         while stop < len(idx) and idx[stop] == idx[stop - 1] + 1:
             stop += 1
-        out[idx[k]:idx[stop - 1] + 1, :, py:py + h, px:px + w] = x[k:stop]
+        yield k, idx[k], idx[stop - 1] + 1
         k = stop
+
+
+def _place(out: Any, idx: list[int], x: Any, px: int, py: int) -> None:
+    """``out[idx, :, py:py + h, px:px + w] = x`` as slice copies, one per run of consecutive indices: a list index
+    is copied to the device from pageable memory, which waits for the stream (a host sync per batch)."""
+    h, w = int(x.shape[2]), int(x.shape[3])
+    for k, start, stop in _runs(idx):
+        out[start:stop, :, py:py + h, px:px + w] = x[k:k + stop - start]
 
 
 @functools.lru_cache(maxsize=64)

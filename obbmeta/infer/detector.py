@@ -461,13 +461,15 @@ class Detector:
                                             class_conf=_class_conf(p.class_filter))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
-        return tuple(padded)
+        # the counts and the status in one int64 table (B + 1,), made here so that a graph holds it: one copy back
+        return (padded.boxes, padded.scores, padded.labels,
+                torch.cat((padded.counts.to(torch.int64), padded.status.reshape(1).to(torch.int64))))
 
     def _copy_to_host(self, tables: tuple, n: int) -> tuple:
-        """The first ``n`` images' tables copied to pinned host buffers on the current stream, and an event
-        recorded after the copies: (boxes, scores, labels, counts + status, event)."""
-        boxes, scores, labels, counts, status = tables
-        flat = torch.cat((counts[:n].to(torch.int64), status.reshape(1).to(torch.int64)))
+        """The first ``n`` images' tables (boxes, scores, labels) and the whole counts + status table copied to
+        pinned host buffers on the current stream, and an event recorded after the copies: (boxes, scores, labels,
+        counts + status, event)."""
+        boxes, scores, labels, flat = tables
         out = []
         for t in (boxes[:n], scores[:n], labels[:n], flat):
             buf = self._pinned.take(tuple(t.shape), t.device, dtype=t.dtype)
@@ -623,7 +625,8 @@ class _PaddedPending(Pending):
         self.wait()
         boxes, scores, labels, flat, _ = self.copies
         try:
-            *counts, status = flat.tolist()
+            values = flat.tolist()  # every image's count of the call (a graph's bucket may hold more), the status
+            counts, status = values[:len(self.sizes)], values[-1]
             if not status:  # every image's kept rows, read out of the pinned tables (handed back below) at once
                 boxes, scores, labels = _kept_rows((boxes, scores, labels), counts)
         finally:
