@@ -205,25 +205,39 @@ class Producers:
     """``streams`` NVMM sources running in this process, as a real pipeline's sources run beside its inference:
     ``upload``: ``videotestsrc ! nvvideoconvert`` (each frame drawn on the CPU and uploaded, in ``fmt``);
     ``decoder``: NVIDIA's ``nvv4l2decoder`` decoding a 1080p H.264 stream (I_PCM, made by tests/gst/h264_pcm.py:
-    every frame decoded, 3 MB of bitstream each, so more host-to-device traffic than a camera's stream) to NV12,
-    then for any other ``fmt`` an ``nvvideoconvert`` on the GPU to it (what a pipeline that draws into RGBA runs).
-    Each ends in an appsink holding at most two frames, so a consumer slower than the sources throttles them, as
-    nvstreammux's back-pressure does."""
+    every frame decoded, 3 MB of bitstream each, so more host-to-device traffic than a camera's stream, pushed by a
+    Python thread per source) to NV12, then for any other ``fmt`` an ``nvvideoconvert`` on the GPU to it (what a
+    pipeline that draws into RGBA runs); ``camera``: the same decoder and converter fed as a camera's stream feeds
+    them, by ``multifilesrc`` (C, no Python) looping over a stream of one I_PCM key frame and 29 P_Skip pictures
+    per second (``h264_pcm.encode_gop``: 3 MB a second instead of 90, every picture still decoded and converted on
+    the GPU). Each ends in an appsink holding at most two frames, so a consumer slower than the sources throttles
+    them, as nvstreammux's back-pressure does."""
 
     def __init__(self, source: str, streams: int, fmt: str):
         self.pipes, self.sinks, self.feeders, self.stop = [], [], [], threading.Event()
+        self.folder = None
         caps = f"video/x-raw(memory:NVMM),format={fmt},width={W},height={H}"
         aus = _pcm_stream() if source == "decoder" else None
+        h264 = f"video/x-h264,stream-format=byte-stream,alignment=au,width={W},height={H},framerate=30/1"
+        convert = "" if fmt == "NV12" else " ! nvvideoconvert"
+        if source == "camera":
+            import tempfile
+
+            self.folder = tempfile.TemporaryDirectory(prefix="obbmeta-camera-")
+            camera = _pcm_stream(gop=30)
+            for k, au in enumerate(camera):
+                Path(self.folder.name, f"au{k:05d}.h264").write_bytes(au)
         for _ in range(streams):
             if source == "upload":
                 head = (f"videotestsrc pattern=ball is-live=false ! video/x-raw,format={fmt},width={W},height={H},"
                         "framerate=30/1 ! nvvideoconvert")
             elif source == "decoder":
-                head = (f"appsrc name=src format=time block=true max-buffers=4 caps=video/x-h264,"
-                        f"stream-format=byte-stream,alignment=au,width={W},height={H},framerate=30/1 ! nvv4l2decoder"
-                        + ("" if fmt == "NV12" else " ! nvvideoconvert"))
+                head = f"appsrc name=src format=time block=true max-buffers=4 caps={h264} ! nvv4l2decoder{convert}"
+            elif source == "camera":
+                head = (f'multifilesrc location={self.folder.name}/au%05d.h264 index=0 stop-index={len(camera) - 1} '
+                        f'loop=true caps="{h264}" ! nvv4l2decoder{convert}')
             else:
-                raise ValueError(f"source must be upload or decoder, got {source!r}")
+                raise ValueError(f"source must be upload, decoder or camera, got {source!r}")
             p = Gst.parse_launch(f"{head} ! {caps} ! appsink name=out max-buffers=2 drop=false sync=false")
             self.pipes.append(p)
             self.sinks.append(p.get_by_name("out"))
@@ -256,15 +270,19 @@ class Producers:
         self.stop.set()
         for p in self.pipes:
             p.set_state(Gst.State.NULL)
+        if self.folder is not None:
+            self.folder.cleanup()
 
 
-def _pcm_stream(frames: int = 4) -> list:
+def _pcm_stream(frames: int = 4, gop: int = 1) -> list:
+    """The access units of ``frames`` random I_PCM key frames, each followed by ``gop - 1`` P_Skip pictures."""
     sys.path.insert(0, str(ROOT / "tests" / "gst"))
-    from h264_pcm import encode
+    from h264_pcm import encode_gop
 
     rng = np.random.default_rng(0)
-    return encode([(rng.integers(16, 236, (H, W), dtype=np.uint8), rng.integers(16, 241, (H // 2, W // 2), np.uint8),
-                    rng.integers(16, 241, (H // 2, W // 2), np.uint8)) for _ in range(frames)])
+    return encode_gop([(rng.integers(16, 236, (H, W), dtype=np.uint8),
+                        rng.integers(16, 241, (H // 2, W // 2), np.uint8),
+                        rng.integers(16, 241, (H // 2, W // 2), np.uint8)) for _ in range(frames)], gop)
 
 
 CHAINS = {"obbinfer": ["obbinfer"], "obbinfer+track+overlay": ["obbinfer", "obbtrack", "obboverlay"],
@@ -589,18 +607,20 @@ def main() -> None:
     ap.add_argument("--name", default=None, help="results/<name>.json (default pipeline_streams[_cpu])")
     ap.add_argument("--sources", default="appsrc",
                     help="comma-separated: appsrc (ready-made batches, nothing else on the GPU), upload "
-                         "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers: NV12, or "
-                         "converted on the GPU to each of --formats)")
+                         "(videotestsrc ! nvvideoconvert producers), decoder (nvv4l2decoder producers fed I_PCM "
+                         "frames by Python threads: NV12, or converted on the GPU to each of --formats), camera (the "
+                         "same decoders fed a camera-like stream by multifilesrc: one key frame and 29 P_Skip "
+                         "pictures a second)")
     ap.add_argument("--model", default=MODEL, help="obbinfer's model (a factory, a TorchScript or an ONNX file)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each row (median), baseline interleaved")
     ap.add_argument("--buffers", type=int, default=40, help="buffers measured in each run (after 5 of warm-up)")
-    ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder rows")
+    ap.add_argument("--depths", default="0,2", help="queue-depth values of the upload / decoder / camera rows")
     ap.add_argument("--chains", default="obbinfer+track+overlay",
-                    help="comma-separated chains measured after obbinfer alone (upload / decoder rows): "
+                    help="comma-separated chains measured after obbinfer alone (upload / decoder / camera rows): "
                          + ", ".join(CHAINS))
     ap.add_argument("--rates", default="",
                     help="comma-separated batches a second (e.g. 30: 16 cameras of 30 fps): obbinfer and each chain "
-                         "again at that live pace (upload / decoder rows), for the latency a buffer gets")
+                         "again at that live pace (upload / decoder / camera rows), for the latency a buffer gets")
     ap.add_argument("--switch-interval", type=float, default=None,
                     help="sys.setswitchinterval for the run, in seconds (Python's default 0.005): how long a thread "
                          "running Python keeps the interpreter lock from one whose C call returned")

@@ -2,8 +2,9 @@
 stored as they are), so the decoder's output planes must equal the YUV that went in, byte for byte.
 
 Constrained Baseline profile, CAVLC, one IDR access unit (SPS, PPS, one slice) per frame, VUI with the colour
-description asked for (ITU-T H.264 7.3.2.1.1, 7.3.2.2, 7.3.3, 7.3.5, E.1.1). Generated at test time; nothing is
-committed but this file."""
+description asked for (ITU-T H.264 7.3.2.1.1, 7.3.2.2, 7.3.3, 7.3.5, E.1.1); :func:`encode_gop` follows each with
+P pictures whose macroblocks are all skipped (copies of it), a camera's proportions of key and predicted frames.
+Generated at test time; nothing is committed but this file."""
 from __future__ import annotations
 
 import re
@@ -138,6 +139,38 @@ def idr_slice(y: np.ndarray, u: np.ndarray, v: np.ndarray, idr_pic_id: int) -> b
     # Later macroblocks start byte-aligned (PCM samples end on a byte): ue(25) = 000011010, then 7 alignment zeros.
     rest = np.concatenate([np.tile(np.array([0x0D, 0x00], np.uint8), (len(blocks) - 1, 1)), blocks[1:]], 1)
     return nal(5, w.bytes() + blocks[0].tobytes() + rest.tobytes() + b"\x80")
+
+
+def skip_slice(width: int, height: int, frame_num: int) -> bytes:
+    """One P picture (a reference picture, sliding-window marking) whose macroblocks are all P_Skip: with the one
+    reference frame of the SPS and no neighbours' motion, the decoder outputs a copy of the previous picture
+    (7.3.3, 7.3.4: a single mb_skip_run over the picture). A few bytes instead of I_PCM's 3 MB at 1080p, as the
+    predicted frames of a camera's stream are small next to its key frames."""
+    w = BitWriter()
+    w.ue(0)                  # first_mb_in_slice
+    w.ue(5)                  # slice_type: P (all slices of the picture)
+    w.ue(0)                  # pic_parameter_set_id
+    w.u(frame_num % 16, 4)   # frame_num (log2_max_frame_num 4): one more than the previous reference picture's
+    w.u(0, 1)                # num_ref_idx_active_override_flag
+    w.u(0, 1)                # ref_pic_list_modification_flag_l0
+    w.u(0, 1)                # adaptive_ref_pic_marking_mode_flag: sliding window
+    w.se(0)                  # slice_qp_delta
+    w.ue(1)                  # disable_deblocking_filter_idc: off
+    w.ue(-(-width // 16) * -(-height // 16))  # mb_skip_run: every macroblock
+    w.trailing()
+    return nal(1, w.bytes())
+
+
+def encode_gop(frames_yuv: list[tuple[np.ndarray, np.ndarray, np.ndarray]], gop: int, matrix: str = "BT.709",
+               full_range: bool = False) -> list[bytes]:
+    """A camera-like stream: each frame of :func:`encode` as a key frame followed by ``gop - 1`` P_Skip pictures
+    (copies of it): ``gop`` access units per frame given, most of them a few bytes."""
+    h, w = frames_yuv[0][0].shape
+    out = []
+    for key in encode(frames_yuv, matrix, full_range):
+        out.append(key)
+        out.extend(skip_slice(w, h, k) for k in range(1, gop))
+    return out
 
 
 def encode(frames_yuv: list[tuple[np.ndarray, np.ndarray, np.ndarray]], matrix: str = "BT.709",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from h264_pcm import encode
+from h264_pcm import encode, encode_gop
 from pipelines import buffer_probe, run
 from pixel_refs import planes_from_bytes, reference_rgb
 
@@ -218,6 +218,30 @@ def test_the_pcm_h264_fixture_decodes_losslessly():
     for (y, u, v), (_, bgr) in zip(yuv, decoded):
         want = cv2.cvtColor(np.concatenate([y, u.reshape(h // 4, w), v.reshape(h // 4, w)]), cv2.COLOR_YUV2BGR_I420)
         assert np.abs(bgr.astype(int) - want).max() <= 3  # two integer BT.601 conversions of the same samples
+
+
+def test_the_camera_like_stream_decodes_to_each_key_frame_repeated():
+    """encode_gop's P_Skip pictures (what the benchmark's camera sources feed the decoder between key frames) decode,
+    with OpenCV's FFmpeg, to copies of their key frame, and every access unit gives a frame."""
+    cv2 = pytest.importorskip("cv2")
+    import tempfile
+
+    rng = np.random.default_rng(5)
+    h, w = 96, 128
+    yuv = [(rng.integers(16, 236, (h, w), dtype=np.uint8), rng.integers(16, 241, (h // 2, w // 2), dtype=np.uint8),
+            rng.integers(16, 241, (h // 2, w // 2), dtype=np.uint8)) for _ in range(2)]
+    aus = encode_gop(yuv, 20)  # frame_num wraps (mod 16) inside each group
+    assert len(aus) == 40 and max(len(a) for k, a in enumerate(aus) if k % 20) < 16
+    with tempfile.NamedTemporaryFile(suffix=".h264") as f:
+        f.write(b"".join(aus))
+        f.flush()
+        cap = cv2.VideoCapture(f.name, cv2.CAP_FFMPEG)
+        decoded = [cap.read() for _ in range(41)]
+    assert [ok for ok, _ in decoded] == [True] * 40 + [False]
+    keys = [decoded[0][1], decoded[20][1]]
+    assert not np.array_equal(*keys)
+    for k, (_, bgr) in enumerate(decoded[:40]):
+        assert np.array_equal(bgr, keys[k // 20]), k
 
 
 DECODER_CASES = [((640, 480), "BT.601", False, "NV12"), ((1280, 720), "BT.709", False, "NV12_709"),
