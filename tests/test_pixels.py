@@ -268,3 +268,17 @@ def test_every_packed_422_format_refuses_an_odd_width_with_one_message(name):
         with pytest.raises(ValueError, match=EVEN_WIDTH.format("UYVP")):
             size()
     assert fmt.shapes(6, 4) == ((4, 3, 5),) and fmt.planes[0].row_bytes(6) == 15
+
+
+def test_frame_sizes_checks_each_kind_of_frame_once_and_still_refuses_a_bad_one():
+    good = [torch.zeros(4, 6, 4, dtype=torch.uint8) for _ in range(3)]
+    nv12 = (torch.zeros(8, 10, 1, dtype=torch.uint8), torch.zeros(4, 5, 2, dtype=torch.uint8))
+    frames = [good[0], nv12, good[1], good[2], nv12]
+    formats = ["RGBA", "NV12", "RGBA", "RGBA", "NV12"]
+    assert pixels.frame_sizes(frames, formats) == [pixels.frame_size(f, m) for f, m in zip(frames, formats)]
+    assert pixels.frame_sizes(frames, formats) == [(6, 4), (10, 8), (6, 4), (6, 4), (10, 8)]
+    bad = torch.zeros(4, 6, 3, dtype=torch.uint8)  # three channels for RGBA: a kind not seen before, checked
+    with pytest.raises(ValueError, match=r"must be a \(rows, cols, 4\) tensor"):
+        pixels.frame_sizes([good[0], bad], ["RGBA", "RGBA"])
+    with pytest.raises(TypeError, match="must be a uint8 tensor"):
+        pixels.frame_sizes([good[0], good[1].to(torch.int16)], ["RGBA", "RGBA"])

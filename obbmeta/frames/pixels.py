@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from .._validators import is_int
 
@@ -333,6 +333,27 @@ def frame_size(frame: Any, pixel_format: Any) -> tuple[int, int]:
 
     _, (height, width) = _check_frame(frame, lookup(pixel_format), torch)
     return width, height
+
+
+def frame_sizes(frames: Sequence[Any], pixel_formats: Sequence[Any]) -> list[tuple[int, int]]:
+    """:func:`frame_size` of each frame, checked once per kind of frame (format and each plane's type, shape, dtype
+    and device): a batch's frames are mostly alike."""
+    import torch
+
+    seen: dict = {}
+    out = []
+    for frame, fmt in zip(frames, pixel_formats):
+        planes = tuple(frame) if isinstance(frame, (tuple, list)) else (frame,)
+        key = None
+        if all(isinstance(p, torch.Tensor) for p in planes):
+            key = (fmt, isinstance(frame, (tuple, list)), tuple((p.shape, p.dtype, p.device) for p in planes))
+        size = seen.get(key) if key is not None else None
+        if size is None:
+            size = frame_size(frame, fmt)
+            if key is not None:
+                seen[key] = size
+        out.append(size)
+    return out
 
 
 def _check_frame(frame: Any, fmt: PixelFormat, torch: Any) -> tuple[tuple, tuple[int, int]]:

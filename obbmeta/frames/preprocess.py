@@ -249,7 +249,7 @@ class Preprocess:
 
         if not frames:
             raise ValueError("preprocessing needs at least one frame")
-        if not all(self._direct(f, fmt, input_size) for f, fmt in zip(frames, formats)):
+        if not self._all_direct(frames, formats, input_size):
             return self.apply([to_rgb(f, fmt) for f, fmt in zip(frames, formats)], input_size, out)
         import torch
 
@@ -272,6 +272,22 @@ class Preprocess:
             for i in idx:
                 letterboxes[i] = lb
         return self._subtract_mean_image(out), letterboxes
+
+    def _all_direct(self, frames: Sequence[Any], formats: Sequence[str], input_size: tuple[int, int]) -> bool:
+        """:meth:`_direct` of every frame, asked once per kind of frame (format, shape, dtype, device): a batch's
+        frames are mostly alike."""
+        import torch
+
+        seen = set()
+        for f, fmt in zip(frames, formats):
+            if not isinstance(f, torch.Tensor):
+                return False
+            key = (fmt, f.shape, f.dtype, f.device)
+            if key not in seen:
+                if not self._direct(f, fmt, input_size):
+                    return False
+                seen.add(key)
+        return True
 
     def _direct(self, frame: Any, fmt: str, input_size: tuple[int, int]) -> bool:
         """Whether ``frame`` takes :meth:`apply_frames`' in-place resampling path."""

@@ -16,7 +16,7 @@ from .. import decode
 from .._validators import flag, int_in_range
 from ..boxes import OrientedBoxes
 from ..frames.letterbox import Letterbox, rows_to_source
-from ..frames.pixels import frame_size
+from ..frames.pixels import frame_sizes
 from ..frames.preprocess import MAX_FRAME_SIDE, Preprocess, preset
 from ..geometry import STATUS_OVERFLOW
 from .batcher import BATCHERS, BATCHERS_LOCK, Batcher
@@ -323,7 +323,7 @@ class Detector:
             device = self._run_device(part)
             if device.type == "cuda" and self.output_format == "yolo-obb":
                 images = self._images(part, fmts, device)
-                sizes = [frame_size(im, fmt) for im, fmt in zip(images, fmts)]
+                sizes = frame_sizes(images, fmts)
                 parts.append(self._submit_padded(images, fmts, sizes, device, p, outputs))
             else:
                 parts.append(Done(self._call(part, fmts, True, p, outputs)))
@@ -340,7 +340,7 @@ class Detector:
         device = self._run_device(frames)
         formats = _formats(pixel_format, len(frames))
         images = self._images(frames, formats, device)
-        sizes = [frame_size(im, fmt) for im, fmt in zip(images, formats)]
+        sizes = frame_sizes(images, formats)
         padded = self.output_format == "yolo-obb"  # the fixed-size decode serves per-class NMS thresholds too
         if device.type == "cuda" and padded and (on_host or self.cuda_graph):
             dets = self._call_padded(images, formats, sizes, device, p, outputs)
