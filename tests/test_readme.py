@@ -233,14 +233,29 @@ def performance_table() -> str:
                  f"1080p | {new['fps']} fps | the batcher before (16bf41f), the same call: {old['fps']} fps "
                  f"| {streams['machine']['gpu']}, {new['run'][:10]} | {link('pipeline_streams.json')} |")
 
-    live = load("pipeline_streams_run28.json")
-    paced = next(r for r in live["rows"] if r["source"] == "decoder" and r.get("rate_batches_per_s") == 30.0)
-    lat = paced["latency_ms"]
-    lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (`nvv4l2decoder` streams to "
-                 f"RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
-                 f"| the batch's GPU span {paced['gpu_ms']['p50']} ms; obbinfer's own CPU time "
-                 f"{paced['obbinfer_host_ms']['total']} ms a batch | {live['machine']['gpu']}, {live['date']} "
-                 f"| {link('pipeline_streams_run28.json')} |")
+    live = load("pipeline_streams_run29.json")
+
+    def row(source: str, rate: float | None, code: str) -> dict:
+        return next(r for r in live["rows"] if r["source"] == source and r.get("rate_batches_per_s") == rate
+                    and r["code"].startswith(code))
+
+    where = f"{live['machine']['gpu']}, {live['date']} | {link('pipeline_streams_run29.json')} |"
+    camera, saturated = row("camera", 30.0, "85c0d59"), row("camera", None, "85c0d59")
+    lat = camera["latency_ms"]
+    lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (16 `nvv4l2decoder` streams of a "
+                 f"camera-like H.264 stream to RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
+                 f"| the batch's GPU span {camera['gpu_ms']['p50']} ms; obbinfer's own CPU time "
+                 f"{camera['obbinfer_host_ms']['total']} ms a batch | {where}")
+    new, old = row("decoder", 30.0, "85c0d59"), row("decoder", 30.0, "ca56f34")
+    lines.append(f"| the same with the I_PCM decoders (3 MB of bitstream a frame, pushed by Python threads) "
+                 f"| p50 {new['latency_ms']['p50']} / p99 {new['latency_ms']['p99']} ms "
+                 f"| before this session's host-time work (ca56f34), the same call: p50 {old['latency_ms']['p50']} / "
+                 f"p99 {old['latency_ms']['p99']} ms; CPU {old['obbinfer_host_ms']['total']} -> "
+                 f"{new['obbinfer_host_ms']['total']} ms a batch | {where}")
+    span = saturated["gpu_ms"]["p50"]
+    lines.append(f"| `obbinfer`, 16 camera-like `nvv4l2decoder` streams, as fast as it goes | {saturated['fps']} fps "
+                 f"| sources alone {saturated['baseline_fps']} fps (ratio {saturated['ratio']}); obbinfer's GPU span of "
+                 f"{span} ms a batch of 16 allows {16e3 / span:.0f} fps | {where}")
 
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
