@@ -242,8 +242,8 @@ def performance_table() -> str:
     where = f"{live['machine']['gpu']}, {live['date']} | {link('pipeline_streams_run29.json')} |"
     camera, saturated = row("camera", 30.0, "85c0d59"), row("camera", None, "85c0d59")
     lat = camera["latency_ms"]
-    lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (16 `nvv4l2decoder` streams of a "
-                 f"camera-like H.264 stream to RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
+    lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (16 `nvv4l2decoder` streams "
+                 f"of a camera-like H.264 stream to RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
                  f"| the batch's GPU span {camera['gpu_ms']['p50']} ms; obbinfer's own CPU time "
                  f"{camera['obbinfer_host_ms']['total']} ms a batch | {where}")
     new, old = row("decoder", 30.0, "85c0d59"), row("decoder", 30.0, "ca56f34")
@@ -254,8 +254,8 @@ def performance_table() -> str:
                  f"{new['obbinfer_host_ms']['total']} ms a batch | {where}")
     span = saturated["gpu_ms"]["p50"]
     lines.append(f"| `obbinfer`, 16 camera-like `nvv4l2decoder` streams, as fast as it goes | {saturated['fps']} fps "
-                 f"| sources alone {saturated['baseline_fps']} fps (ratio {saturated['ratio']}); obbinfer's GPU span of "
-                 f"{span} ms a batch of 16 allows {16e3 / span:.0f} fps | {where}")
+                 f"| sources alone {saturated['baseline_fps']} fps (ratio {saturated['ratio']}); obbinfer's GPU span "
+                 f"of {span} ms a batch of 16 allows {16e3 / span:.0f} fps | {where}")
 
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
