@@ -243,7 +243,8 @@ def performance_table() -> str:
     camera, saturated = row("camera", 30.0, "85c0d59"), row("camera", None, "85c0d59")
     lat = camera["latency_ms"]
     lines.append(f"| a buffer's latency through `obbinfer` at a live 16 cameras × 30 fps (16 `nvv4l2decoder` streams "
-                 f"of a camera-like H.264 stream to RGBA, 1080p, batches of 16) | p50 {lat['p50']} / p99 {lat['p99']} ms "
+                 f"of a camera-like H.264 stream to RGBA, 1080p, batches of 16) "
+                 f"| p50 {lat['p50']} / p99 {lat['p99']} ms "
                  f"| the batch's GPU span {camera['gpu_ms']['p50']} ms; obbinfer's own CPU time "
                  f"{camera['obbinfer_host_ms']['total']} ms a batch | {where}")
     new, old = row("decoder", 30.0, "85c0d59"), row("decoder", 30.0, "ca56f34")
