@@ -2,8 +2,9 @@
 # obbinfer's threaded output path on the GPU machine (the device tool's H200; set up with
 # shared/tools/gpu-gstreamer: carry .gpu-gst, and .whl with a cp312 shapely wheel): the CUDA submit / graph paths
 # against eager and the output-thread tests on real NVMM buffers, then benchmarks/pipeline_streams.py with sources
-# that load the GPU (upload: videotestsrc ! nvvideoconvert, decoder: nvv4l2decoder) and 16 separate pipelines.
-#   bash tests/gpu/streams.sh [tests] [upload] [decoder] [separate] [models] [chains]    (default: all six)
+# that load the GPU (upload: videotestsrc ! nvvideoconvert, decoder: nvv4l2decoder fed I_PCM frames by Python
+# threads, camera: the same decoders fed a camera-like stream by multifilesrc) and 16 separate pipelines.
+#   bash tests/gpu/streams.sh [tests] [upload] [decoder] [camera] [separate] [models] [chains]    (default: all seven)
 # chains: upload sources (SOURCES=decoder: decoders, each converted to RGBA on the GPU), obbinfer alone and with
 # obbtrack + obboverlay after it (with and without queues).
 # models: the same weights as a factory, a TorchScript trace and an ONNX export (benchmarks/model_files.py), 16
@@ -12,7 +13,7 @@
 # CHAINS=... the chains of the chains step (names in benchmarks/pipeline_streams.py's CHAINS).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"; mkdir -p "$OUT"
-STEPS="${*:-tests upload decoder separate models chains}"
+STEPS="${*:-tests upload decoder camera separate models chains}"
 source .gpu-gst/activate.sh
 [ -d .whl ] && python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH="/tmp/site:${PYTHONPATH:-}"
 export PYTHONUNBUFFERED=1 OBBMETA_CUDA_ARCHS="${OBBMETA_CUDA_ARCHS:-90}" PYTHONPATH="$PWD:$PWD/tests/gst:$PWD/tests:${PYTHONPATH:-}"
@@ -36,6 +37,8 @@ bench() {  # name, arguments...
 }
 [[ " $STEPS " == *" upload "* ]] && bench pipeline_streams_upload --sources upload --streams 16 --formats RGBA,NV12
 [[ " $STEPS " == *" decoder "* ]] && bench pipeline_streams_decoder --sources decoder --streams 16 --formats NV12
+[[ " $STEPS " == *" camera "* ]] && bench pipeline_streams_camera --sources camera --streams 16 --formats RGBA,NV12 \
+  --variants graph --depths 2 --rates 30
 [[ " $STEPS " == *" separate "* ]] && bench pipeline_streams_separate --sources appsrc --streams 16 --formats RGBA \
   --modes separate --variants graph,graph+batch
 if [[ " $STEPS " == *" models "* ]]; then
