@@ -82,8 +82,13 @@ class PaddedDetections(NamedTuple):
         counts; raises ValueError / RuntimeError for a non-zero status, and ValueError when the tables do not fit
         one another (shapes) or a count does not fit the tables (status 0 with a count outside 0..max_det)."""
         self._check_shapes()
-        *counts, status = torch.cat((self.counts.to(torch.int64), self.status.reshape(1).to(torch.int64))).tolist()
+        *counts, status = self.counts_and_status().tolist()
         return self._split(counts, status)
+
+    def counts_and_status(self) -> torch.Tensor:
+        """The counts and then the status as one (B + 1,) int64 tensor on the tables' device: what one read (or one
+        copy to the host) takes."""
+        return torch.cat((self.counts.to(torch.int64), self.status.reshape(1).to(torch.int64)))
 
     def _check_shapes(self) -> None:
         for name in self._fields:

@@ -335,18 +335,24 @@ def frame_size(frame: Any, pixel_format: Any) -> tuple[int, int]:
     return width, height
 
 
-def frame_sizes(frames: Sequence[Any], pixel_formats: Sequence[Any]) -> list[tuple[int, int]]:
-    """:func:`frame_size` of each frame, checked once per kind of frame (format and each plane's type, shape, dtype
-    and device): a batch's frames are mostly alike."""
+def frame_kind(frame: Any, pixel_format: Any) -> tuple | None:
+    """What every check of a frame depends on: its format, whether it came as a tuple of planes, and each plane's
+    shape, dtype and device; frames of one kind get one verdict (a batch's frames are mostly alike). None for a
+    frame that is not tensors."""
     import torch
 
+    planes = tuple(frame) if isinstance(frame, (tuple, list)) else (frame,)
+    if not all(isinstance(p, torch.Tensor) for p in planes):
+        return None
+    return pixel_format, isinstance(frame, (tuple, list)), tuple((p.shape, p.dtype, p.device) for p in planes)
+
+
+def frame_sizes(frames: Sequence[Any], pixel_formats: Sequence[Any]) -> list[tuple[int, int]]:
+    """:func:`frame_size` of each frame, checked once per :func:`frame_kind`."""
     seen: dict = {}
     out = []
     for frame, fmt in zip(frames, pixel_formats):
-        planes = tuple(frame) if isinstance(frame, (tuple, list)) else (frame,)
-        key = None
-        if all(isinstance(p, torch.Tensor) for p in planes):
-            key = (fmt, isinstance(frame, (tuple, list)), tuple((p.shape, p.dtype, p.device) for p in planes))
+        key = frame_kind(frame, fmt)
         size = seen.get(key) if key is not None else None
         if size is None:
             size = frame_size(frame, fmt)
@@ -537,4 +543,4 @@ def _rgb(planes: tuple, fmt: PixelFormat, height: int, width: int, torch: Any) -
 
 __all__ = ["NVBUF_COLOR_FORMATS", "HEADER_LAST", "UNREAD", "MATRICES", "MAX_SIDE", "Plane", "PixelFormat", "FORMATS",
            "BY_NVBUF_ID", "CAPS_FORMATS", "DRAW_FORMATS", "UnreadFormatError", "lookup", "from_nvbuf",
-           "from_gst", "check_size", "first_release", "to_rgb", "frame_size"]
+           "from_gst", "check_size", "first_release", "to_rgb", "frame_size", "frame_sizes", "frame_kind"]

@@ -274,15 +274,14 @@ class Preprocess:
         return self._subtract_mean_image(out), letterboxes
 
     def _all_direct(self, frames: Sequence[Any], formats: Sequence[str], input_size: tuple[int, int]) -> bool:
-        """:meth:`_direct` of every frame, asked once per kind of frame (format, shape, dtype, device): a batch's
-        frames are mostly alike."""
-        import torch
+        """:meth:`_direct` of every frame, asked once per :func:`~obbmeta.frames.pixels.frame_kind`."""
+        from .pixels import frame_kind
 
         seen = set()
         for f, fmt in zip(frames, formats):
-            if not isinstance(f, torch.Tensor):
+            key = frame_kind(f, fmt)
+            if key is None:
                 return False
-            key = (fmt, f.shape, f.dtype, f.device)
             if key not in seen:
                 if not self._direct(f, fmt, input_size):
                     return False
@@ -346,8 +345,7 @@ class Preprocess:
             return
         if self.channels == "BGR":
             levels = levels.flip(1)
-        mean = channel_constant(tuple(self._means), torch.float32, levels.device)
-        std = channel_constant(tuple(1 / k for k in self.scale), torch.float32, levels.device)
+        mean, std = self._mean_std(torch.float32, levels.device)
         h, w = int(levels.shape[2]), int(levels.shape[3])
         for k, start, stop in _runs(idx):
             target = out[start:stop, :, py:py + h, px:px + w]
@@ -364,10 +362,14 @@ class Preprocess:
             levels = (levels * channel_constant(GRAY_WEIGHTS, levels.dtype, levels.device)).sum(1, keepdim=True)
             if self.quantize:
                 levels = torch.round_(levels)
-        mean = channel_constant(tuple(self._means), levels.dtype, levels.device)
-        # Divide by 1 / scale (255, a std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit.
-        std = channel_constant(tuple(1 / k for k in self.scale), levels.dtype, levels.device)
+        mean, std = self._mean_std(levels.dtype, levels.device)
         return (levels - mean) / std
+
+    def _mean_std(self, dtype: Any, device: Any) -> tuple[Any, Any]:
+        """The (1, C, 1, 1) constants of ``input = (level - mean) / std``, std being 1 / scale: divide by it (255, a
+        std) as the frameworks do: x / 255 and x * (1 / 255) differ in the last bit."""
+        return (channel_constant(tuple(self._means), dtype, device),
+                channel_constant(tuple(1 / k for k in self.scale), dtype, device))
 
 
 @functools.lru_cache(maxsize=64)

@@ -462,8 +462,7 @@ class Detector:
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"output-format yolo-obb: the model's output cannot be decoded: {exc}") from None
         # the counts and the status in one int64 table (B + 1,), made here so that a graph holds it: one copy back
-        return (padded.boxes, padded.scores, padded.labels,
-                torch.cat((padded.counts.to(torch.int64), padded.status.reshape(1).to(torch.int64))))
+        return padded.boxes, padded.scores, padded.labels, padded.counts_and_status()
 
     def _copy_to_host(self, tables: tuple, n: int) -> tuple:
         """The first ``n`` images' tables (boxes, scores, labels) and the whole counts + status table copied to
