@@ -253,7 +253,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=7, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=8, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -265,7 +265,7 @@ NVDS_META = NativeLibrary(
         "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
         "obbmeta_nvds_read": (c_int64, [c_int, _vp, c_int64, POINTER(ReadRow), c_int64, _vp]),
         "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, _vp]),
-        "obbmeta_nvds_remove_objects": (c_int64, [_vp, _vp, _vp, c_int64, _vp, POINTER(c_int64)]),
+        "obbmeta_nvds_remove_objects": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, POINTER(c_int64)]),
         "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
         "obbmeta_nvds_classifier_layout_info": (c_int, [POINTER(c_int64), c_int]),
         "obbmeta_nvds_init_classifier": (c_int32, [POINTER(ClassifierApiTable)]),

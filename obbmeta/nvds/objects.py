@@ -250,8 +250,8 @@ def _remove(b: Any, frames: list, arrays: list, name: str | None) -> int:
     np.cumsum([a.size for _, _, a in keep], out=offsets[1:])
     addresses = (ctypes.c_void_p * len(keep))(*[f.address for _, f, _ in keep])
     bad = ctypes.c_int64(-1)
-    got = b._core.c.obbmeta_nvds_remove_objects(b.address, addresses, address_of(offsets), len(keep),
-                                                address_of(objs), ctypes.byref(bad))
+    got = b._core.c.obbmeta_nvds_remove_objects(b._core.layout.id, b.address, addresses, address_of(offsets),
+                                                len(keep), address_of(objs), ctypes.byref(bad))
     if got < 0 and bad.value >= 0:
         entry_k = keep[int(np.searchsorted(offsets, bad.value, side="right")) - 1][0]
         where = "" if name is None else f"{name}[{entry_k}]: "

@@ -399,3 +399,73 @@ def test_the_pools_in_use_list_is_newest_first_which_the_removal_walks_from(make
     assert nvds.remove_objects_batch(batch, [(batch.frames[0], low[:1]), (batch.frames[2], low[1:])]) == (1, 1)
     assert [[round(raw.f32(o + raw.OBJ["confidence"]), 2) for o in raw.objects_of(f.address)]
             for f in batch.frames] == [[0.7, 0.9], [], [0.95]]
+
+
+def _twin_batch(make_batch, seed: int):
+    """Four frames of 6-14 objects (OBB payloads), a classification (a classifier meta with a label info) on every
+    third object; the same content for the same seed."""
+    rng = np.random.default_rng(seed)
+    batch = make_batch(max_frames=4, frames=4)
+    rows = []
+    for _ in range(4):
+        n = int(rng.integers(6, 15))
+        x = np.column_stack([rng.uniform(100, 1800, n), rng.uniform(100, 1000, n), rng.uniform(20, 90, (n, 2)),
+                             rng.uniform(-1.5, 1.5, n)]).astype(np.float32)
+        rows.append((x, rng.uniform(0.1, 0.99, n).astype(np.float32), rng.integers(0, 3, n)))
+    nvds.attach_obbs_batch(batch, rows, class_names=["a", "b", "c"])
+    objs, _ = nvds.read_boxes_batch(batch)
+    chosen = objs["address"][::3]
+    nvds.attach_classifications(batch, chosen, texts=[f"plate-{k}" for k in range(len(chosen))])
+    return batch
+
+
+def _pool_keys(batch) -> tuple[dict, dict]:
+    """A name for every element of the batch's object, classifier, label and user pools that stays the same across
+    twin batches: live elements by where they hang (frame, position, ...), free ones by their place in the free list;
+    and each pool's (in-use, free) lists."""
+    names, lists = {}, {}
+    for k, f in enumerate(raw.frames_of(batch.address)):
+        for j, o in enumerate(raw.objects_of(f)):
+            names[o] = ("obj", k, j)
+            for i, u in enumerate(raw.user_metas_of(o)):
+                names[u] = ("user", k, j, i)
+            for i, c in enumerate(raw.classifier_metas_of(o)):
+                names[c] = ("classifier", k, j, i)
+                for q, li in enumerate(raw.label_infos_of(c)):
+                    names[li] = ("label", k, j, i, q)
+    for pool in ("obj_pool", "classifier_pool", "label_pool", "user_pool"):
+        p = raw.ptr(batch.address + raw.BATCH[pool])
+        full, free = (raw.glist(raw.ptr(p + raw.POOL[side])) for side in ("full_list", "empty_list"))
+        for i, e in enumerate(free):
+            names.setdefault(e, (pool, "free", i))
+        lists[pool] = (full, free)
+    return names, lists
+
+
+def test_the_removal_leaves_nvidias_pools_as_nvidias_own_removal_of_each_object_does(lib, make_batch):
+    """remove_objects_batch first moves what it is about to return to NVIDIA's pools to the head of their in-use lists
+    (so that NVIDIA's lookups find each element first); afterwards the object, classifier, label and user pools hold
+    the same elements in the same order, in use and free, as on a twin batch where NVIDIA's
+    nvds_remove_obj_meta_from_frame removed the same objects one at a time in the documented order (the last frame
+    first, each frame's list from its head)."""
+    ours, twin = _twin_batch(make_batch, 5), _twin_batch(make_batch, 5)
+    before_ours, _ = _pool_keys(ours)
+    before_twin, _ = _pool_keys(twin)
+    objs, offsets = nvds.read_boxes_batch(ours)
+    drop = (objs.scores < 0.6) | (np.arange(len(objs.scores)) % 5 == 1)
+    assert 5 < drop.sum() < len(drop) - 5
+    removals = [(f, objs["address"][offsets[k]:offsets[k + 1]][drop[offsets[k]:offsets[k + 1]]])
+                for k, f in enumerate(ours.frames)]
+    assert nvds.remove_objects_batch(ours, removals) == tuple(int(d.sum()) for d in np.split(drop, offsets[1:-1]))
+    frames = [f.address for f in twin.frames]
+    for k in reversed(range(len(frames))):
+        for j, o in enumerate(raw.objects_of(frames[k])):  # the list as it was: removing o frees only o's link
+            if drop[offsets[k] + j]:
+                lib.nvds_remove_obj_meta_from_frame(frames[k], o)
+    _, lists_ours = _pool_keys(ours)
+    _, lists_twin = _pool_keys(twin)
+    for pool in lists_ours:
+        for side in (0, 1):
+            assert [before_ours[e] for e in lists_ours[pool][side]] == [before_twin[e] for e in lists_twin[pool][side]]
+    assert [len(lists_ours[p][0]) for p in ("obj_pool", "user_pool")] == [int((~drop).sum())] * 2
+    assert len(lists_ours["classifier_pool"][0]) == int((~drop[::3]).sum())
