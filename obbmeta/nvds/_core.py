@@ -293,9 +293,9 @@ NVDS_META = NativeLibrary(
                "OBBMETA_SOURCE_PREDICTED": layouts.SOURCE_PREDICTED},
     table_function="obbmeta_nvds_abi_table",
     # short calls that take the batch lock: kept without a handoff of the interpreter lock where the caller holds
-    # the batch lock already (obbmeta.nvds.batch.holds_lock). Not the removal: NVIDIA's removal of one object walks
-    # the batch pool's list of live objects, so a tracker's removals of a batch take milliseconds (py-spy on the
-    # H200: most of obbtrack's GIL-holding samples), and they run without the interpreter lock, in one call a batch.
+    # the batch lock already (obbmeta.nvds.batch.holds_lock). Not the removal, one call a batch: NVIDIA's removal
+    # of each object looks it up in the batch pool's lists (the call puts what it removes first, but a tracker's
+    # removals from a batch of thousands of objects still take a millisecond or more), so it runs without the lock.
     held=("obbmeta_nvds_attach", "obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_overlay",
           "obbmeta_nvds_add_lines"))
 
