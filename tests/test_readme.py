@@ -258,6 +258,20 @@ def performance_table() -> str:
                  f"| sources alone {saturated['baseline_fps']} fps (ratio {saturated['ratio']}); obbinfer's GPU span "
                  f"of {span} ms a batch of 16 allows {16e3 / span:.0f} fps | {where}")
 
+    r30 = load("pipeline_streams_run30.json")
+    where = f"{r30['machine']['gpu']}, {r30['date']} | {link('pipeline_streams_run30.json')} |"
+    for source, sources in (("decoder", "16 `nvv4l2decoder` streams converted to RGBA"),
+                            ("upload", "16 `videotestsrc ! nvvideoconvert` (RGBA)")):
+        new, old = (next(r for r in r30["rows"] if r["source"] == source and r["chain"] == "obbinfer+track+overlay"
+                         and r["code"].startswith(code)) for code in ("a9959dc", "234a25d"))
+        lines.append(f"| {sources}, `obbinfer ! obbtrack ! obboverlay`, the tracker's removals found at the head of "
+                     f"NVIDIA's pool lists | {new['fps']} fps | sources alone {new['baseline_fps']} fps (ratio "
+                     f"{new['ratio']}); the removals before (234a25d): {old['fps']} fps (ratio {old['ratio']}) "
+                     f"| {where}")
+    sep = next(r for r in r30["rows"] if r.get("mode") == "separate")
+    lines.append(f"| 16 separate `appsrc ! obbinfer` pipelines sharing one model (`max-batch-wait-us`, graphs), 1080p "
+                 f"| {sep['fps']} fps | the goal: 480 fps (16 × 30) | {where}")
+
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
     sizes = (1000, 10000, 30000)
