@@ -469,3 +469,28 @@ def test_the_removal_leaves_nvidias_pools_as_nvidias_own_removal_of_each_object_
             assert [before_ours[e] for e in lists_ours[pool][side]] == [before_twin[e] for e in lists_twin[pool][side]]
     assert [len(lists_ours[p][0]) for p in ("obj_pool", "user_pool")] == [int((~drop).sum())] * 2
     assert len(lists_ours["classifier_pool"][0]) == int((~drop[::3]).sum())
+
+
+def test_entries_in_list_order_or_not_name_the_same_objects(make_batch):
+    """Entries in their frame's list order (what a reader of the frames passes: found in one walk without lookups)
+    and the same entries in another order (looked up) update and remove the same objects: twin batches, one given
+    each frame's entries as read, the other reversed."""
+    in_order, shuffled = _twin_batch(make_batch, 7), _twin_batch(make_batch, 7)
+    objs, offsets = nvds.read_boxes_batch(in_order)
+    ids = np.arange(100, 100 + len(objs.scores))
+    nvds.update_objects_batch(in_order, in_order.frames, offsets, objs["address"], object_ids=ids)
+    other, _ = nvds.read_boxes_batch(shuffled)
+    flip = np.concatenate([np.arange(offsets[k + 1] - 1, offsets[k] - 1, -1) for k in range(len(offsets) - 1)])
+    nvds.update_objects_batch(shuffled, shuffled.frames, offsets, other["address"][flip], object_ids=ids[flip])
+
+    def read_ids(batch):
+        return [[raw.u64(o + raw.OBJ["object_id"]) for o in raw.objects_of(f.address)] for f in batch.frames]
+
+    assert read_ids(in_order) == read_ids(shuffled) == [ids[offsets[k]:offsets[k + 1]].tolist()
+                                                        for k in range(len(offsets) - 1)]
+    drop = objs.scores < 0.5
+    for batch, rows, order in ((in_order, objs, np.arange(len(drop))), (shuffled, other, flip)):
+        nvds.remove_objects_batch(batch, [(f, rows["address"][order[offsets[k]:offsets[k + 1]]][
+            drop[order[offsets[k]:offsets[k + 1]]]]) for k, f in enumerate(batch.frames)])
+    assert read_ids(in_order) == read_ids(shuffled) == [ids[offsets[k]:offsets[k + 1]][
+        ~drop[offsets[k]:offsets[k + 1]]].tolist() for k in range(len(offsets) - 1)]
