@@ -494,3 +494,24 @@ def test_entries_in_list_order_or_not_name_the_same_objects(make_batch):
             drop[order[offsets[k]:offsets[k + 1]]]]) for k, f in enumerate(batch.frames)])
     assert read_ids(in_order) == read_ids(shuffled) == [ids[offsets[k]:offsets[k + 1]][
         ~drop[offsets[k]:offsets[k + 1]]].tolist() for k in range(len(offsets) - 1)]
+
+
+@pytest.mark.parametrize("entries", [(2, 1, 0), (1, 2, 0)], ids=["looked-up", "in-list-order"])
+def test_an_object_twice_in_its_frames_list_is_removed_once(lib, make_batch, entries):
+    """NVIDIA's add takes an object twice (nothing makes such a list): removing it removes it once, as one NVIDIA
+    removal does (its first link goes, the other stays), and every pool keeps its counts, whether the entries come
+    in list order or not."""
+    batch = make_batch()
+    frame = batch.frames[0].address
+    made = [lib.nvds_acquire_obj_meta_from_pool(batch.address) for _ in range(3)]  # x, a, b
+    for o in (made[0], made[1], made[2], made[0]):
+        lib.nvds_add_obj_meta_to_frame(frame, o, None)
+    assert raw.objects_of(frame) == [made[0], made[2], made[1], made[0]]
+    named = np.array([made[k] for k in entries], np.uint64)  # (a, b, x) / (b, a, x): b precedes a in the list
+    assert nvds.remove_objects(batch, batch.frames[0], named) == 3
+    assert raw.objects_of(frame) == [made[0]]
+    for pool in ("obj_pool", "user_pool"):
+        p = raw.ptr(batch.address + raw.BATCH[pool])
+        full, empty = raw.pool_counts(batch.address, pool)
+        assert (full, empty) == (len(raw.glist(raw.ptr(p + raw.POOL["full_list"]))),
+                                 len(raw.glist(raw.ptr(p + raw.POOL["empty_list"]))))
