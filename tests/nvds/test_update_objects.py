@@ -467,6 +467,12 @@ def test_the_removal_leaves_nvidias_pools_as_nvidias_own_removal_of_each_object_
     for pool in lists_ours:
         for side in (0, 1):
             assert [before_ours[e] for e in lists_ours[pool][side]] == [before_twin[e] for e in lists_twin[pool][side]]
+        p = raw.ptr(ours.address + raw.BATCH[pool])
+        for side in ("full_list", "empty_list"):  # every link's prev is the link before it (GList's back links)
+            node, prev = raw.ptr(p + raw.POOL[side]), 0
+            while node:
+                assert raw.ptr(node + 16) == prev
+                node, prev = raw.ptr(node + 8), node
     assert [len(lists_ours[p][0]) for p in ("obj_pool", "user_pool")] == [int((~drop).sum())] * 2
     assert len(lists_ours["classifier_pool"][0]) == int((~drop[::3]).sum())
 
