@@ -294,6 +294,7 @@ class ObbInfer(ObbmetaElement):
             import torch
 
             self._stream = torch.cuda.Stream(device=torch.device(device))
+        self._tensor_outputs(settings)  # made (and its modules imported) here, not while the first buffer waits
         if settings.queue_depth > 0:
             self._out = OutputQueue(self, settings.queue_depth, name=f"{self.get_name()}-output")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from ..osd.overlay import add_obb_overlay
 from ._element import ObbmetaElement, one_of
 from ._frames import DRAW_FORMATS, VideoFormat, caps_string, mapped_frames
 from ._gi import Gst
@@ -52,6 +53,10 @@ class ObbOverlay(ObbmetaElement):
 
         self.follow = FollowTracker() if self.prop("follow-tracker") else None
         self._streams = {}
+        if self.prop("mode") == "draw":
+            from ..osd.draw import prepare_drawing
+
+            prepare_drawing()  # the operator's first-call set-up here, not in the first buffer's draw
 
     def _stream(self, device: Any) -> Any:
         """The element's own CUDA stream on ``device`` (non-blocking, like obbinfer's): its draws never go on the
@@ -111,8 +116,6 @@ class ObbOverlay(ObbmetaElement):
         return Gst.FlowReturn.OK
 
     def _plan(self, batch: Any) -> None:
-        from ..osd import add_obb_overlay
-
         size = (self.video.width, self.video.height)
         for frame in batch.frames:
             add_obb_overlay(batch, frame, width=self.prop("thickness"), hide_aabb=self.prop("hide-aabb"),

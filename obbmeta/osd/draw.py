@@ -120,6 +120,17 @@ def draw_obbs_batch(images: Sequence[torch.Tensor], boxes: torch.Tensor, offsets
 draw_outlines_batch_op = registry.draw_outlines_batch
 
 
+def prepare_drawing() -> None:
+    """Pay the draw operator's one-time set-up now instead of in the first frame's draw: the first call of a
+    ``torch.library.custom_op`` that mutates its inputs imports ``torch._dynamo`` (about 1.2 s on a 2-core CPU; about
+    5 s on a GPU host whose decoders and Python threads compete for the CPU and the interpreter lock, which stalled
+    the first buffers of a pipeline that long). One call that draws no box into a 1 x 1 image on the CPU: the
+    operator's Python layers are the same for every device. obboverlay calls it when it starts (READY -> PAUSED),
+    as obbinfer loads its model there."""
+    draw_outlines_batch_op([torch.zeros(1, 1, 4, dtype=torch.uint8)], torch.zeros(0, 5), [0, 0],
+                           torch.zeros(0, 4, dtype=torch.uint8), 1.0)
+
+
 @draw_outlines_batch_op.register_kernel("cpu")
 def _draw_outlines_batch_cpu(images: List[torch.Tensor], boxes: torch.Tensor, offsets: List[int], colors: torch.Tensor,
                              thickness: float) -> None:
