@@ -13,7 +13,10 @@ benchmarks/tracking_cost.py) on a real NvDsBatchMeta, 40 batches after 20 warm-u
 * alone, and with a neighbour thread that runs Python all the time (a stand-in for the other elements' Python);
 * at switch intervals 5 ms (Python's default) and 1 ms;
 * ``held``: as obbmeta does it; ``releasing``: every C call releasing the lock (``holds_lock`` patched to say no:
-  the anchor, in the same run).
+  the anchor, in the same run). The reader's split of its rows into columns (``obbmeta_nvds_columns``, since
+  session 50) keeps the lock in both: it takes no lock of its own; before it, the reader's 17 NumPy field copies
+  released the lock in both (``results/gil_handoffs_0433399.json``: that tree, run right after on the same
+  machine with ``PYTHONPATH`` at its checkout).
 
 The tracker runs on one thread (``threads=1``) so that the figures count handoffs, not parallel work.
 Usage: python benchmarks/gil_handoffs.py [--quick] -> benchmarks/results/gil_handoffs.json

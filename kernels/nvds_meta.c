@@ -340,7 +340,7 @@ static int obbmeta_display_pool_matches(const obbmeta_layout *L, void *batch)
  * report back, and a few inputs after fields of another size), else a constant, with its value in `values[i]`.
  * Writes at most `capacity` entries and returns how many there are. The ABI version changes when an entry point's
  * signature does. */
-OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 8; }
+OBB_EXPORT int obbmeta_nvds_abi_version(void) { return 9; }
 
 OBB_EXPORT int64_t obbmeta_nvds_abi_table(const char **names, int64_t *values, int64_t capacity)
 {

@@ -253,7 +253,7 @@ CLASSIFY_TEXT = 1
 
 _vp = c_void_p
 NVDS_META = NativeLibrary(
-    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=8, abi_function="obbmeta_nvds_abi_version",
+    "nvds._nvdsmeta", "C DeepStream metadata writer", abi=9, abi_function="obbmeta_nvds_abi_version",
     functions={
         "obbmeta_nvds_init": (c_int32, [POINTER(ApiTable)]),
         "obbmeta_nvds_obb_meta_type": (c_int32, []),
@@ -264,6 +264,7 @@ NVDS_META = NativeLibrary(
                                              c_double, POINTER(c_int64)]),
         "obbmeta_nvds_overlay": (c_int64, [c_int, _vp, _vp, _vp]),
         "obbmeta_nvds_read": (c_int64, [c_int, _vp, c_int64, POINTER(ReadRow), c_int64, _vp]),
+        "obbmeta_nvds_columns": (c_int64, [_vp, c_int64, c_int64, c_int64, _vp, _vp, _vp]),
         "obbmeta_nvds_update_objects": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, _vp]),
         "obbmeta_nvds_remove_objects": (c_int64, [c_int, _vp, _vp, _vp, c_int64, _vp, POINTER(c_int64)]),
         "obbmeta_nvds_error_codes": (c_int, [POINTER(c_int32), c_int]),
@@ -296,8 +297,9 @@ NVDS_META = NativeLibrary(
     # the batch lock already (obbmeta.nvds.batch.holds_lock). Not the removal, one call a batch: NVIDIA's removal
     # of each object looks it up in the batch pool's lists (the call puts what it removes first, but a tracker's
     # removals from a batch of thousands of objects still take a millisecond or more), so it runs without the lock.
+    # obbmeta_nvds_columns takes no lock and only copies memory: always called _held.
     held=("obbmeta_nvds_attach", "obbmeta_nvds_read", "obbmeta_nvds_update_objects", "obbmeta_nvds_overlay",
-          "obbmeta_nvds_add_lines"))
+          "obbmeta_nvds_add_lines", "obbmeta_nvds_columns"))
 
 _classifier_lock = threading.Lock()
 _classifier_core: Core | None = None

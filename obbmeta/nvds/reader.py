@@ -110,26 +110,31 @@ def is_tracked(boxes: "OrientedBoxes") -> np.ndarray:
 
 
 def _boxes_of(rows: Any, n: int) -> "OrientedBoxes":
-    """The first ``n`` read rows as NumPy-backed OrientedBoxes (the columns have the documented dtypes already)."""
+    """The first ``n`` read rows as NumPy-backed OrientedBoxes (the columns have the documented dtypes already).
+
+    The columns come out of the row buffer in one C call that keeps the interpreter lock: NumPy's copy of a field of
+    a structured array releases it past 500 elements, and each release costs the thread up to Python's switch
+    interval whenever another thread runs Python (17 such copies a read; benchmarks/gil_handoffs.py)."""
     from ..boxes import OrientedBoxes
 
-    t = np.frombuffer(rows, dtype=_ROW_DTYPE, count=n) if n else np.zeros(0, _ROW_DTYPE)
-    object_id = t["object_id"].copy()
-    untracked = object_id == np.uint64(layouts.UNTRACKED_OBJECT_ID)
-    ids = None if untracked.all() else object_id.view(np.int64).copy()  # UNTRACKED_OBJECT_ID reads as -1
+    cols = {name: np.empty((n, *shape), dtype) for name, dtype, shape in _COLUMNS}
+    ids = np.empty(n, np.int64)  # object_id again, read as int64 (UNTRACKED_OBJECT_ID reads as -1)
+    if n:
+        dest = (ctypes.c_void_p * (len(_COLUMNS) + 1))(*[a.ctypes.data for a in cols.values()], ids.ctypes.data)
+        got = _core.get().c.obbmeta_nvds_columns_held(ctypes.addressof(rows), n, _ROW_DTYPE.itemsize, len(dest),
+                                                      _OFFSETS.ctypes.data, _WIDTHS.ctypes.data, dest)
+        if got:
+            raise _core.writer_error(got, "reader")
+    c = cols
+    untracked = c["object_id"] == np.uint64(layouts.UNTRACKED_OBJECT_ID)
     data = dict(
-        corners=t["corners"].reshape(n, 4, 2).copy(), rect=t["rect"].copy(), object_id=object_id,
-        source=t["source"].copy(), flags=t["obb_flags"].copy(), detector_bbox=t["detector_bbox"].copy(),
-        tracker_bbox=t["tracker_bbox"].copy(), tracker_confidence=t["tracker_confidence"].copy(),
-        component_id=t["component_id"].copy(), label=_labels(t["label"]), rotation_angle=t["rotation_angle"].copy(),
-        address=t["address"].copy(), num_user_meta=t["num_user_meta"].copy(), parent=t["parent"].copy())
-    return OrientedBoxes._checked_elsewhere(t["xywhr"].copy(), t["confidence"].copy(),
-                                            t["class_id"].astype(np.int64), ids, data)
-
-
-def _labels(chars: np.ndarray) -> np.ndarray:
-    """(N, 128) obj_label characters -> (N,) bytes (``S128``, the trailing NULs dropped as numpy does)."""
-    return chars.copy().view(f"S{chars.shape[1]}").reshape(chars.shape[0])  # a copy: the row buffer is reused
+        corners=c["corners"].reshape(n, 4, 2), rect=c["rect"], object_id=c["object_id"], source=c["source"],
+        flags=c["obb_flags"], detector_bbox=c["detector_bbox"], tracker_bbox=c["tracker_bbox"],
+        tracker_confidence=c["tracker_confidence"], component_id=c["component_id"],
+        label=c["label"].view(f"S{layouts.MAX_LABEL_SIZE}").reshape(n), rotation_angle=c["rotation_angle"],
+        address=c["address"], num_user_meta=c["num_user_meta"], parent=c["parent"])
+    return OrientedBoxes._checked_elsewhere(c["xywhr"], c["confidence"], c["class_id"].astype(np.int64),
+                                            None if untracked.all() else ids, data)
 
 
 def label_strings(boxes: "OrientedBoxes") -> list[str]:
@@ -139,3 +144,9 @@ def label_strings(boxes: "OrientedBoxes") -> list[str]:
 
 # numpy reads the layout (names, formats, offsets, padding) from the ctypes struct itself: one description of a row.
 _ROW_DTYPE = np.dtype(_core.ReadRow)
+# Each field as a column: (name, dtype, shape of one row's value); label as raw bytes. Then object_id once more.
+_COLUMNS = tuple((name, np.dtype(np.uint8) if name == "label" else _ROW_DTYPE.fields[name][0].base,
+                  _ROW_DTYPE.fields[name][0].shape) for name in _ROW_DTYPE.names)
+_OFFSETS = np.array([_ROW_DTYPE.fields[name][1] for name in _ROW_DTYPE.names] + [_ROW_DTYPE.fields["object_id"][1]],
+                    np.int64)
+_WIDTHS = np.array([_ROW_DTYPE.fields[name][0].itemsize for name in _ROW_DTYPE.names] + [8], np.int64)

@@ -135,3 +135,46 @@ def test_what_a_read_returned_is_a_copy_a_later_read_leaves_alone(make_batch):
     np.testing.assert_array_equal(first.xywhr, xywhr)
     for name, column in keep.items():
         np.testing.assert_array_equal(first[name], column, err_msg=name)
+
+
+def test_every_column_is_the_row_buffers_field_for_600_objects_over_16_frames(make_batch):
+    """Past 500 rows (where NumPy's field copies would release the interpreter lock) the reader's one C call gives
+    each column exactly NumPy's copy of that field of the C rows: contiguous, in memory of its own."""
+    from obbmeta.nvds import reader
+
+    batch = make_batch(16, 16)
+    rng = np.random.default_rng(5)
+    for k, frame in enumerate(batch.frames):
+        n = 30 + 5 * k
+        x = np.column_stack([rng.uniform(50, 1800, n), rng.uniform(50, 1000, n), rng.uniform(4, 90, (n, 2)),
+                             rng.uniform(-3, 3, n)]).astype(np.float32)
+        nvds.attach_obbs(batch, frame, xywhr=x, scores=rng.uniform(0.1, 1, n).astype(np.float32),
+                         labels=rng.integers(0, 3, n), class_names=["car", "ship", "long label " * 8])
+    boxes, offsets = nvds.read_boxes_batch(batch)
+    rows, n, _ = reader._read_rows(list(batch.frames))  # the same read again: the C rows, as NumPy sees them
+    t = np.frombuffer(rows, dtype=reader._ROW_DTYPE, count=n)
+    assert n == offsets[-1] == len(boxes) > 500
+    np.testing.assert_array_equal(boxes.xywhr, t["xywhr"])
+    np.testing.assert_array_equal(boxes.scores, t["confidence"])
+    np.testing.assert_array_equal(boxes.labels, t["class_id"].astype(np.int64))
+    fields = {"corners": t["corners"].reshape(n, 4, 2), "flags": t["obb_flags"],
+              "label": t["label"].copy().view("S128").reshape(n)}
+    for name in nvds.DATA_COLUMNS:
+        want = fields.get(name, t[name] if name in t.dtype.names else None)
+        got = boxes.data[name]
+        assert want is not None and got.flags.c_contiguous and not np.shares_memory(got, t), name
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("offset,width,row_size", [(0, 9, 8), (-1, 4, 8), (4, 0, 8), (0, 4, 0), (5, 4, 8)])
+def test_the_column_copier_refuses_a_column_outside_the_row(offset, width, row_size):
+    import ctypes
+
+    from obbmeta.nvds import _core
+
+    rows, out = np.arange(16, dtype=np.uint8), np.zeros(16, np.uint8)
+    offsets, widths = np.array([offset], np.int64), np.array([width], np.int64)
+    dest = (ctypes.c_void_p * 1)(out.ctypes.data)
+    got = _core.get().c.obbmeta_nvds_columns_held(rows.ctypes.data, 2, row_size, 1, offsets.ctypes.data,
+                                                  widths.ctypes.data, dest)
+    assert got == _core.WriterError.ARGUMENT and not out.any()
