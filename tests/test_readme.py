@@ -272,6 +272,21 @@ def performance_table() -> str:
     lines.append(f"| 16 separate `appsrc ! obbinfer` pipelines sharing one model (`max-batch-wait-us`, graphs), 1080p "
                  f"| {sep['fps']} fps | the goal: 480 fps (16 × 30) | {where}")
 
+    r31 = load("pipeline_streams_run31.json")
+    where = f"{r31['machine']['gpu']}, {r31['date']} | {link('pipeline_streams_run31.json')} |"
+    first = [r for r in r31["rows"] if r["benchmark_name"].startswith("camq_")]
+    new, old = ([r["latency_ms"]["p99"] for r in first if r["code"].startswith(code)]
+                for code in ("0433399", "1393a60"))
+    lines.append(f"| p99 latency, 16 camera-like `nvv4l2decoder` streams into `obbinfer ! queue ! obbtrack ! queue ! "
+                 f"obboverlay` (a fresh process, as fast as it goes), the draw operator set up when obboverlay starts "
+                 f"| {' / '.join(map(str, new))} ms | set up in the first draw (1393a60), the same call: "
+                 f"{' / '.join(map(str, old))} ms | {where}")
+    for fmt_source, label in ((("NV12", "upload"), "16 `videotestsrc ! nvvideoconvert` streams (NV12)"),
+                              (("NV12", "decoder"), "16 `nvv4l2decoder` streams (NV12)")):
+        r = next(r for r in r31["rows"] if (r["format"], r["source"]) == fmt_source and r["chain"] == "obbinfer")
+        lines.append(f"| `obbinfer`, {label}, batches of 16 | {r['fps']} fps | sources alone {r['baseline_fps']} fps "
+                     f"(ratio {r['ratio']}) | {where}")
+
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
     sizes = (1000, 10000, 30000)
@@ -317,9 +332,12 @@ def performance_table() -> str:
     by = {(r["calls"], r["python_neighbour"]): r for r in gil["rows"] if r["switch_interval_s"] == 0.005}
     held, releasing, alone = (by[k]["median_ms_per_batch"] for k in (("held", True), ("releasing", True),
                                                                        ("held", False)))
+    before = next(r for r in load("gil_handoffs_0433399.json")["rows"]
+                  if r["switch_interval_s"] == 0.005 and r["calls"] == "held" and r["python_neighbour"])
     lines.append(f"| `update_batch`, 16 × {gil['objects_per_frame']} objects, beside a thread running Python "
-                 f"| {held:.3g} ms | every C call releasing the interpreter lock {releasing:.3g} ms "
-                 f"(alone {alone:.3g} ms) "
+                 f"| {held:.3g} ms | the reader's columns as 17 NumPy copies (0433399, run right after) "
+                 f"{before['median_ms_per_batch']:.3g} ms; every C call releasing the interpreter lock "
+                 f"{releasing:.3g} ms; alone {alone:.3g} ms "
                  f"| {hardware(gil)} | {link('gil_handoffs.json')} |")
 
     cer = load("recognizer_cer.json")
