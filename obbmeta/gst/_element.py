@@ -145,17 +145,18 @@ class ObbmetaElement(GstBase.BaseTransform):
         self._explicit: set[str] = set()  # properties the application set (they override a config file)
         self._refused: dict[str, str] = {}
         self._prop_lock = threading.RLock()
+        self._started: dict[str, Any] = {}  # the ready-only properties' values from the last start
         self.running = False
         self.video: VideoFormat | None = None
 
     # ---- properties
     def do_get_property(self, prop: GObject.ParamSpec) -> Any:
-        with self._prop_lock:
-            return self.get_alias(prop.name) if prop.name in self._aliases else self.prop(prop.name)
+        with self._prop_lock:  # the value last set (a ready-only one set while running included)
+            return self.get_alias(prop.name) if prop.name in self._aliases else self._props[prop.name]
 
     def get_alias(self, name: str) -> Any:
         """Hook: the value of an alias whose type differs from its property's (default: the property's value)."""
-        return self.prop(self._aliases[name])
+        return self._props[self._aliases[name]]
 
     def set_alias(self, name: str, value: Any) -> tuple[str, Any]:
         """Hook: ``(property, value)`` for a value set through an alias (default: the same value)."""
@@ -188,6 +189,10 @@ class ObbmetaElement(GstBase.BaseTransform):
         """Hook: a property took a new value (on the thread that set it)."""
 
     def prop(self, name: str) -> Any:
+        """The value in force: while the element runs, a ready-only property keeps the value it started with (one
+        set meanwhile is read back by get_property and applies at the next start, as the warning says)."""
+        if self.running and name in self._started:
+            return self._started[name]
         return self._props[name]
 
     # ---- life cycle
@@ -197,6 +202,8 @@ class ObbmetaElement(GstBase.BaseTransform):
         if refused:
             self.fail(Gst.LibraryError.SETTINGS, "; ".join(refused))
             return False
+        with self._prop_lock:
+            self._started = {name: self._props[name] for name in self._ready_only if name in self._props}
         try:
             self.start()
         except BaseException as exc:  # noqa: BLE001 - any failure to start is reported on the bus

@@ -52,3 +52,23 @@ def test_bad_association_is_refused():
                          "! obbtrack name=t association=iou ! fakesink")
     outcome = run(p, timeout_s=30)
     assert outcome.error and "association='iou' refused" in outcome.error
+
+
+def test_a_ready_only_property_set_while_playing_waits_for_the_next_start():
+    """obboverlay's mode is read when it starts: set to draw on a playing NV12 pipeline (draw paints packed RGB only)
+    it keeps planning display metas until the next start, says so, and reads back as set."""
+    p = Gst.parse_launch(
+        f"videotestsrc num-buffers=12 ! video/x-raw,format=NV12,width={W},height={H} "
+        "! obbinfer model=obb_toy_models:toy input-size=96 ! obboverlay name=o mode=meta ! fakesink name=s")
+    overlay, lines = p.get_by_name("o"), []
+
+    def on(buf):
+        if len(lines) == 3:
+            overlay.set_property("mode", "draw")
+        lines.append(sum(len(nvds.read_display_lines(f)) for f in nvds.BatchMeta.from_gst_buffer(buf).frames))
+
+    errors = buffer_probe(p.get_by_name("s"), "sink", on)
+    outcome = run(p)
+    assert outcome.eos and outcome.error is None and not errors, (outcome, errors[:1])
+    assert len(lines) == 12 and all(n > 0 for n in lines), lines  # display metas on every buffer: still meta mode
+    assert overlay.get_property("mode") == "draw" and overlay.prop("mode") == "draw"  # stopped: the value set
