@@ -117,14 +117,18 @@ def _boxes_of(rows: Any, n: int) -> "OrientedBoxes":
     interval whenever another thread runs Python (17 such copies a read; benchmarks/gil_handoffs.py)."""
     from ..boxes import OrientedBoxes
 
-    cols = {name: np.empty((n, *shape), dtype) for name, dtype, shape in _COLUMNS}
-    ids = np.empty(n, np.int64)  # object_id again, read as int64 (UNTRACKED_OBJECT_ID reads as -1)
+    # every column (and object_id once more, read as int64: UNTRACKED_OBJECT_ID reads as -1) in one allocation, one
+    # after the other, each 8-byte aligned: the C call is given where each starts (one allocation and no per-column
+    # pointer: a one-row read costs 15 us instead of 22; a column kept alone keeps the block, ~300 bytes a row)
+    block = np.empty(n * _BLOCK_ROW, np.uint8)
     if n:
-        dest = (ctypes.c_void_p * (len(_COLUMNS) + 1))(*[a.ctypes.data for a in cols.values()], ids.ctypes.data)
-        got = _core.get().c.obbmeta_nvds_columns_held(ctypes.addressof(rows), n, _ROW_DTYPE.itemsize, len(dest),
-                                                      _OFFSETS.ctypes.data, _WIDTHS.ctypes.data, dest)
+        starts = (_STARTS * n + block.ctypes.data).astype(np.uint64)
+        got = _core.get().c.obbmeta_nvds_columns_held(ctypes.addressof(rows), n, _ROW_DTYPE.itemsize, len(starts),
+                                                      _OFFSETS_AT, _WIDTHS_AT, starts.ctypes.data)
         if got:
             raise _core.writer_error(got, "reader")
+    cols = {name: np.ndarray((n, *shape), dtype, block, start * n) for (name, dtype, shape), start in _PLACES}
+    ids = np.ndarray(n, np.int64, block, _ID_START * n)
     c = cols
     untracked = c["object_id"] == np.uint64(layouts.UNTRACKED_OBJECT_ID)
     data = dict(
@@ -150,3 +154,10 @@ _COLUMNS = tuple((name, np.dtype(np.uint8) if name == "label" else _ROW_DTYPE.fi
 _OFFSETS = np.array([_ROW_DTYPE.fields[name][1] for name in _ROW_DTYPE.names] + [_ROW_DTYPE.fields["object_id"][1]],
                     np.int64)
 _WIDTHS = np.array([_ROW_DTYPE.fields[name][0].itemsize for name in _ROW_DTYPE.names] + [8], np.int64)
+_OFFSETS_AT, _WIDTHS_AT = _OFFSETS.ctypes.data, _WIDTHS.ctypes.data  # module constants: their buffers stay put
+# where each column starts in a read's block, in bytes per row (x n): widths rounded up to 8 keep every column aligned
+_PADDED = (_WIDTHS + 7) // 8 * 8
+_STARTS = np.concatenate([[0], np.cumsum(_PADDED)[:-1]]).astype(np.int64)
+_BLOCK_ROW = int(_PADDED.sum())
+_PLACES = tuple(zip(_COLUMNS, _STARTS.tolist()))
+_ID_START = int(_STARTS[-1])

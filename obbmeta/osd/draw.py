@@ -125,8 +125,10 @@ def prepare_drawing() -> None:
     ``torch.library.custom_op`` that mutates its inputs imports ``torch._dynamo`` (about 1.2 s on a 2-core CPU; about
     5 s on a GPU host whose decoders and Python threads compete for the CPU and the interpreter lock, which stalled
     the first buffers of a pipeline that long). One call that draws no box into a 1 x 1 image on the CPU: the
-    operator's Python layers are the same for every device. obboverlay calls it when it starts (READY -> PAUSED),
-    as obbinfer loads its model there."""
+    operator's Python layers are the same for every device. The host C rasteriser is loaded too, so a build without
+    it fails here (NativeLibrary's error) rather than at the first frame. obboverlay calls it when it starts (READY
+    -> PAUSED), as obbinfer loads its model there."""
+    _host()
     draw_outlines_batch_op([torch.zeros(1, 1, 4, dtype=torch.uint8)], torch.zeros(0, 5), [0, 0],
                            torch.zeros(0, 4, dtype=torch.uint8), 1.0)
 

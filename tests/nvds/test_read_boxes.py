@@ -178,3 +178,36 @@ def test_the_column_copier_refuses_a_column_outside_the_row(offset, width, row_s
     got = _core.get().c.obbmeta_nvds_columns_held(rows.ctypes.data, 2, row_size, 1, offsets.ctypes.data,
                                                   widths.ctypes.data, dest)
     assert got == _core.WriterError.ARGUMENT and not out.any()
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 499, 500, 501, 2000])
+def test_the_columns_of_random_row_bytes_are_numpys_copies_of_their_fields(n):
+    """Any bytes in the C rows (ids beyond int64, labels without a NUL, NaN floats) come out column for column as
+    NumPy's copy of each field, and object_id read as int64 as track_ids unless every row is untracked."""
+    import ctypes
+
+    from obbmeta.nvds import _core, layouts, reader
+
+    rng = np.random.default_rng(n)
+    rows = (_core.ReadRow * max(n, 1))()
+    raw = np.frombuffer(rows, np.uint8)
+    raw[:] = rng.integers(0, 256, raw.size, dtype=np.uint8)
+    t = np.frombuffer(rows, dtype=reader._ROW_DTYPE, count=n)
+    if n > 2:
+        t["object_id"][::3] = layouts.UNTRACKED_OBJECT_ID
+    boxes = reader._boxes_of(rows, n)
+    want = {"corners": t["corners"].reshape(n, 4, 2), "flags": t["obb_flags"],
+            "label": t["label"].copy().view("S128").reshape(n)}
+    for name in nvds.DATA_COLUMNS:
+        got, ref = boxes.data[name], want.get(name, t[name] if name in t.dtype.names else None)
+        assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes(), name
+    assert boxes.xywhr.tobytes() == t["xywhr"].tobytes() and boxes.scores.tobytes() == t["confidence"].tobytes()
+    np.testing.assert_array_equal(boxes.labels, t["class_id"].astype(np.int64))
+    ids = boxes.track_ids
+    if n:
+        assert ids.tobytes() == t["object_id"].tobytes() and not np.shares_memory(ids, boxes.data["object_id"])
+    else:
+        assert ids is None
+    before = {name: boxes.data[name].tobytes() for name in nvds.DATA_COLUMNS}
+    ctypes.memset(rows, 0, ctypes.sizeof(rows))  # the reader's buffer written over: the boxes keep their values
+    assert {name: boxes.data[name].tobytes() for name in nvds.DATA_COLUMNS} == before
