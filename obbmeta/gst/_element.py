@@ -145,7 +145,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         self._explicit: set[str] = set()  # properties the application set (they override a config file)
         self._refused: dict[str, str] = {}
         self._prop_lock = threading.RLock()
-        self._started: dict[str, Any] = {}  # the ready-only properties' values from the last start
+        self._started: dict[str, Any] | None = None  # the ready-only values in force, from snapshot to stop
         self.running = False
         self.video: VideoFormat | None = None
 
@@ -180,7 +180,8 @@ class ObbmetaElement(GstBase.BaseTransform):
             self._refused.pop(name, None)
             self._props[name] = value
             self._explicit.add(name)
-        if self.running and name in self._ready_only:
+            pending = self._started is not None and name in self._ready_only
+        if pending:
             self.warn(f"property {prop.name} cannot change while the element runs; it applies at the next start")
             return
         self.property_changed(name)
@@ -191,8 +192,9 @@ class ObbmetaElement(GstBase.BaseTransform):
     def prop(self, name: str) -> Any:
         """The value in force: while the element runs, a ready-only property keeps the value it started with (one
         set meanwhile is read back by get_property and applies at the next start, as the warning says)."""
-        if self.running and name in self._started:
-            return self._started[name]
+        started = self._started
+        if started is not None and name in started:
+            return started[name]
         return self._props[name]
 
     # ---- life cycle
@@ -207,6 +209,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         try:
             self.start()
         except BaseException as exc:  # noqa: BLE001 - any failure to start is reported on the bus
+            self._started = None
             self.fail(Gst.LibraryError.INIT, describe_failure(exc))
             return False
         self.running = True
@@ -214,6 +217,7 @@ class ObbmetaElement(GstBase.BaseTransform):
 
     def do_stop(self) -> bool:
         self.running = False
+        self._started = None
         try:
             self.stop()
         except BaseException as exc:  # noqa: BLE001

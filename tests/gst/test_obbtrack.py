@@ -2,6 +2,8 @@
 tests/track against ground truth; here: the elements wire it to every buffer)."""
 from __future__ import annotations
 
+import threading
+
 import readback
 from pipelines import buffer_probe, run
 
@@ -61,6 +63,7 @@ def test_a_ready_only_property_set_while_playing_waits_for_the_next_start():
         f"videotestsrc num-buffers=12 ! video/x-raw,format=NV12,width={W},height={H} "
         "! obbinfer model=obb_toy_models:toy input-size=96 ! obboverlay name=o mode=meta ! fakesink name=s")
     overlay, lines = p.get_by_name("o"), []
+    warnings = bus_warnings(p)
 
     def on(buf):
         if len(lines) == 3:
@@ -72,3 +75,39 @@ def test_a_ready_only_property_set_while_playing_waits_for_the_next_start():
     assert outcome.eos and outcome.error is None and not errors, (outcome, errors[:1])
     assert len(lines) == 12 and all(n > 0 for n in lines), lines  # display metas on every buffer: still meta mode
     assert overlay.get_property("mode") == "draw" and overlay.prop("mode") == "draw"  # stopped: the value set
+    assert any("property mode cannot change while the element runs" in w for w in warnings), warnings
+
+
+def test_a_ready_only_property_set_while_the_element_starts_waits_for_the_next_start(monkeypatch):
+    """A set from another thread after the element took its start values but before it runs: the element keeps what
+    it started with (the tracker built with min-hits 1 and prop() agree) and warns."""
+    from obbmeta.gst.track import ObbTrack
+
+    start = ObbTrack.start
+
+    def start_with_a_set_meanwhile(self):
+        t = threading.Thread(target=lambda: self.set_property("min-hits", 7))
+        t.start()
+        t.join()
+        start(self)
+
+    monkeypatch.setattr(ObbTrack, "start", start_with_a_set_meanwhile)
+    p = Gst.parse_launch(f"videotestsrc num-buffers=3 ! video/x-raw,format=RGBA,width={W},height={H} "
+                         "! obbinfer model=obb_toy_models:toy input-size=96 ! obbtrack name=t min-hits=1 "
+                         "! fakesink name=s")
+    track, seen = p.get_by_name("t"), []
+    warnings = bus_warnings(p)
+    errors = buffer_probe(p.get_by_name("s"), "sink", lambda b: seen.append(
+        (track.prop("min-hits"), track.get_property("min-hits"), track.tracker.min_hits)))
+    assert run(p).eos and not errors
+    assert seen and set(seen) == {(1, 7, 1)}, seen
+    assert any("property min-hits cannot change while the element runs" in w for w in warnings), warnings
+
+
+def bus_warnings(p) -> list:
+    """The warning messages the pipeline's elements post, as they are posted (run() flushes the bus at the end)."""
+    warnings = []
+    bus = p.get_bus()
+    bus.enable_sync_message_emission()
+    bus.connect("sync-message::warning", lambda _bus, m: warnings.append(m.parse_warning()[0].message))
+    return warnings
