@@ -46,6 +46,16 @@ def buffer_probe(element: Gst.Element, pad: str, fn, errors: list | None = None)
     return errors
 
 
+def bus_warnings(pipeline: Gst.Pipeline) -> list[str]:
+    """The list the warning messages of the pipeline's elements go to, as they are posted: seen on the posting
+    thread, since run() pops only EOS and errors (and flushes the bus when it stops)."""
+    warnings: list[str] = []
+    bus = pipeline.get_bus()
+    bus.enable_sync_message_emission()
+    bus.connect("sync-message::warning", lambda _bus, m: warnings.append(m.parse_warning()[0].message))
+    return warnings
+
+
 def rgba_copy(buf: Gst.Buffer, width: int, height: int) -> np.ndarray:
     """A copy of a system-memory RGBA buffer's first width x height pixels, (height, width, 4) uint8."""
     ok, info = buf.map(Gst.MapFlags.READ)

@@ -8,7 +8,7 @@ import obb_toy_models
 import pytest
 import readback
 import torch
-from pipelines import buffer_probe, rgba_copy, run
+from pipelines import buffer_probe, bus_warnings, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.gst import Gst
@@ -142,11 +142,10 @@ def test_a_class_without_a_label_is_written_with_an_empty_label_and_one_warning(
     p = Gst.parse_launch(f"videotestsrc num-buffers=20 pattern=ball ! video/x-raw,format=RGBA,width={W},height={H} "
                          "! obbinfer name=infer model=obb_toy_models:toy input-size=96 class-names=car ! fakesink "
                          "name=sink")
-    labels, warnings = [], []
+    labels = []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: labels.extend(
         (i.class_id, i.label) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)))
-    p.get_bus().enable_sync_message_emission()
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     outcome = run(p)
     assert outcome.eos and not errors, outcome
     assert {c for c, _ in labels} > {0} and all((lab == "car") == (c == 0) and (lab == "") == (c != 0)

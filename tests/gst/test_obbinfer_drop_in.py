@@ -14,7 +14,7 @@ import pytest
 import readback
 import torch
 from devices import AUTO
-from pipelines import buffer_probe, rgba_copy, run
+from pipelines import buffer_probe, bus_warnings, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.frames.preprocess import preset
@@ -38,7 +38,7 @@ def pipeline(element, n=6, width=W, height=H, pattern="ball"):
 
 def collect(p):
     """(errors, warnings, frames: per buffer the source pixels and the objects read back) of running ``p``."""
-    frames, originals, warnings = [], {}, []
+    frames, originals = [], {}
     errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(
         b, W, H)))
 
@@ -48,8 +48,7 @@ def collect(p):
                                       tuple(round(v, 3) for v in o.xywhr), i.parent) for i, o in readback.pairs(f)]))
 
     buffer_probe(p.get_by_name("sink"), "sink", on_sink, errors)
-    p.get_bus().enable_sync_message_emission()
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     outcome = run(p)
     return outcome, errors, warnings, frames, originals
 
@@ -154,14 +153,13 @@ classifier-type=carcolor
         "! obbinfer model=obb_toy_models:toy input-size=96 unique-id=1 "
         f"! obbinfer name=sgie config-file-path={path} model=obb_toy_models:toy_classifier crop-size=16x16 "
         "unique-id=2 ! fakesink name=sink")
-    seen, warnings = [], []
+    seen = []
     from obbmeta.nvds.classifier import read_classifications
 
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: seen.extend(
         (i.class_id, c) for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, _ in readback.pairs(f)
         for c in read_classifications(i.address)))
-    p.get_bus().enable_sync_message_emission()
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     outcome = run(p)
     assert outcome.eos and not errors, outcome
     assert seen and all(c.classifier_type == "carcolor" and c.component_id == 2 for _, c in seen)

@@ -10,7 +10,7 @@ import pytest
 import readback
 import torch
 from devices import AUTO
-from pipelines import buffer_probe, run
+from pipelines import buffer_probe, bus_warnings, run
 
 from obbmeta import nvds
 from obbmeta.gst import Gst
@@ -27,12 +27,11 @@ def export_onnx(module, path, size=256):
 def boxes_through_obbinfer(element: str, n=4, size=256):
     p = Gst.parse_launch(f"videotestsrc num-buffers={n} pattern=smpte ! video/x-raw,format=RGBA,width={size},"
                          f"height={size} ! {element} ! fakesink name=sink")
-    rows, warnings = [], []
+    rows = []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: rows.append(sorted(
         (i.class_id, round(i.confidence, 3), tuple(round(v, 1) for v in o.xywhr))
         for f in nvds.BatchMeta.from_gst_buffer(b).frames for i, o in readback.pairs(f))))
-    p.get_bus().enable_sync_message_emission()
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     outcome = run(p)
     return outcome, errors, rows, warnings
 

@@ -17,7 +17,7 @@ import pytest
 import readback
 import torch
 from devices import AUTO
-from pipelines import buffer_probe, rgba_copy, run
+from pipelines import buffer_probe, bus_warnings, rgba_copy, run
 
 from obbmeta import nvds
 from obbmeta.gst import GObject, Gst
@@ -70,11 +70,10 @@ model=obb_toy_models:toy
 device=cpu
 """)
     p = videotest(20, f"obbinfer name=infer config-file-path={path}")
-    originals, got, warnings = {}, {}, []
+    originals, got = {}, {}
     errors = buffer_probe(p.get_by_name("before"), "src", lambda b: originals.__setitem__(b.pts, rgba_copy(b, W, H)))
     buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.__setitem__(b.pts, objects(b)[0]), errors)
-    p.get_bus().enable_sync_message_emission()  # seen on the posting thread: run() pops only EOS and errors
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     outcome = run(p)
     assert outcome.eos and not errors, outcome
     infer = p.get_by_name("infer")
@@ -440,9 +439,7 @@ def test_gpu_id_on_a_machine_without_cuda_runs_device_auto_on_the_cpu_with_one_w
         pytest.skip("this machine has CUDA: device=auto runs on cuda:gpu-id")
     path = config(tmp_path, "[property]\ngpu-id=0\n[obbmeta]\nmodel=obb_toy_models:toy\ninput-size=64\n")
     p = videotest(3, f"obbinfer name=infer config-file-path={path}")
-    warnings = []
-    p.get_bus().enable_sync_message_emission()
-    p.get_bus().connect("sync-message::warning", lambda _b, m: warnings.append(m.parse_warning()[0].message))
+    warnings = bus_warnings(p)
     assert run(p).eos
     assert sum("gpu-id=0 but torch sees no CUDA device" in w for w in warnings) == 1
     assert p.get_by_name("infer").detector.device == "cpu"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import readback
-from pipelines import buffer_probe, run
+from pipelines import buffer_probe, bus_warnings, run
 
 from obbmeta import nvds
 from obbmeta.gst import Gst
@@ -103,11 +103,3 @@ def test_a_ready_only_property_set_while_the_element_starts_waits_for_the_next_s
     assert seen and set(seen) == {(1, 7, 1)}, seen
     assert any("property min-hits cannot change while the element runs" in w for w in warnings), warnings
 
-
-def bus_warnings(p) -> list:
-    """The warning messages the pipeline's elements post, as they are posted (run() flushes the bus at the end)."""
-    warnings = []
-    bus = p.get_bus()
-    bus.enable_sync_message_emission()
-    bus.connect("sync-message::warning", lambda _bus, m: warnings.append(m.parse_warning()[0].message))
-    return warnings
