@@ -127,9 +127,8 @@ def _boxes_of(rows: Any, n: int) -> "OrientedBoxes":
                                                       _OFFSETS_AT, _WIDTHS_AT, starts.ctypes.data)
         if got:
             raise _core.writer_error(got, "reader")
-    cols = {name: np.ndarray((n, *shape), dtype, block, start * n) for (name, dtype, shape), start in _PLACES}
+    c = {name: np.ndarray((n, *shape), dtype, block, start * n) for (name, dtype, shape), start in _PLACES}
     ids = np.ndarray(n, np.int64, block, _ID_START * n)
-    c = cols
     untracked = c["object_id"] == np.uint64(layouts.UNTRACKED_OBJECT_ID)
     data = dict(
         corners=c["corners"].reshape(n, 4, 2), rect=c["rect"], object_id=c["object_id"], source=c["source"],
@@ -148,9 +147,8 @@ def label_strings(boxes: "OrientedBoxes") -> list[str]:
 
 # numpy reads the layout (names, formats, offsets, padding) from the ctypes struct itself: one description of a row.
 _ROW_DTYPE = np.dtype(_core.ReadRow)
-# Each field as a column: (name, dtype, shape of one row's value); label as raw bytes. Then object_id once more.
-_COLUMNS = tuple((name, np.dtype(np.uint8) if name == "label" else _ROW_DTYPE.fields[name][0].base,
-                  _ROW_DTYPE.fields[name][0].shape) for name in _ROW_DTYPE.names)
+# Each field as a column: (name, dtype, shape of one row's value; label: 128 S1 characters). Then object_id once more.
+_COLUMNS = tuple((name, _ROW_DTYPE.fields[name][0].base, _ROW_DTYPE.fields[name][0].shape) for name in _ROW_DTYPE.names)
 _OFFSETS = np.array([_ROW_DTYPE.fields[name][1] for name in _ROW_DTYPE.names] + [_ROW_DTYPE.fields["object_id"][1]],
                     np.int64)
 _WIDTHS = np.array([_ROW_DTYPE.fields[name][0].itemsize for name in _ROW_DTYPE.names] + [8], np.int64)
