@@ -6,11 +6,13 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import threading
+import weakref
 from typing import Any, Callable
 
 from ._debug import Category
 from ._frames import READ_FORMATS, VideoFormat, templates
 from ._gi import GLib, GObject, Gst, GstBase
+from ._output import OutputQueue, event_is_serialized, query_is_serialized
 
 
 def one_of(*choices: str) -> Callable[[Any], str]:
@@ -148,6 +150,11 @@ class ObbmetaElement(GstBase.BaseTransform):
         self._started: dict[str, Any] | None = None  # the ready-only values in force, from snapshot to stop
         self.running = False
         self.video: VideoFormat | None = None
+        self._out: OutputQueue | None = None  # the output thread, while one is open (open_output)
+        me = weakref.ref(self)  # a closure holding the element would keep it alive (the pad holds the closure)
+        self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM,
+                               lambda pad, info: me()._query_probe(pad, info) if me() is not None
+                               else Gst.PadProbeReturn.OK)
 
     # ---- properties
     def do_get_property(self, prop: GObject.ParamSpec) -> Any:
@@ -219,6 +226,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         self.running = False
         self._started = None
         try:
+            self.close_output()  # what is queued finishes (not pushed) before stop() lets go of what it needs
             self.stop()
         except BaseException as exc:  # noqa: BLE001
             self.fail(Gst.LibraryError.SHUTDOWN, describe_failure(exc))
@@ -235,9 +243,61 @@ class ObbmetaElement(GstBase.BaseTransform):
         """Hook: a stream ended or was flushed (EOS / FLUSH_STOP): drop per-stream state."""
 
     def do_sink_event(self, event: Gst.Event) -> bool:
+        out = self._out
+        if out is not None:
+            if event.type == Gst.EventType.FLUSH_START:
+                out.flush_start()
+            elif event.type == Gst.EventType.FLUSH_STOP:
+                out.flush_stop()
+            elif event_is_serialized(event):
+                out.drain()  # the buffers before it leave first (caps, segment, EOS, gap, custom events)
         if event.type in (Gst.EventType.EOS, Gst.EventType.FLUSH_STOP):
             self.reset()
         return GstBase.BaseTransform.do_sink_event(self, event)
+
+    # ---- output thread (nvinfer's split: the streaming thread queues a buffer's GPU work, another thread waits)
+    def open_output(self, depth: int) -> None:
+        """Give the element an output thread (``<name>-output``) with up to ``depth`` buffers between it and the
+        streaming thread (docs/gst.md, "Which thread does what"); start() calls it. From then on every buffer
+        leaves through :meth:`hand_over`, in order."""
+        self.close_output()
+        self._out = OutputQueue(self, depth, name=f"{self.get_name()}-output")
+
+    def close_output(self) -> None:
+        """Finish what is queued without pushing it and end the output thread (at stop; nothing if none)."""
+        out, self._out = self._out, None
+        if out is not None:
+            out.stop()
+
+    def downstream_flow(self) -> Gst.FlowReturn:
+        """OK, or the flow of a push of the output thread that failed (EOS, FLUSHING, NOT_LINKED, ERROR), which
+        :meth:`process` returns for the next buffer, as nvinfer returns its last flow."""
+        out = self._out
+        return out.flow if out is not None else Gst.FlowReturn.OK
+
+    def hand_over(self, buf: Gst.Buffer, finish: Callable[[], None] | None, t_in: float) -> Gst.FlowReturn:
+        """The end of :meth:`process` for a buffer: without an output thread ``finish`` (the buffer's remaining
+        work: a wait for the device, the metadata) runs here and the buffer goes on as usual; with one, the buffer
+        and ``finish`` are queued and that thread runs ``finish``, then pushes the buffer."""
+        out = self._out
+        if out is None:
+            if finish is not None:
+                finish()
+            return Gst.FlowReturn.OK
+        return out.put(buf, finish, t_in)
+
+    @property
+    def latencies(self) -> list[float]:
+        """Seconds from a buffer's arrival to the end of its push, for the last buffers (output thread only)."""
+        out = self._out
+        return list(out.latencies) if out is not None else []
+
+    def _query_probe(self, pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
+        # a probe, not do_query (PyGObject finds BaseTransform's and Element's query vfuncs ambiguous)
+        out = self._out
+        if out is not None and query_is_serialized(info.get_query()):
+            out.drain()  # a drain or allocation query is answered after the buffers before it have left
+        return Gst.PadProbeReturn.OK
 
     def do_set_caps(self, incaps: Gst.Caps, outcaps: Gst.Caps) -> bool:
         try:

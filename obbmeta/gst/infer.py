@@ -23,7 +23,6 @@ import collections
 import contextlib
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,6 @@ from ..config.nvinfer import read_nvinfer_config
 from ._element import ObbmetaElement, batch_meta_for, describe_failure, enum_type
 from ._frames import mapped_frames
 from ._gi import GObject, Gst
-from ._output import OutputQueue, event_is_serialized, query_is_serialized
 
 REINFER_AREA_GROWTH = 0.2   # nvinfer's REINFER_AREA_THRESHOLD: an object whose box grew this much is inferred again
 HISTORY_MAX_AGE = 150       # nvinfer's CLEANUP_ACCESS_CRITERIA: frames after which an unseen object is forgotten
@@ -176,11 +174,6 @@ class ObbInfer(ObbmetaElement):
         self.gpu_times: collections.deque = collections.deque(maxlen=4096)  # seconds
         self._cost: list | None = None
         self._stream = None  # the element's own CUDA stream (a model on CUDA)
-        self._out: OutputQueue | None = None  # the output thread (queue-depth > 0)
-        me = weakref.ref(self)  # a closure holding the element would keep it alive (the pad holds the closure)
-        self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM,
-                               lambda pad, info: me()._query_probe(pad, info) if me() is not None
-                               else Gst.PadProbeReturn.OK)
 
     @property
     def detector(self) -> Any:
@@ -296,30 +289,7 @@ class ObbInfer(ObbmetaElement):
             self._stream = torch.cuda.Stream(device=torch.device(device))
         self._tensor_outputs(settings)  # made (and its modules imported) here, not while the first buffer waits
         if settings.queue_depth > 0:
-            self._out = OutputQueue(self, settings.queue_depth, name=f"{self.get_name()}-output")
-
-    @property
-    def latencies(self) -> list[float]:
-        """Seconds from a buffer's arrival to the end of its push, for the last buffers (output thread only)."""
-        return list(self._out.latencies) if self._out is not None else []
-
-    def do_sink_event(self, event: Gst.Event) -> bool:
-        out = self._out
-        if out is not None:
-            if event.type == Gst.EventType.FLUSH_START:
-                out.flush_start()
-            elif event.type == Gst.EventType.FLUSH_STOP:
-                out.flush_stop()
-            elif event_is_serialized(event):
-                out.drain()  # the buffers before it leave first (caps, segment, EOS, gap, custom events)
-        return super().do_sink_event(event)
-
-    def _query_probe(self, pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
-        # a probe, not do_query (PyGObject finds BaseTransform's and Element's query vfuncs ambiguous)
-        out = self._out
-        if out is not None and query_is_serialized(info.get_query()):
-            out.drain()  # a drain or allocation query is answered after the buffers before it have left
-        return Gst.PadProbeReturn.OK
+            self.open_output(settings.queue_depth)
 
     def _report_config(self, config: Any) -> None:
         if config is None or config is self._config_reported:
@@ -347,9 +317,6 @@ class ObbInfer(ObbmetaElement):
         with self._swap_lock:
             self._generation += 1  # a replacement still loading is dropped when it finishes
             self._pending = None
-        out, self._out = self._out, None
-        if out is not None:
-            out.stop()
         self._stream = None
 
     def _rebuild(self, reason: str) -> None:
@@ -607,20 +574,16 @@ class ObbInfer(ObbmetaElement):
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
         t_in = time.perf_counter()
-        out = self._out
-        if out is not None and out.flow != Gst.FlowReturn.OK:
-            return out.flow  # downstream stopped taking buffers (EOS, flushing, not linked, an error)
+        flow = self.downstream_flow()
+        if flow != Gst.FlowReturn.OK:
+            return flow  # downstream stopped taking buffers (EOS, flushing, not linked, an error)
         c0 = time.thread_time()
         self._cost = None
         with self._on_stream():
             finish = self._run(buf, t_in)
         if self._cost is not None:
             self._cost[0] = time.thread_time() - c0
-        if out is None:
-            if finish is not None:
-                finish()
-            return Gst.FlowReturn.OK
-        return out.put(buf, finish, t_in)
+        return self.hand_over(buf, finish, t_in)
 
     def _on_stream(self) -> Any:
         """The element's own CUDA stream as the current one (non-blocking: never the legacy default stream, which

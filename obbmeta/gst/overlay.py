@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 from ..osd.overlay import add_obb_overlay
@@ -31,7 +32,7 @@ class ObbOverlay(ObbmetaElement):
     description = ("Draws the oriented boxes of the batch meta: as nvdsosd display-meta lines (mode=meta) or into "
                    "the frames (mode=draw)")
     debug_description = "obbmeta oriented-box overlay (nvdsosd lines or drawing)"
-    _ready_only = frozenset({"mode", "follow-tracker"})  # used when the element starts
+    _ready_only = frozenset({"mode", "follow-tracker", "queue-depth"})  # used when the element starts
     property_specs = {
         "mode": (str, "mode", "meta: display-meta lines for a downstream nvdsosd; draw: paint into the frames", "meta"),
         "thickness": (int, "thickness", "line width in pixels", 1, 64, 3),
@@ -40,6 +41,10 @@ class ObbOverlay(ObbmetaElement):
         "native": (bool, "native", "mode=meta: DS 9 rotated display-meta rects instead of lines", False),
         "follow-tracker": (bool, "follow tracker", "after nvtracker: give every tracked object an OBB first (the "
                            "detector's moved with the tracker's box, else the track's prediction)", False),
+        "queue-depth": (int, "queue depth", "mode=draw: buffers between the streaming thread, which queues each "
+                        "batch's draw on the GPU and takes the next buffer, and the output thread, which waits for "
+                        "the draw and pushes (as obbinfer's queue-depth); 0: each buffer waits for its draw before "
+                        "the next is taken", 0, 64, 2),
     }
     _checks = {"mode": one_of(*MODES)}
 
@@ -57,6 +62,8 @@ class ObbOverlay(ObbmetaElement):
             from ..osd.draw import prepare_drawing
 
             prepare_drawing()  # the operator's first-call set-up here, not in the first buffer's draw
+            if self.prop("queue-depth") > 0:
+                self.open_output(self.prop("queue-depth"))
 
     def _stream(self, device: Any) -> Any:
         """The element's own CUDA stream on ``device`` (non-blocking, like obbinfer's): its draws never go on the
@@ -94,12 +101,22 @@ class ObbOverlay(ObbmetaElement):
                              "nvdsosd")
 
     def process(self, buf: Gst.Buffer) -> Gst.FlowReturn:
+        t_in = time.perf_counter()
+        flow = self.downstream_flow()
+        if flow != Gst.FlowReturn.OK:
+            return flow  # downstream stopped taking buffers (EOS, flushing, not linked, an error)
+        # with an output thread (mode=draw) every buffer leaves through it, in order, drawn or not
+        return self.hand_over(buf, self._overlay(buf), t_in)
+
+    def _overlay(self, buf: Gst.Buffer) -> Any:
+        """The streaming thread's part of a buffer: the display meta planned, or the draw queued on the GPU (drawn,
+        on the CPU); returns what is left (the wait for the GPU's draw), or None."""
         from .. import nvds
 
         try:
             batch = nvds.BatchMeta.from_gst_buffer(buf)
         except LookupError:
-            return Gst.FlowReturn.OK  # nothing upstream wrote metadata: nothing to draw
+            return None  # nothing upstream wrote metadata: nothing to draw
         # One batch lock around the metadata work of the batch's frames: obbmeta's C calls under it keep the
         # interpreter lock, so a frame costs no handoff of it (obbmeta.nvds.batch.holds_lock). Mapping and drawing
         # run after it: nothing that waits for the GPU or another thread happens under the batch lock.
@@ -109,11 +126,10 @@ class ObbOverlay(ObbmetaElement):
                     self.follow.update_frame(batch, frame, frame_size=(self.video.width, self.video.height))
             if self.prop("mode") == "meta":
                 self._plan(batch)
-                return Gst.FlowReturn.OK
+                return None
             frames = batch.frames
             objects, offsets = nvds.read_boxes_batch(batch, frames)  # one C call for the batch
-        self._draw(buf, [f.batch_id for f in frames], objects, offsets)
-        return Gst.FlowReturn.OK
+        return self._draw(buf, [f.batch_id for f in frames], objects, offsets)
 
     def _plan(self, batch: Any) -> None:
         size = (self.video.width, self.video.height)
@@ -121,16 +137,20 @@ class ObbOverlay(ObbmetaElement):
             add_obb_overlay(batch, frame, width=self.prop("thickness"), hide_aabb=self.prop("hide-aabb"),
                             label=self.prop("label"), native=self.prop("native"), frame_size=size)
 
-    def _draw(self, buf: Gst.Buffer, batch_ids: list, objects: Any, offsets: Any) -> None:
+    def _draw(self, buf: Gst.Buffer, batch_ids: list, objects: Any, offsets: Any) -> Any:
         """Paint each frame meta's objects (rows ``offsets[k]:offsets[k + 1]`` of ``objects`` for the frame meta
         with ``batch_ids[k]``) into its surface: the batch's boxes and colours in one copy to the device and one
-        draw (:func:`obbmeta.osd.draw_obbs_batch`)."""
+        draw (:func:`obbmeta.osd.draw_obbs_batch`). On the GPU the draw is queued on the element's stream and the
+        wait for it returned (the surfaces stay mapped until it has run); on the CPU it is done, and None
+        returned."""
         import numpy as np
         import torch
 
         from ..osd import draw_obbs_batch
 
-        with mapped_frames(buf, self.video, write=True) as views:
+        mapping = contextlib.ExitStack()
+        try:
+            views = mapping.enter_context(mapped_frames(buf, self.video, write=True))
             for batch_id in batch_ids:
                 if not 0 <= batch_id < len(views):
                     raise ValueError(f"frame meta batch_id {batch_id} has no surface (the buffer holds "
@@ -138,7 +158,7 @@ class ObbOverlay(ObbmetaElement):
             counts = np.diff(offsets)
             images = [views[b].image for b, n in zip(batch_ids, counts) if n]
             if not images:
-                return
+                return mapping.close()
             device = images[0].device
             stream = self._stream(device) if device.type == "cuda" else None
             with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
@@ -147,10 +167,19 @@ class ObbOverlay(ObbmetaElement):
                 xywhr = torch.from_numpy(objects.xywhr).to(device, non_blocking=True)
                 colors = _colors(objects.labels, views[batch_ids[0]].format).to(device, non_blocking=True)
                 draw_obbs_batch(images, xywhr, kept.tolist(), colors, thickness=self.prop("thickness"))
-            if stream is not None:  # done before the buffer moves on; the thread sleeps (no spin) without the GIL
-                done = torch.cuda.Event(blocking=True)
-                done.record(stream)
+            if stream is None:
+                return mapping.close()
+            done = torch.cuda.Event(blocking=True)  # the waiting thread sleeps (no spin) without the GIL
+            done.record(stream)
+        except BaseException:
+            mapping.close()
+            raise
+
+        def finish() -> None:  # drawn before the buffer moves on
+            with mapping:
                 done.synchronize()
+
+        return finish
 
 
 _DRAW_CAPS = Gst.Caps.from_string(caps_string(DRAW_FORMATS))

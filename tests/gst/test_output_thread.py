@@ -1,8 +1,10 @@
-"""obbinfer's output thread (queue-depth > 0): buffers leave in order with their metadata, serialized events and
-queries wait for the buffers before them, flushes and downstream flow errors reach upstream, and the streaming
-thread takes the next buffer while the previous one is still on its way out."""
+"""The output thread of obbinfer and of obboverlay mode=draw (queue-depth > 0): buffers leave in order with their
+metadata (and pixels), serialized events and queries wait for the buffers before them, flushes and downstream flow
+errors reach upstream, and the streaming thread takes the next buffer while the previous one is still on its way
+out. The tests marked ``queued`` run each element as the one with the queue."""
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 
@@ -16,16 +18,24 @@ from obbmeta.gst import Gst
 W, H = 160, 120
 CAPS = f"video/x-raw,format=RGBA,width={W},height={H},framerate=30/1"
 INFER = "obbinfer name=infer model=obb_toy_models:toy input-size=96 device=cpu"
+#: the element with the output queue, as a pipeline fragment for a queue-depth, and its name in that fragment
+ELEMENTS = {
+    "obbinfer": (lambda depth: f"{INFER} queue-depth={depth}", "infer"),
+    "obboverlay": (lambda depth: f"{INFER} queue-depth=0 ! obboverlay name=draw mode=draw thickness=2 "
+                                 f"queue-depth={depth}", "draw"),
+}
+queued = pytest.mark.parametrize("which", list(ELEMENTS))
 
 
 def read_back(buf):
     (frame,) = nvds.BatchMeta.from_gst_buffer(buf).frames
+    pixels = hashlib.sha1(buf.extract_dup(0, buf.get_size())).hexdigest()
     return frame.infer_done, sorted((tuple(round(v, 3) for v in obb.xywhr), info.class_id)
-                                    for info, obb in readback.pairs(frame))
+                                    for info, obb in readback.pairs(frame)), pixels
 
 
-def objects_by_pts(depth: int, n: int = 40, sleep_us: int = 0) -> list:
-    p = Gst.parse_launch(f"videotestsrc num-buffers={n} pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+def objects_by_pts(fragment: str, n: int = 40, sleep_us: int = 0) -> list:
+    p = Gst.parse_launch(f"videotestsrc num-buffers={n} pattern=ball ! {CAPS} ! {fragment} "
                          f"! identity sleep-time={sleep_us} ! fakesink name=sink sync=false")
     got = []
     errors = buffer_probe(p.get_by_name("sink"), "sink", lambda b: got.append((b.pts, read_back(b))))
@@ -34,20 +44,38 @@ def objects_by_pts(depth: int, n: int = 40, sleep_us: int = 0) -> list:
     return got
 
 
-def test_the_output_thread_writes_what_the_synchronous_path_writes_in_the_same_order():
-    threaded, synchronous = objects_by_pts(2), objects_by_pts(0)
+@queued
+def test_the_output_thread_writes_what_the_synchronous_path_writes_in_the_same_order(which):
+    fragment = ELEMENTS[which][0]
+    threaded, synchronous = objects_by_pts(fragment(2)), objects_by_pts(fragment(0))
     assert [pts for pts, _ in threaded] == sorted(pts for pts, _ in threaded)  # in order, none twice
-    assert len(threaded) == 40 and threaded == synchronous
-    assert all(done for _, (done, _) in threaded) and sum(len(o) for _, (_, o) in threaded) > 40
+    assert len(threaded) == 40 and threaded == synchronous  # the same objects and (obboverlay) the same pixels
+    assert all(done for _, (done, _, _) in threaded) and sum(len(o) for _, (_, o, _) in threaded) > 40
+    if which == "obboverlay":  # it drew: the frames differ from obbinfer's alone
+        assert [px for _, (_, _, px) in threaded] != [px for _, (_, _, px) in objects_by_pts(f"{INFER}")]
 
 
-def test_the_streaming_thread_takes_the_next_buffer_while_the_previous_one_is_pushed():
-    # a slow downstream (20 ms per buffer): with the output thread, buffer k+1 enters obbinfer before buffer k
+@pytest.mark.parametrize("chain", ["obboverlay mode=meta queue-depth=2", "obboverlay mode=draw queue-depth=0",
+                                   "obbtrack"])
+def test_elements_without_a_wait_of_their_own_have_no_output_thread(chain):
+    p = Gst.parse_launch(f"videotestsrc num-buffers=4 pattern=ball ! {CAPS} ! {INFER} queue-depth=0 ! {chain} "
+                         "! fakesink name=sink sync=false")
+    names = []
+    errors = buffer_probe(p.get_by_name("sink"), "sink", lambda _b: names.append(threading.current_thread().name))
+    assert run(p).eos and not errors
+    assert len(names) == 4 and not any(n.endswith("-output") for n in names)
+    assert not any(t.name.endswith("-output") for t in threading.enumerate())
+
+
+@queued
+def test_the_streaming_thread_takes_the_next_buffer_while_the_previous_one_is_pushed(which):
+    # a slow downstream (20 ms per buffer): with the output thread, buffer k+1 enters the element before buffer k
     # has left it; without it, never.
+    fragment, name = ELEMENTS[which]
     for depth, overlaps in ((3, True), (0, False)):
-        p = Gst.parse_launch(f"videotestsrc num-buffers=12 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+        p = Gst.parse_launch(f"videotestsrc num-buffers=12 pattern=ball ! {CAPS} ! {fragment(depth)} "
                              "! identity sleep-time=20000 ! fakesink sync=false")
-        infer = p.get_by_name("infer")
+        infer = p.get_by_name(name)
         log = []
         lock = threading.Lock()
 
@@ -68,8 +96,9 @@ def test_the_streaming_thread_takes_the_next_buffer_while_the_previous_one_is_pu
         assert [pts for w, pts in log if w == "out"] == ins
 
 
-def test_serialized_events_leave_after_the_buffers_before_them_and_eos_after_all():
-    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {INFER} queue-depth=4 "
+@queued
+def test_serialized_events_leave_after_the_buffers_before_them_and_eos_after_all(which):
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {ELEMENTS[which][0](4)} "
                          "! identity sleep-time=5000 ! fakesink name=sink sync=false")
     src, sink = p.get_by_name("src"), p.get_by_name("sink")
     seen = []
@@ -132,8 +161,9 @@ def test_a_drain_query_is_answered_after_the_queued_buffers_have_left():
     assert not errors
 
 
-def test_a_flush_drops_the_queued_buffers_and_the_stream_runs_on_after_it():
-    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {INFER} queue-depth=8 "
+@queued
+def test_a_flush_drops_the_queued_buffers_and_the_stream_runs_on_after_it(which):
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {ELEMENTS[which][0](8)} "
                          "! identity sleep-time=30000 ! fakesink name=sink sync=false")
     src = p.get_by_name("src")
     pushed = []
@@ -163,9 +193,10 @@ def test_a_flush_drops_the_queued_buffers_and_the_stream_runs_on_after_it():
     assert all(pts < 8 * Gst.SECOND // 30 for pts in pushed[:-5])
 
 
+@queued
 @pytest.mark.parametrize("depth", [1, 3])
-def test_a_downstream_flow_error_reaches_upstream_and_stops_the_pipeline(depth):
-    p = Gst.parse_launch(f"videotestsrc num-buffers=200 pattern=ball ! {CAPS} ! {INFER} queue-depth={depth} "
+def test_a_downstream_flow_error_reaches_upstream_and_stops_the_pipeline(which, depth):
+    p = Gst.parse_launch(f"videotestsrc num-buffers=200 pattern=ball ! {CAPS} ! {ELEMENTS[which][0](depth)} "
                          "! identity error-after=5 ! fakesink sync=false")
     outcome = run(p, timeout_s=30)
     assert not outcome.eos and outcome.stopped
@@ -173,8 +204,9 @@ def test_a_downstream_flow_error_reaches_upstream_and_stops_the_pipeline(depth):
     assert p.get_by_name("infer").batches < 200  # upstream got the error and stopped
 
 
-def test_stopping_while_buffers_are_queued_does_not_hang():
-    p = Gst.parse_launch(f"videotestsrc is-live=true pattern=ball ! {CAPS} ! {INFER} queue-depth=8 "
+@queued
+def test_stopping_while_buffers_are_queued_does_not_hang(which):
+    p = Gst.parse_launch(f"videotestsrc is-live=true pattern=ball ! {CAPS} ! {ELEMENTS[which][0](8)} "
                          "! identity sleep-time=50000 ! fakesink sync=false")
     p.set_state(Gst.State.PLAYING)
     time.sleep(0.5)
@@ -184,9 +216,12 @@ def test_stopping_while_buffers_are_queued_does_not_hang():
     assert time.monotonic() - t0 < 5
 
 
-def test_latencies_are_recorded_per_pushed_buffer():
-    p = Gst.parse_launch(f"videotestsrc num-buffers=20 pattern=ball ! {CAPS} ! {INFER} ! fakesink sync=false")
-    infer = p.get_by_name("infer")
+@queued
+def test_latencies_are_recorded_per_pushed_buffer(which):
+    fragment, name = ELEMENTS[which]
+    fragment = fragment(2).replace(" queue-depth=2", "")  # the element's default depth
+    p = Gst.parse_launch(f"videotestsrc num-buffers=20 pattern=ball ! {CAPS} ! {fragment} ! fakesink sync=false")
+    infer = p.get_by_name(name)
     seen = []
 
     def on_eos(_pad, info):
@@ -235,16 +270,18 @@ def test_downstream_gets_the_buffer_unshared_and_writes_in_place_without_a_copy(
     assert len(before) == 40 and before == after  # the same GstBuffer: obboverlay drew into it, nothing copied
 
 
+@queued
 @pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="needs Linux's /proc")
-def test_the_output_thread_has_its_own_name_in_the_os():
-    """``top -H``, py-spy and /proc show which thread spends the CPU: obbinfer's output thread is named for it."""
+def test_the_output_thread_has_its_own_name_in_the_os(which):
+    """``top -H``, py-spy and /proc show which thread spends the CPU: the output thread is named for its element."""
     from pathlib import Path
 
-    p = Gst.parse_launch(f"videotestsrc num-buffers=8 pattern=ball ! {CAPS} ! {INFER} queue-depth=2 "
+    fragment, name = ELEMENTS[which]
+    p = Gst.parse_launch(f"videotestsrc num-buffers=8 pattern=ball ! {CAPS} ! {fragment(2)} "
                          "! identity sleep-time=50000 ! fakesink sync=false")
     names = []
-    errors = buffer_probe(p.get_by_name("infer"), "src", lambda _b: names.append(
+    errors = buffer_probe(p.get_by_name(name), "src", lambda _b: names.append(
         Path(f"/proc/self/task/{threading.get_native_id()}/comm").read_text().strip()))
     outcome = run(p)
     assert outcome.eos and not errors
-    assert set(names) == {"infer:out"}  # the element's name: the buffers leave on its output thread
+    assert set(names) == {f"{name}:out"}  # the element's name: the buffers leave on its output thread
