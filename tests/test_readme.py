@@ -287,6 +287,15 @@ def performance_table() -> str:
         lines.append(f"| `obbinfer`, {label}, batches of 16 | {r['fps']} fps | sources alone {r['baseline_fps']} fps "
                      f"(ratio {r['ratio']}) | {where}")
 
+    r32 = load("pipeline_streams_run32.json")
+    where = f"{r32['machine']['gpu']}, {r32['date']} | {link('pipeline_streams_run32.json')} |"
+    new, old = ([str(r["ratio"]) for r in r32["rows"] if r["benchmark_name"].startswith(f"ab_{tree}")]
+                for tree in ("new", "old"))
+    lines.append(f"| 16 `videotestsrc ! nvvideoconvert` streams (RGBA), `obbinfer ! obbtrack ! obboverlay mode=draw` "
+                 f"without queues, obboverlay waiting for its draw on its own output thread, 4 runs "
+                 f"| ratio to the sources alone {' / '.join(new)} | the wait on obbinfer's thread (8bcb6c2), "
+                 f"alternated in the same calls: {' / '.join(old)} | {where}")
+
     gpu_nms = load("nms_cuda.json")
     nms = {r["n"]: r["methods"] for r in gpu_nms["rows"]}
     sizes = (1000, 10000, 30000)
