@@ -150,11 +150,14 @@ class ObbmetaElement(GstBase.BaseTransform):
         self._started: dict[str, Any] | None = None  # the ready-only values in force, from snapshot to stop
         self.running = False
         self.video: VideoFormat | None = None
-        self._out: OutputQueue | None = None  # the output thread, while one is open (open_output)
+        self._output_queue: OutputQueue | None = None  # the output thread, while one is open (open_output)
         me = weakref.ref(self)  # a closure holding the element would keep it alive (the pad holds the closure)
         self.sinkpad.add_probe(Gst.PadProbeType.QUERY_DOWNSTREAM,
                                lambda pad, info: me()._query_probe(pad, info) if me() is not None
                                else Gst.PadProbeReturn.OK)
+        self.srcpad.add_probe(Gst.PadProbeType.QUERY_UPSTREAM,
+                              lambda pad, info: me()._position_probe(pad, info) if me() is not None
+                              else Gst.PadProbeReturn.OK)
 
     # ---- properties
     def do_get_property(self, prop: GObject.ParamSpec) -> Any:
@@ -217,6 +220,7 @@ class ObbmetaElement(GstBase.BaseTransform):
             self.start()
         except BaseException as exc:  # noqa: BLE001 - any failure to start is reported on the bus
             self._started = None
+            self.close_output()  # a subclass's start may fail after its parent's opened one (no stop follows)
             self.fail(Gst.LibraryError.INIT, describe_failure(exc))
             return False
         self.running = True
@@ -243,7 +247,7 @@ class ObbmetaElement(GstBase.BaseTransform):
         """Hook: a stream ended or was flushed (EOS / FLUSH_STOP): drop per-stream state."""
 
     def do_sink_event(self, event: Gst.Event) -> bool:
-        out = self._out
+        out = self._output_queue
         if out is not None:
             if event.type == Gst.EventType.FLUSH_START:
                 out.flush_start()
@@ -261,40 +265,53 @@ class ObbmetaElement(GstBase.BaseTransform):
         streaming thread (docs/gst.md, "Which thread does what"); start() calls it. From then on every buffer
         leaves through :meth:`hand_over`, in order."""
         self.close_output()
-        self._out = OutputQueue(self, depth, name=f"{self.get_name()}-output")
+        self._output_queue = OutputQueue(self, depth, name=f"{self.get_name()}-output")
 
     def close_output(self) -> None:
         """Finish what is queued without pushing it and end the output thread (at stop; nothing if none)."""
-        out, self._out = self._out, None
+        out, self._output_queue = self._output_queue, None
         if out is not None:
             out.stop()
 
     def downstream_flow(self) -> Gst.FlowReturn:
         """OK, or the flow of a push of the output thread that failed (EOS, FLUSHING, NOT_LINKED, ERROR), which
         :meth:`process` returns for the next buffer, as nvinfer returns its last flow."""
-        out = self._out
+        out = self._output_queue
         return out.flow if out is not None else Gst.FlowReturn.OK
 
     def hand_over(self, buf: Gst.Buffer, finish: Callable[[], None] | None, t_in: float) -> Gst.FlowReturn:
         """The end of :meth:`process` for a buffer: without an output thread ``finish`` (the buffer's remaining
         work: a wait for the device, the metadata) runs here and the buffer goes on as usual; with one, the buffer
         and ``finish`` are queued and that thread runs ``finish``, then pushes the buffer."""
-        out = self._out
+        out = self._output_queue
         if out is None:
             if finish is not None:
                 finish()
             return Gst.FlowReturn.OK
         return out.put(buf, finish, t_in)
 
-    @property
-    def latencies(self) -> list[float]:
-        """Seconds from a buffer's arrival to the end of its push, for the last buffers (output thread only)."""
-        out = self._out
+    def output_latencies(self) -> list[float]:
+        """Seconds from a buffer's arrival to the end of its push, for the last buffers (output thread only; the
+        ``latencies`` property of obbinfer and obboverlay)."""
+        out = self._output_queue
         return list(out.latencies) if out is not None else []
+
+    def _position_probe(self, pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
+        # BaseTransform answers a TIME position query on the source pad from the last buffer it pushed itself, and
+        # with an output thread it pushes none: the output thread's last pushed buffer answers it instead
+        out = self._output_queue
+        query = info.get_query()
+        if out is None or query.type != Gst.QueryType.POSITION or query.parse_position()[0] != Gst.Format.TIME:
+            return Gst.PadProbeReturn.OK
+        end, segment = out.position, self.segment
+        if end is None or segment.format != Gst.Format.TIME:
+            return Gst.PadProbeReturn.OK
+        query.set_position(Gst.Format.TIME, segment.to_stream_time(Gst.Format.TIME, end))
+        return Gst.PadProbeReturn.HANDLED
 
     def _query_probe(self, pad: Gst.Pad, info: Gst.PadProbeInfo) -> Gst.PadProbeReturn:
         # a probe, not do_query (PyGObject finds BaseTransform's and Element's query vfuncs ambiguous)
-        out = self._out
+        out = self._output_queue
         if out is not None and query_is_serialized(info.get_query()):
             out.drain()  # a drain or allocation query is answered after the buffers before it have left
         return Gst.PadProbeReturn.OK

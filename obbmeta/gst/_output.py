@@ -45,6 +45,7 @@ class OutputQueue:
         self.closed = False
         self.flow = Gst.FlowReturn.OK
         self.pushed = 0
+        self.position: int | None = None  # the end (pts + duration, ns) of the last buffer pushed, since a flush
         self.latencies: collections.deque = collections.deque(maxlen=4096)
         self.thread = threading.Thread(target=self._loop, daemon=True, name=name)
         self.thread.start()
@@ -86,6 +87,7 @@ class OutputQueue:
         with self.cond:
             self.flushing = False
             self.flow = Gst.FlowReturn.OK
+            self.position = None
             self.cond.notify_all()
 
     def stop(self) -> None:
@@ -123,6 +125,7 @@ class OutputQueue:
                     # downstream gets the only reference, as from a C element's push: PyGObject's push would keep
                     # this wrapper's reference meanwhile, so every in-place element downstream would see a shared
                     # buffer and copy it (its batch meta too, which loses the objects' parent pointers)
+                    end = _end_time(buf)
                     ptr = gst_library().gst_mini_object_ref(hash(buf))  # hash: the GstBuffer* (a boxed value's pointer)
                     buf = None
                     # the streaming thread may not have left transform_ip yet: wait (briefly) for its references
@@ -131,6 +134,8 @@ class OutputQueue:
                         time.sleep(20e-6)
                     flow = Gst.FlowReturn(gst_library().gst_pad_push(hash(self.element.srcpad), ptr))  # GIL released
                     self.pushed += 1
+                    if end is not None and flow == Gst.FlowReturn.OK:
+                        self.position = end
                     self.latencies.append(time.perf_counter() - t_in)
             except BaseException as exc:  # noqa: BLE001 - the reason goes on the bus; upstream gets ERROR
                 from ._element import describe_failure
@@ -144,6 +149,13 @@ class OutputQueue:
                     self.flow = flow
                 self.cond.notify_all()
 
+
+
+def _end_time(buf: Gst.Buffer) -> int | None:
+    """Where a buffer ends in running order (pts + duration, or pts), as BaseTransform tracks its position."""
+    if buf.pts == Gst.CLOCK_TIME_NONE:
+        return None
+    return buf.pts + (buf.duration if buf.duration != Gst.CLOCK_TIME_NONE else 0)
 
 
 def _refcount(ptr: int) -> int:

@@ -175,6 +175,8 @@ class ObbInfer(ObbmetaElement):
         self._cost: list | None = None
         self._stream = None  # the element's own CUDA stream (a model on CUDA)
 
+    latencies = property(ObbmetaElement.output_latencies, doc=ObbmetaElement.output_latencies.__doc__)
+
     @property
     def detector(self) -> Any:
         """The detector in force (None before start)."""
@@ -346,8 +348,8 @@ class ObbInfer(ObbmetaElement):
             pending, self._pending = self._pending, None
         if pending is None:
             return
-        if self._out is not None:
-            self._out.drain()  # the old model's batches in flight finish before it is let go
+        if self._output_queue is not None:
+            self._output_queue.drain()  # the old model's batches in flight finish before it is let go
         self._report_config(self._config)
         self._bring_in(pending)
         self.debug_category.info(self, "model swapped at batch %d: %s", self.batches, pending.model)

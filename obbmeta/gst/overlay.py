@@ -53,6 +53,8 @@ class ObbOverlay(ObbmetaElement):
         self.follow = None
         self._streams: dict = {}  # device index -> the element's own CUDA stream for drawing
 
+    latencies = property(ObbmetaElement.output_latencies, doc=ObbmetaElement.output_latencies.__doc__)
+
     def start(self) -> None:
         from ..track import FollowTracker
 

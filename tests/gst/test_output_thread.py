@@ -5,6 +5,7 @@ out. The tests marked ``queued`` run each element as the one with the queue."""
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 import time
 
@@ -14,6 +15,8 @@ from pipelines import buffer_probe, run
 
 from obbmeta import nvds
 from obbmeta.gst import Gst
+from obbmeta.gst.overlay import ObbOverlay
+from obbmeta.gst.track import ObbTrack
 
 W, H = 160, 120
 CAPS = f"video/x-raw,format=RGBA,width={W},height={H},framerate=30/1"
@@ -285,3 +288,68 @@ def test_the_output_thread_has_its_own_name_in_the_os(which):
     outcome = run(p)
     assert outcome.eos and not errors
     assert set(names) == {f"{name}:out"}  # the element's name: the buffers leave on its output thread
+
+
+@queued
+@pytest.mark.parametrize("depth", [0, 2])
+def test_a_position_query_on_the_source_pad_tells_the_last_buffer_pushed(which, depth):
+    # BaseTransform answers it from the last buffer it pushed itself; with an output thread it pushes none
+    fragment, name = ELEMENTS[which]
+    p = Gst.parse_launch(f"appsrc name=src format=time caps={CAPS} ! {fragment(depth)} ! fakesink sync=false")
+    src, element = p.get_by_name("src"), p.get_by_name(name)
+    pushed = []
+    errors = buffer_probe(element, "src", lambda b: pushed.append(b.pts))
+    p.set_state(Gst.State.PLAYING)
+    frame = bytes(W * H * 4)
+    for k in range(10):
+        buf = Gst.Buffer.new_wrapped(frame)
+        buf.pts, buf.duration = k * Gst.SECOND // 30, Gst.SECOND // 30
+        src.emit("push-buffer", buf)
+    deadline = time.monotonic() + 10
+    while len(pushed) < 10 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep(0.05)  # the output thread records the position after its push returns
+    ok, position = element.get_static_pad("src").query_position(Gst.Format.TIME)
+    p.set_state(Gst.State.NULL)
+    assert not errors and len(pushed) == 10
+    assert ok and position == 10 * Gst.SECOND // 30
+
+
+class _FailingOverlay(ObbOverlay):
+    """A user's obboverlay whose own start fails after obboverlay's has opened the output thread."""
+
+    def start(self):
+        super().start()
+        raise FileNotFoundError("my-font.ttf")
+
+
+class _OwnNamesTrack(ObbTrack):
+    """A user's obbtrack with attributes of its own named like the base class's output machinery."""
+
+    def __init__(self):
+        super().__init__()
+        self._out = io.StringIO()
+        self.latencies = []
+
+
+Gst.Element.register(None, "testfailingoverlay", Gst.Rank.NONE, _FailingOverlay)
+Gst.Element.register(None, "testownnamestrack", Gst.Rank.NONE, _OwnNamesTrack)
+
+
+def test_a_start_that_fails_after_the_output_thread_opened_leaves_no_thread_behind():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=5 ! {CAPS} ! testfailingoverlay name=mine mode=draw ! fakesink")
+    assert p.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE
+    msg = p.get_bus().timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.ERROR)
+    assert msg is not None and "my-font.ttf" in msg.parse_error()[0].message
+    p.set_state(Gst.State.NULL)
+    deadline = time.monotonic() + 5
+    while any(t.name == "mine-output" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not [t.name for t in threading.enumerate() if t.name == "mine-output"]
+
+
+def test_a_subclass_may_use_the_names_out_and_latencies_for_its_own_attributes():
+    p = Gst.parse_launch(f"videotestsrc num-buffers=4 pattern=ball ! {CAPS} ! {INFER} ! testownnamestrack "
+                         "! fakesink sync=false")
+    outcome = run(p, timeout_s=30)
+    assert outcome.eos and outcome.stopped and outcome.error is None, outcome
