@@ -305,14 +305,17 @@ def test_a_position_query_on_the_source_pad_tells_the_last_buffer_pushed(which, 
         buf = Gst.Buffer.new_wrapped(frame)
         buf.pts, buf.duration = k * Gst.SECOND // 30, Gst.SECOND // 30
         src.emit("push-buffer", buf)
+    want = 10 * Gst.SECOND // 30
     deadline = time.monotonic() + 10
-    while len(pushed) < 10 and time.monotonic() < deadline:
+    ok, position = False, None
+    while time.monotonic() < deadline:  # the output thread records the position after its push returns
+        ok, position = element.get_static_pad("src").query_position(Gst.Format.TIME)
+        if len(pushed) == 10 and ok and position == want:
+            break
         time.sleep(0.005)
-    time.sleep(0.05)  # the output thread records the position after its push returns
-    ok, position = element.get_static_pad("src").query_position(Gst.Format.TIME)
     p.set_state(Gst.State.NULL)
     assert not errors and len(pushed) == 10
-    assert ok and position == 10 * Gst.SECOND // 30
+    assert ok and position == want
 
 
 class _FailingOverlay(ObbOverlay):
